@@ -1,0 +1,61 @@
+"""tensorgrad: N-d tensors with reverse-mode autodiff, every backward written by hand.
+
+Read in this order: backend.py (NumPy / CuPy), autograd.py (Function, the backward
+pass), tensor.py (the Tensor and its methods), ops/ (one file per family of ops, each
+backward's derivation in its docstring), nn/, optim/.
+"""
+
+from . import cuda
+from .autograd import Function, enable_grad, is_grad_enabled, no_grad
+from .backend import DeviceError, float16, float32, float64, int32, int64, uint8
+from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
+from .creation import (
+    arange,
+    empty,
+    full,
+    full_like,
+    manual_seed,
+    multinomial,
+    ones,
+    ones_like,
+    rand,
+    randint,
+    randn,
+    tensor,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
+)
+from .functions import (
+    cat,
+    exp,
+    log,
+    log_softmax,
+    masked_fill,
+    matmul,
+    mean,
+    relu,
+    softmax,
+    sqrt,
+    stack,
+    sum,
+    tanh,
+    where,
+)
+from .gradcheck import GradcheckError, gradcheck
+from .tensor import Tensor
+
+float = float32  # noqa: A001 - PyTorch's aliases
+double = float64
+long = int64
+half = float16
+
+__all__ = [
+    "DeviceError", "Function", "GradcheckError", "Tensor", "arange", "bool", "cat", "cuda", "double",
+    "empty", "enable_grad", "exp", "float", "float16", "float32", "float64", "full", "full_like",
+    "gradcheck", "half", "int32", "int64", "is_grad_enabled", "log", "log_softmax", "long",
+    "manual_seed", "masked_fill", "matmul", "mean", "multinomial", "no_grad", "ones", "ones_like",
+    "rand", "randint", "randn", "relu", "softmax", "sqrt", "stack", "sum", "tanh", "tensor", "tril",
+    "triu", "uint8", "where", "zeros", "zeros_like",
+]  # fmt: skip

@@ -1,0 +1,329 @@
+"""The backend: the only module of the engine that imports numpy or cupy.
+
+Every array the engine holds lives on a *device*, and each device has an array
+namespace ("xp") with NumPy's interface:
+
+    "cpu"     NumPy
+    "cuda"    CuPy (an NVIDIA GPU)
+    "strict"  NumPy behind a guard that behaves like CuPy: it refuses implicit
+              conversion to a host NumPy array and refuses to mix with NumPy
+              arrays.  It exists so that the CuPy code path is exercised by the
+              test suite on machines without a GPU (see backend_strict.py).
+
+Ops never pick a namespace from a global switch: the device comes from the
+data (``Tensor.device``), and ``namespace(device)`` maps it to its xp.  The
+other jobs that differ between NumPy and CuPy live here too: host transfer,
+random numbers, scatter-add and a few special functions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import backend_strict
+
+# --------------------------------------------------------------------------- dtypes
+# A dtype *is* a NumPy dtype object; CuPy uses the same objects.
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+bool_ = np.dtype("bool")
+
+DEVICES = ("cpu", "cuda", "strict")
+
+
+def as_dtype(dtype):
+    """Normalise anything NumPy understands as a dtype (np.float32, "float32", ...)."""
+    if dtype is None:
+        return None
+    if dtype is float:
+        return float32
+    if dtype is int:
+        return int64
+    if dtype is bool:
+        return bool_
+    return np.dtype(dtype)
+
+
+def is_floating(dtype) -> bool:
+    return dtype.kind == "f"
+
+
+def result_type(a, b):
+    """PyTorch's promotion between two tensor dtypes (not NumPy's).
+
+    float with float -> the wider float; float with int/bool -> the float;
+    int with int -> the wider int; bool with bool -> bool.
+    """
+    if a == b:
+        return a
+    fa, fb = a.kind == "f", b.kind == "f"
+    if fa and not fb:
+        return a
+    if fb and not fa:
+        return b
+    return np.promote_types(a, b)
+
+
+def default_dtype_for(data):
+    """The dtype torch.tensor() gives to Python data (and NumPy arrays)."""
+    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        return data.dtype
+    if isinstance(data, bool):
+        return bool_
+    if isinstance(data, int):
+        return int64
+    if isinstance(data, float):
+        return float32
+    arr = np.asarray(data)
+    if arr.dtype.kind == "f":
+        return float32
+    if arr.dtype.kind in "iu":
+        return int64
+    return arr.dtype
+
+
+# --------------------------------------------------------------------------- devices
+_cupy = None  # the cupy module once imported and checked
+
+
+class DeviceError(RuntimeError):
+    """A device that cannot be used here, or arrays on different devices."""
+
+
+def _load_cupy():
+    """Import CuPy and check a GPU is there; one clear sentence if not."""
+    global _cupy
+    if _cupy is not None:
+        return _cupy
+    try:
+        import cupy  # noqa: PLC0415  (optional dependency)
+    except ImportError:
+        raise DeviceError(
+            "device='cuda' needs CuPy, which is not installed: "
+            "pip install 'tensorgrad-gpt[cuda12]' (CUDA 12) or 'tensorgrad-gpt[cuda13]' (CUDA 13)"
+        ) from None
+    try:
+        ok = cupy.cuda.is_available()
+    except Exception:  # a broken driver install raises instead of returning False
+        ok = False
+    if not ok:
+        raise DeviceError(
+            "device='cuda' was asked for, but CuPy finds no usable NVIDIA GPU "
+            "(cupy.cuda.is_available() is False): check the driver with nvidia-smi, or use device='cpu'"
+        )
+    _cupy = cupy
+    return cupy
+
+
+def cuda_is_available() -> bool:
+    try:
+        _load_cupy()
+    except DeviceError:
+        return False
+    return True
+
+
+def normalize_device(device) -> str:
+    """'cpu', 'cuda', 'cuda:0', or a Tensor's device -> one of DEVICES."""
+    if device is None:
+        return "cpu"
+    d = str(device)
+    if d.startswith("cuda"):
+        if d not in ("cuda", "cuda:0"):
+            raise DeviceError(f"only one GPU is supported (device 'cuda' or 'cuda:0'), got {d!r}")
+        d = "cuda"
+    if d not in DEVICES:
+        raise DeviceError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
+    return d
+
+
+def namespace(device: str):
+    """The array module (xp) of a device."""
+    if device == "cpu":
+        return np
+    if device == "strict":
+        return backend_strict.xp
+    return _load_cupy()
+
+
+def device_of(array) -> str:
+    """Which device an array lives on, from its type."""
+    if isinstance(array, np.ndarray):
+        return "cpu"
+    if isinstance(array, backend_strict.StrictArray):
+        return "strict"
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return "cuda"
+    raise TypeError(f"not a backend array: {type(array).__name__}")
+
+
+def is_array(obj) -> bool:
+    try:
+        device_of(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def to_numpy(array) -> np.ndarray:
+    """An explicit copy to a host NumPy array, from any device."""
+    if isinstance(array, np.ndarray):
+        return array.copy()
+    if isinstance(array, backend_strict.StrictArray):
+        return backend_strict.to_numpy(array)
+    return _load_cupy().asnumpy(array)
+
+
+def from_host(data, dtype, device):
+    """Python data or a NumPy array -> a fresh array of `dtype` on `device`."""
+    host = np.array(data, dtype=dtype)  # always a copy: the tensor owns its data
+    if device == "cpu":
+        return host
+    if device == "strict":
+        return backend_strict.from_numpy(host)
+    return _load_cupy().asarray(host)
+
+
+def to_device(array, device: str):
+    """Move an array to another device (a no-op when it is already there)."""
+    src = device_of(array)
+    if src == device:
+        return array
+    host = array if src == "cpu" else to_numpy(array)
+    return from_host(host, host.dtype, device)
+
+
+def ensure_array(xp, value):
+    """NumPy reductions return scalars (np.float32), not 0-d arrays; make them arrays."""
+    if isinstance(value, np.generic):
+        return xp.asarray(value)
+    return value
+
+
+# --------------------------------------------------------------------------- random numbers
+class _DeviceRNG:
+    """One seeded generator per device, with the few draws the engine needs.
+
+    NumPy uses a PCG64 Generator.  CuPy's Generator API is smaller than NumPy's,
+    so on the GPU the classic RandomState interface is used, which CuPy has in full.
+    """
+
+    def __init__(self, device: str, seed: int):
+        self.device = device
+        if device == "cuda":
+            self._gen = _load_cupy().random.RandomState(seed)
+        else:
+            self._gen = np.random.Generator(np.random.PCG64(seed))
+
+    def _wrap(self, a):
+        return backend_strict.from_numpy(a) if self.device == "strict" else a
+
+    def uniform(self, shape, dtype):
+        """U[0, 1) of the given float dtype."""
+        if self.device == "cuda":
+            return self._gen.random_sample(shape, dtype=dtype)
+        return self._wrap(self._gen.random(shape, dtype=dtype))
+
+    def normal(self, shape, dtype):
+        if self.device == "cuda":
+            return self._gen.standard_normal(shape, dtype=dtype)
+        return self._wrap(self._gen.standard_normal(shape, dtype=dtype))
+
+    def integers(self, low, high, shape):
+        """Uniform int64 in [low, high)."""
+        if self.device == "cuda":
+            return self._gen.randint(low, high, size=shape, dtype=np.int64)
+        return self._wrap(self._gen.integers(low, high, size=shape, dtype=np.int64))
+
+    def get_state(self) -> dict:
+        """A JSON-able description of the generator's state (for checkpoints)."""
+        if self.device == "cuda":
+            raise NotImplementedError("saving CuPy's RNG state is not supported; reseed on resume")
+        return self._gen.bit_generator.state
+
+    def set_state(self, state: dict):
+        if self.device == "cuda":
+            raise NotImplementedError("restoring CuPy's RNG state is not supported")
+        self._gen.bit_generator.state = state
+
+
+_seed = None  # None: seeded from the OS on first use
+_rngs: dict = {}
+
+
+def manual_seed(seed: int):
+    """Seed the generators of every device (the ones made later too)."""
+    global _seed
+    _seed = int(seed)
+    _rngs.clear()
+
+
+def rng(device: str) -> _DeviceRNG:
+    gen = _rngs.get(device)
+    if gen is None:
+        seed = _seed if _seed is not None else int(np.random.SeedSequence().entropy % (2**63))
+        # A different stream per device, but reproducible from one seed.
+        gen = _rngs[device] = _DeviceRNG(device, seed + DEVICES.index(device))
+    return gen
+
+
+# --------------------------------------------------------------------------- kernels that differ
+def index_add(xp, target, index, values):
+    """target[index] += values, with repeated indices accumulating (unbuffered).
+
+    NumPy has ufunc.at; CuPy's equivalent (cupyx.scatter_add) uses atomics, which are fast
+    but not bit-for-bit repeatable.  Callers with a 1-d integer index along axis 0 and a small
+    table should prefer `embedding_backward`, which is a deterministic matmul.
+    """
+    if xp is np:
+        np.add.at(target, index, values)
+    elif xp is backend_strict.xp:
+        backend_strict.add_at(target, index, values)
+    else:
+        import cupyx  # noqa: PLC0415
+
+        cupyx.scatter_add(target, index, values)
+    return target
+
+
+# A one-hot matrix of at most this many elements is built for the embedding backward.
+_ONE_HOT_LIMIT = 1 << 26
+
+
+def embedding_backward(xp, ids, grad_rows, num_embeddings):
+    """dW[v] = sum of grad_rows[i] over every i with ids[i] == v.
+
+    ids: (N,) int; grad_rows: (N, D).  As a matmul, onehot(ids).T @ grad_rows, it is
+    deterministic on every device and far faster than a scatter-add for small tables
+    (measured on the small GPT: 15 us against 66 us for np.add.at).
+    """
+    n = ids.shape[0]
+    if n * num_embeddings <= _ONE_HOT_LIMIT:
+        one_hot = (ids[None, :] == xp.arange(num_embeddings)[:, None]).astype(grad_rows.dtype)  # (V, N)
+        return one_hot @ grad_rows  # (V, D)
+    dw = xp.zeros((num_embeddings, grad_rows.shape[1]), dtype=grad_rows.dtype)
+    return index_add(xp, dw, ids, grad_rows)
+
+
+def erf(xp, x):
+    """The error function, elementwise (NumPy has none of its own)."""
+    if xp is np:
+        try:
+            from scipy.special import erf as scipy_erf  # noqa: PLC0415
+        except ImportError:
+            return _np_erf(x).astype(x.dtype, copy=False)
+        return scipy_erf(x).astype(x.dtype, copy=False)
+    if xp is backend_strict.xp:
+        return backend_strict.from_numpy(erf(np, backend_strict.to_numpy(x)))
+    from cupyx.scipy.special import erf as cupy_erf  # noqa: PLC0415
+
+    return cupy_erf(x)
+
+
+_np_erf = np.vectorize(math.erf, otypes=[np.float64])

@@ -1,0 +1,1 @@
+"""The ops: one Function subclass each, forward and backward side by side."""

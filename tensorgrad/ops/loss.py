@@ -1,0 +1,48 @@
+"""Cross-entropy fused with log-softmax."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+class CrossEntropy(Function):
+    """loss_n = -log softmax(x_n)[t_n] = logsumexp(x_n) - x_n[t_n], for logits x (N, C) and
+    class ids t (N,); reduced by mean (over the rows whose target is not ignore_index) or sum.
+
+    d loss_n / d x_nc = softmax(x_n)_c - [c == t_n], so the whole backward is
+        dx = (p - onehot(t)) * g / N        (for reduction="mean"; no 1/N for "sum")
+    where p = softmax(x) is kept from the forward.  Rows with t_n == ignore_index get 0.
+    """
+
+    def forward(self, x, targets, reduction="mean", ignore_index=-100):
+        xp = self.xp
+        n = x.shape[0]
+        shifted = x - x.max(axis=1, keepdims=True)
+        e = xp.exp(shifted)
+        s = e.sum(axis=1, keepdims=True)
+        keep = targets != ignore_index  # (N,)
+        safe_t = xp.where(keep, targets, 0)
+        rows = xp.arange(n)
+        picked = shifted[rows, safe_t]  # (N,)
+        losses = (xp.log(s[:, 0]) - picked) * keep  # (N,)
+        count = None
+        if reduction == "mean":
+            count = keep.sum().astype(x.dtype)  # in x's dtype: no float64 upcast downstream
+            out = losses.sum() / count
+        elif reduction == "sum":
+            out = losses.sum()
+        else:
+            out = losses
+        self.save_for_backward(e / s, safe_t, keep, reduction, count)
+        return out
+
+    def backward(self, g):
+        p, t, keep, reduction, count = self.saved
+        xp = self.xp
+        dx = p.copy()
+        dx[xp.arange(dx.shape[0]), t] -= 1
+        if reduction == "none":
+            scale = (g * keep)[:, None]
+        else:
+            scale = keep[:, None] * (g / count if reduction == "mean" else g)
+        return (dx * scale).astype(p.dtype, copy=False), None

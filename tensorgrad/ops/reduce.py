@@ -1,0 +1,87 @@
+"""Reductions over one or several dims.  `dim` here is always a normalised tuple of
+non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+def _expand_back(g, shape, axes, keepdim):
+    """Reinsert the reduced axes as size 1 so g broadcasts against the input."""
+    if keepdim:
+        return g
+    kept = list(g.shape)
+    for a in sorted(axes):
+        kept.insert(a, 1)
+    return g.reshape(kept)
+
+
+def _count(shape, axes):
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+class Sum(Function):
+    """z = sum_i x_i over `dim`.   dz/dx_i = 1   =>   dx = g broadcast back to x's shape."""
+
+    def forward(self, x, dim, keepdim=False):
+        self.save_for_backward(x.shape, dim, keepdim)
+        return x.sum(axis=dim, keepdims=keepdim)
+
+    def backward(self, g):
+        shape, dim, keepdim = self.saved
+        return self.xp.broadcast_to(_expand_back(g, shape, dim, keepdim), shape)
+
+
+class Mean(Function):
+    """z = (1/N) sum_i x_i over `dim`.   dx = g / N broadcast back."""
+
+    def forward(self, x, dim, keepdim=False):
+        self.save_for_backward(x.shape, dim, keepdim)
+        return x.mean(axis=dim, keepdims=keepdim)
+
+    def backward(self, g):
+        shape, dim, keepdim = self.saved
+        g = _expand_back(g, shape, dim, keepdim) / _count(shape, dim)
+        return self.xp.broadcast_to(g, shape)
+
+
+class Amax(Function):
+    """z = max_i x_i over `dim`.
+
+    dz/dx_i = 1 for the maximal element, 0 elsewhere.  When several elements tie for the
+    maximum the gradient is split evenly between them (PyTorch's amax does the same):
+        dx = g * [x == z] / count(x == z).
+    """
+
+    def forward(self, x, dim, keepdim=False):
+        z = x.max(axis=dim, keepdims=True)
+        self.save_for_backward(x, z, dim, keepdim)
+        return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
+
+    def backward(self, g):
+        x, z, dim, keepdim = self.saved
+        hit = (x == z).astype(x.dtype)
+        hit /= hit.sum(axis=dim, keepdims=True)
+        return _expand_back(g, x.shape, dim, keepdim) * hit
+
+
+class Var(Function):
+    """v = sum_i (x_i - m)^2 / (N - c), m the mean over `dim`, c the correction (1: unbiased).
+
+    dv/dx_j = 2 (x_j - m) / (N - c)   (the terms through m sum to zero, since sum_i (x_i - m) = 0)
+    =>  dx = g * 2 (x - m) / (N - c).
+    """
+
+    def forward(self, x, dim, correction=1, keepdim=False):
+        m = x.mean(axis=dim, keepdims=True)
+        d = x - m
+        denom = max(_count(x.shape, dim) - correction, 0)
+        self.save_for_backward(d, dim, keepdim, denom)
+        return (d * d).sum(axis=dim, keepdims=keepdim) / denom
+
+    def backward(self, g):
+        d, dim, keepdim, denom = self.saved
+        return _expand_back(g, d.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d

@@ -1,0 +1,99 @@
+"""Ops that move elements around without changing them: their backward moves the
+gradient back the same way (a reshape is undone by a reshape, a transpose by the
+inverse permutation, a slice by writing into zeros, a concat by slicing)."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd import Function
+
+
+class Reshape(Function):
+    """z = x.reshape(shape).   dx = g.reshape(x.shape)  (same elements, same order)."""
+
+    def forward(self, x, shape):
+        self.save_for_backward(x.shape)
+        return x.reshape(shape)
+
+    def backward(self, g):
+        (shape,) = self.saved
+        return g.reshape(shape)
+
+
+class Permute(Function):
+    """z = x.transpose(axes), i.e. z[i_0..i_n] = x[i_inv(0)..].   dx = g.transpose(argsort(axes))."""
+
+    def forward(self, x, axes):
+        self.save_for_backward(axes)
+        return x.transpose(axes)
+
+    def backward(self, g):
+        (axes,) = self.saved
+        inverse = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inverse[a] = i
+        return g.transpose(inverse)
+
+
+class Expand(Function):
+    """z = broadcast_to(x, shape).   dx = sum of g over the broadcast axes (done by the engine)."""
+
+    def forward(self, x, shape):
+        return self.xp.broadcast_to(x, shape)
+
+    def backward(self, g):
+        return g
+
+
+class Index(Function):
+    """z = x[index] for basic (ints, slices, None, ...) or advanced (integer / boolean arrays)
+    indexing.
+
+    Each element of z is one element of x, so dx is zeros with g added at the same places:
+        dx = zeros_like(x);  dx[index] += g
+    With basic indexing no element is picked twice and `dx[index] = g` suffices; an integer
+    array may pick an element several times, so the gradient is scatter-added.
+    """
+
+    def forward(self, x, index, advanced):
+        self.save_for_backward(x.shape, x.dtype, index, advanced)
+        return x[index]
+
+    def backward(self, g):
+        shape, dtype, index, advanced = self.saved
+        dx = self.xp.zeros(shape, dtype=dtype)
+        if advanced:
+            backend.index_add(self.xp, dx, index, g)
+        else:
+            dx[index] = g
+        return dx
+
+
+class Cat(Function):
+    """z = concatenate(xs, axis).   dx_k = the slice of g that x_k filled."""
+
+    def forward(self, *xs, axis):
+        self.save_for_backward([x.shape[axis] for x in xs], axis)
+        return self.xp.concatenate(xs, axis=axis)
+
+    def backward(self, g):
+        sizes, axis = self.saved
+        grads, start = [], 0
+        index = [slice(None)] * g.ndim
+        for n in sizes:
+            index[axis] = slice(start, start + n)
+            grads.append(g[tuple(index)])
+            start += n
+        return tuple(grads)
+
+
+class Stack(Function):
+    """z = stack(xs, axis): xs get a new axis and are concatenated on it.   dx_k = g.take(k, axis)."""
+
+    def forward(self, *xs, axis):
+        self.save_for_backward(axis)
+        return self.xp.stack(xs, axis=axis)
+
+    def backward(self, g):
+        (axis,) = self.saved
+        return tuple(g.take(k, axis=axis) for k in range(g.shape[axis]))

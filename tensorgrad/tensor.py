@@ -1,0 +1,607 @@
+"""The Tensor: a backend array, plus what autodiff needs (.grad, .requires_grad, the op
+that made it).  Every method that computes is written out here and calls one op's
+`apply`, so `grep "def relu"` finds where relu is wired."""
+
+from __future__ import annotations
+
+import collections
+import math
+
+from . import backend
+from .autograd import is_grad_enabled, run_backward
+from .ops.dropout import Dropout
+from .ops.elementwise import GELU, Add, Cast, Clone, Div, Exp, Log, Mul, Neg, Pow, ReLU, Sqrt, Sub, Tanh
+from .ops.layernorm import LayerNorm
+from .ops.masking import MaskedFill
+from .ops.matmul import MatMul
+from .ops.reduce import Amax, Mean, Sum, Var
+from .ops.shape import Expand, Index, Permute, Reshape
+from .ops.softmax import LogSoftmax, Softmax
+from .ops.transfer import ToDevice
+
+MaxResult = collections.namedtuple("max", ["values", "indices"])
+
+
+def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
+    """NumPy's broadcast rule, with an error that names the op and both shapes."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb):
+        if x != y and x != 1 and y != 1:
+            raise ValueError(f"{op}: shapes {a} and {b} cannot be broadcast together")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def normalize_dim(dim: int, ndim: int, op: str) -> int:
+    if not isinstance(dim, int):
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    if not lo <= dim <= hi:
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dims (expected {lo}..{hi})")
+    return dim % max(ndim, 1)
+
+
+def normalize_dims(dim, ndim: int, op: str) -> tuple:
+    """None -> every axis; int or tuple -> a sorted tuple of distinct non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+    if len(out) != len(dims):
+        raise ValueError(f"{op}: dim {dim} repeats an axis")
+    return out
+
+
+def _shape_arg(shape) -> tuple:
+    """reshape(2, 3) and reshape((2, 3)) alike."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+class Tensor:
+    __slots__ = ("data", "device", "requires_grad", "grad", "_ctx", "__weakref__")
+    __array_priority__ = 1000  # np_array * tensor defers to Tensor.__rmul__
+
+    # ------------------------------------------------------------------ creation
+    def __init__(self, data, dtype=None, device=None, requires_grad=False):
+        """Prefer tg.tensor(...); this accepts Python data, NumPy arrays and backend arrays."""
+        if backend.is_array(data):
+            src = backend.device_of(data)
+            device = backend.normalize_device(device) if device is not None else src
+            data = backend.to_device(data, device)
+            if dtype is not None:
+                data = data.astype(backend.as_dtype(dtype), copy=False)
+        else:
+            device = backend.normalize_device(device)
+            dtype = backend.as_dtype(dtype) or backend.default_dtype_for(data)
+            data = backend.from_host(data, dtype, device)
+        self.data = data
+        self.device = device
+        self.grad = None
+        self._ctx = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data, device, requires_grad):
+        """The fast constructor the ops use: no checks, no copy."""
+        t = object.__new__(cls)
+        t.data = data
+        t.device = device
+        t.requires_grad = requires_grad
+        t.grad = None
+        t._ctx = None
+        return t
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and not backend.is_floating(self.dtype):
+            raise TypeError(f"only floating-point tensors can require gradients, got dtype {self.dtype}")
+        self.requires_grad = requires_grad
+        return self
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._ctx is None
+
+    @property
+    def grad_fn(self):
+        return self._ctx
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[normalize_dim(dim, self.ndim, "size")]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return int(math.prod(self.shape))
+
+    def is_floating_point(self) -> bool:
+        return backend.is_floating(self.dtype)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self):
+        body = repr(backend.to_numpy(self.data))
+        body = body[body.index("(") + 1 : body.rindex(")")] if body.startswith("array(") else body
+        extras = []
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self._ctx is not None:
+            extras.append(f"grad_fn=<{type(self._ctx).__name__}Backward>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
+
+    # ------------------------------------------------------------------ autodiff
+    def backward(self, gradient=None, retain_graph=False):
+        """Accumulate d(self)/d(leaf) into every leaf's .grad (weighted by `gradient`)."""
+        if not self.requires_grad:
+            raise RuntimeError("backward(): this tensor does not require grad and has no grad_fn")
+        if gradient is None:
+            if self.numel() != 1:
+                raise RuntimeError(
+                    f"backward() without a gradient needs a scalar output, but the shape is {self.shape}; "
+                    "pass gradient= (a tensor of that shape) or reduce first, e.g. .sum()"
+                )
+            grad = backend.namespace(self.device).ones(self.shape, dtype=self.dtype)
+        else:
+            g = gradient if isinstance(gradient, Tensor) else Tensor(gradient, dtype=self.dtype, device=self.device)
+            if g.shape != self.shape:
+                raise ValueError(f"backward(): gradient has shape {g.shape}, but the tensor has shape {self.shape}")
+            if g.device != self.device:
+                raise backend.DeviceError(f"backward(): gradient on {g.device}, tensor on {self.device}")
+            grad = g.data
+        run_backward(self, grad, retain_graph=retain_graph)
+
+    def detach(self) -> Tensor:
+        return Tensor._make(self.data, self.device, False)
+
+    # ------------------------------------------------------------------ conversion
+    def numpy(self):
+        """A NumPy copy of the data, from any device."""
+        return backend.to_numpy(self.data)
+
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item(): only a one-element tensor converts to a Python number, shape is {self.shape}")
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        return bool(self.item())
+
+    def __index__(self):
+        if self.dtype.kind not in "iu" or self.numel() != 1:
+            raise TypeError(f"only a one-element integer tensor can be used as an index, got {self.dtype} {self.shape}")
+        return int(self.item())
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def to(self, *args, device=None, dtype=None) -> Tensor:
+        """to(device), to(dtype), to(device, dtype) or to(other_tensor); self if nothing changes."""
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, str) or a is None:
+                device = a
+            else:
+                dtype = a
+        out = self
+        if device is not None:
+            out = out._to_device(backend.normalize_device(device))
+        if dtype is not None and backend.as_dtype(dtype) != out.dtype:
+            out = Cast.apply(out, dtype=backend.as_dtype(dtype))
+        return out
+
+    def _to_device(self, device) -> Tensor:
+        if device == self.device:
+            return self
+        requires_grad = self.requires_grad and is_grad_enabled()
+        out = Tensor._make(backend.to_device(self.data, device), device, requires_grad)
+        if requires_grad:
+            ctx = ToDevice(backend.namespace(device))
+            ctx.parents = (self,)
+            ctx.saved = (self.device,)
+            out._ctx = ctx
+        return out
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self):
+        return self.to("cuda")
+
+    def float(self):
+        return self.to(backend.float32)
+
+    def double(self):
+        return self.to(backend.float64)
+
+    def long(self):
+        return self.to(backend.int64)
+
+    def bool(self):
+        return self.to(backend.bool_)
+
+    def clone(self):
+        return Clone.apply(self)
+
+    def contiguous(self):
+        return self
+
+    # ------------------------------------------------------------------ arithmetic
+    def _operands(self, other, op: str, true_divide=False):
+        """Bring (self, other) to a common dtype and check devices/shapes for a binary op."""
+        a = self
+        if isinstance(other, Tensor):
+            b = other
+            dtype = backend.result_type(a.dtype, b.dtype)
+            if true_divide and not backend.is_floating(dtype):
+                dtype = backend.float32
+            if a.dtype != dtype:
+                a = a.to(dtype)
+            if b.dtype != dtype:
+                b = b.to(dtype)
+            if a.shape != b.shape:
+                broadcast_shapes(op, a.shape, b.shape)
+            return a, b
+        if isinstance(other, (bool, int, float)):
+            if (isinstance(other, float) or true_divide) and not backend.is_floating(a.dtype):
+                a = a.to(backend.float32)
+            return a, other
+        # NumPy arrays, lists: a constant on self's device
+        b = Tensor(other, device=self.device)
+        return self._operands(b, op, true_divide)
+
+    def __add__(self, other):
+        return Add.apply(*self._operands(other, "add"))
+
+    def __radd__(self, other):
+        a, b = self._operands(other, "add")
+        return Add.apply(b, a)
+
+    def __sub__(self, other):
+        return Sub.apply(*self._operands(other, "sub"))
+
+    def __rsub__(self, other):
+        a, b = self._operands(other, "sub")
+        return Sub.apply(b, a)
+
+    def __mul__(self, other):
+        return Mul.apply(*self._operands(other, "mul"))
+
+    def __rmul__(self, other):
+        a, b = self._operands(other, "mul")
+        return Mul.apply(b, a)
+
+    def __truediv__(self, other):
+        return Div.apply(*self._operands(other, "div", true_divide=True))
+
+    def __rtruediv__(self, other):
+        a, b = self._operands(other, "div", true_divide=True)
+        return Div.apply(b, a)
+
+    def __neg__(self):
+        return Neg.apply(self)
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor) or not isinstance(exponent, (int, float)):
+            raise TypeError("pow: only a Python number exponent is supported (x ** 2, x ** -0.5)")
+        a = self if backend.is_floating(self.dtype) or (isinstance(exponent, int) and exponent >= 0) else self.float()
+        return Pow.apply(a, exponent)
+
+    def __rpow__(self, base):
+        if not isinstance(base, (int, float)) or base <= 0:
+            raise TypeError("rpow: only a positive Python number base is supported (2 ** x)")
+        return (self * math.log(base)).exp()
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        return Tensor(other, device=self.device).matmul(self)
+
+    def matmul(self, other) -> Tensor:
+        """Matrix product; 1-d operands get a unit axis added and removed, as in PyTorch."""
+        if not isinstance(other, Tensor):
+            other = Tensor(other, device=self.device)
+        if self.ndim == 0 or other.ndim == 0:
+            raise ValueError(f"matmul: both arguments need at least 1 dim, got shapes {self.shape} and {other.shape}")
+        a, b = self._operands(other, "matmul") if self.dtype != other.dtype else (self, other)
+        if a.ndim == 1:
+            return a.unsqueeze(0).matmul(b).squeeze(-2)
+        if b.ndim == 1:
+            return a.matmul(b.unsqueeze(-1)).squeeze(-1)
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(
+                f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
+                f"({a.shape[-1]} columns vs {b.shape[-2]} rows)"
+            )
+        if a.shape[:-2] != b.shape[:-2]:
+            broadcast_shapes("matmul (batch dims)", a.shape[:-2], b.shape[:-2])
+        return MatMul.apply(a, b)
+
+    # comparisons: bool tensors, outside the graph
+    def _compare(self, other, fn):
+        b = other.data if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor) and other.device != self.device:
+            raise backend.DeviceError(f"comparison: tensors on {self.device} and {other.device}")
+        return Tensor._make(backend.ensure_array(backend.namespace(self.device), fn(self.data, b)), self.device, False)
+
+    def __eq__(self, other):
+        return self._compare(other, lambda a, b: a == b)
+
+    def __ne__(self, other):
+        return self._compare(other, lambda a, b: a != b)
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
+
+    def __invert__(self):
+        if self.dtype != backend.bool_:
+            raise TypeError(f"~ is only defined for bool tensors here, got {self.dtype}")
+        return Tensor._make(~self.data, self.device, False)
+
+    def __and__(self, other):
+        return self._compare(other, lambda a, b: a & b)
+
+    def __or__(self, other):
+        return self._compare(other, lambda a, b: a | b)
+
+    # ------------------------------------------------------------------ elementwise
+    def _floating(self, op: str) -> Tensor:
+        """Ops defined on reals promote integers to float32, as PyTorch does."""
+        return self if backend.is_floating(self.dtype) else self.float()
+
+    def exp(self):
+        return Exp.apply(self._floating("exp"))
+
+    def log(self):
+        return Log.apply(self._floating("log"))
+
+    def sqrt(self):
+        return Sqrt.apply(self._floating("sqrt"))
+
+    def tanh(self):
+        return Tanh.apply(self._floating("tanh"))
+
+    def relu(self):
+        return ReLU.apply(self)
+
+    def gelu(self, approximate="none"):
+        return GELU.apply(self._floating("gelu"), approximate=approximate)
+
+    # ------------------------------------------------------------------ reductions
+    def sum(self, dim=None, keepdim=False):
+        return Sum.apply(self, dim=normalize_dims(dim, self.ndim, "sum"), keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        self._require_float("mean")
+        return Mean.apply(self, dim=normalize_dims(dim, self.ndim, "mean"), keepdim=keepdim)
+
+    def amax(self, dim=None, keepdim=False):
+        return Amax.apply(self, dim=normalize_dims(dim, self.ndim, "amax"), keepdim=keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        """max() -> the largest value; max(dim) -> (values, indices), as in PyTorch."""
+        if dim is None:
+            return self.amax()
+        return MaxResult(self.amax(dim, keepdim), self.argmax(dim, keepdim))
+
+    def argmax(self, dim=None, keepdim=False):
+        if dim is None:
+            out = self.data.reshape(-1).argmax()
+        else:
+            out = self.data.argmax(axis=normalize_dim(dim, self.ndim, "argmax"), keepdims=keepdim)
+        out = backend.ensure_array(backend.namespace(self.device), out).astype(backend.int64, copy=False)
+        return Tensor._make(out, self.device, False)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, correction=None):
+        """Variance; correction=1 (the default, unbiased) divides by N - 1."""
+        self._require_float("var")
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        return Var.apply(self, dim=normalize_dims(dim, self.ndim, "var"), correction=correction, keepdim=keepdim)
+
+    def _require_float(self, op: str):
+        if not backend.is_floating(self.dtype):
+            raise TypeError(f"{op}: expected a floating-point tensor, got dtype {self.dtype}")
+
+    # ------------------------------------------------------------------ shape
+    def reshape(self, *shape):
+        shape = _shape_arg(shape)
+        if shape == self.shape:
+            return self
+        n, known, unknown = self.numel(), 1, [i for i, s in enumerate(shape) if s == -1]
+        for s in shape:
+            known *= s if s != -1 else 1
+        if len(unknown) > 1 or (not unknown and known != n) or (unknown and (known == 0 or n % known)):
+            raise ValueError(f"reshape: shape {shape} is invalid for a tensor of shape {self.shape} ({n} elements)")
+        return Reshape.apply(self, shape=shape)
+
+    view = reshape
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = normalize_dim(start_dim, self.ndim, "flatten"), normalize_dim(end_dim, self.ndim, "flatten")
+        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1 :])
+
+    def permute(self, *dims):
+        dims = tuple(normalize_dim(d, self.ndim, "permute") for d in _shape_arg(dims))
+        if sorted(dims) != list(range(self.ndim)):
+            raise ValueError(f"permute: {dims} is not a permutation of the {self.ndim} dims of {self.shape}")
+        return Permute.apply(self, axes=dims)
+
+    def transpose(self, dim0, dim1):
+        axes = list(range(self.ndim))
+        d0, d1 = normalize_dim(dim0, self.ndim, "transpose"), normalize_dim(dim1, self.ndim, "transpose")
+        axes[d0], axes[d1] = axes[d1], axes[d0]
+        return Permute.apply(self, axes=tuple(axes))
+
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self.ndim)))
+
+    def unsqueeze(self, dim):
+        d = normalize_dim(dim, self.ndim + 1, "unsqueeze")
+        return Reshape.apply(self, shape=self.shape[:d] + (1,) + self.shape[d:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            shape = tuple(s for s in self.shape if s != 1)
+        else:
+            dims = normalize_dims(dim, self.ndim, "squeeze")
+            shape = tuple(s for i, s in enumerate(self.shape) if not (i in dims and s == 1))
+        return self if shape == self.shape else Reshape.apply(self, shape=shape)
+
+    def expand(self, *sizes):
+        sizes = _shape_arg(sizes)
+        lead = len(sizes) - self.ndim
+        shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        if broadcast_shapes("expand", self.shape, shape) != shape:
+            raise ValueError(f"expand: cannot expand shape {self.shape} to {sizes}")
+        return Expand.apply(self, shape=shape)
+
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
+        d = normalize_dim(dim, self.ndim, "split")
+        n = self.shape[d]
+        if isinstance(split_size_or_sections, int):
+            step = split_size_or_sections
+            sizes = [min(step, n - s) for s in range(0, n, step)]
+        else:
+            sizes = list(split_size_or_sections)
+            if sum(sizes) != n:
+                raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of dim {dim}")
+        pieces, start = [], 0
+        for size in sizes:
+            index = (slice(None),) * d + (slice(start, start + size),)
+            pieces.append(self[index])
+            start += size
+        return tuple(pieces)
+
+    def chunk(self, chunks, dim=0):
+        n = self.shape[normalize_dim(dim, self.ndim, "chunk")]
+        return self.split(-(-n // chunks), dim)
+
+    # ------------------------------------------------------------------ indexing
+    def _index_arrays(self, index):
+        """Tensors and lists in an index become arrays on self's device; reports advanced indexing."""
+        items = index if isinstance(index, tuple) else (index,)
+        out, advanced = [], False
+        for it in items:
+            if isinstance(it, Tensor):
+                if it.device != self.device:
+                    raise backend.DeviceError(f"index: tensor on {self.device} indexed by a tensor on {it.device}")
+                if it.dtype.kind in "iu" and it.ndim > 0:
+                    advanced = True
+                it = it.data if it.ndim > 0 or it.dtype == backend.bool_ else int(it.item())
+            elif isinstance(it, list) or backend.is_array(it):
+                arr = Tensor(it, device=self.device)
+                advanced = advanced or arr.dtype.kind in "iu"
+                it = arr.data
+            out.append(it)
+        return (tuple(out) if isinstance(index, tuple) else out[0]), advanced
+
+    def __getitem__(self, index):
+        index, advanced = self._index_arrays(index)
+        try:
+            return Index.apply(self, index=index, advanced=advanced)
+        except IndexError as e:
+            raise IndexError(f"index {index!r} is out of range for a tensor of shape {self.shape}: {e}") from None
+
+    def __setitem__(self, index, value):
+        """In-place write, outside the graph (e.g. losses[k] = loss.item())."""
+        if self.requires_grad and is_grad_enabled():
+            raise RuntimeError("in-place assignment to a tensor that requires grad; use tg.no_grad() or .data")
+        index, _ = self._index_arrays(index)
+        if isinstance(value, Tensor):
+            if value.device != self.device:
+                raise backend.DeviceError(f"setitem: tensor on {self.device}, value on {value.device}")
+            value = value.data
+        elif not isinstance(value, (bool, int, float)):
+            value = Tensor(value, dtype=self.dtype, device=self.device).data
+        self.data[index] = value
+
+    # ------------------------------------------------------------------ neural-net ops
+    def softmax(self, dim):
+        self._require_float("softmax")
+        return Softmax.apply(self, dim=normalize_dim(dim, self.ndim, "softmax"))
+
+    def log_softmax(self, dim):
+        self._require_float("log_softmax")
+        return LogSoftmax.apply(self, dim=normalize_dim(dim, self.ndim, "log_softmax"))
+
+    def masked_fill(self, mask, value):
+        """value where mask is True, self elsewhere; mask is a bool tensor broadcastable to self."""
+        if not isinstance(mask, Tensor) or mask.dtype != backend.bool_:
+            got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+            raise TypeError(f"masked_fill: mask must be a bool tensor, got {got}")
+        if broadcast_shapes("masked_fill", self.shape, mask.shape) != self.shape:
+            raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {self.shape}")
+        if isinstance(value, Tensor):
+            value = value.item()
+        return MaskedFill.apply(self, mask, value=value)
+
+    def dropout(self, p, training=True):
+        if not 0 <= p < 1:
+            if p == 1 and training:
+                return self * 0.0
+            if p != 1:
+                raise ValueError(f"dropout probability has to be in [0, 1], got {p}")
+        if not training or p == 0:
+            return self
+        return Dropout.apply(self, p=p, device=self.device)
+
+    def layer_norm(self, normalized_shape, weight=None, bias=None, eps=1e-5):
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        if self.shape[len(self.shape) - len(shape) :] != shape:
+            raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last dims of {self.shape}")
+        for name, t in (("weight", weight), ("bias", bias)):
+            if t is not None and t.shape != shape:
+                raise ValueError(f"layer_norm: {name} has shape {t.shape}, expected {shape}")
+        self._require_float("layer_norm")
+        return LayerNorm.apply(self, weight, bias, k=len(shape), eps=eps)

@@ -1,0 +1,36 @@
+"""Shared test set-up: hypothesis profiles, device parametrisation, optional torch."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import tensorgrad as tg
+
+# CI must not flake: derandomized (the same examples every run) and bounded.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=25,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+# Devices every engine test runs on: NumPy, the strict CuPy-like guard, and a real GPU if present.
+DEVICES = ["cpu", "strict"] + (["cuda"] if tg.cuda.is_available() else [])
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    tg.manual_seed(0)
