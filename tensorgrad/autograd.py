@@ -195,6 +195,7 @@ def run_backward(root, grad, retain_graph=False):
         for p, pg in zip(ctx.parents, in_grads):
             if pg is None or not isinstance(p, Tensor) or not p.requires_grad:
                 continue
+            pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
             if pg.shape != p.shape:
                 pg = unbroadcast(pg, p.shape)
             key = id(p)
@@ -204,7 +205,7 @@ def run_backward(root, grad, retain_graph=False):
             elif key in owned:
                 acc += pg
             else:
-                grads[key] = acc + pg
+                grads[key] = backend.ensure_array(ctx.xp, acc + pg)
                 owned.add(key)
         if not retain_graph:
             ctx.parents = None

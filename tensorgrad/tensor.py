@@ -342,7 +342,8 @@ class Tensor:
             raise ValueError(f"matmul: both arguments need at least 1 dim, got shapes {self.shape} and {other.shape}")
         a, b = self._operands(other, "matmul") if self.dtype != other.dtype else (self, other)
         if a.ndim == 1:
-            return a.unsqueeze(0).matmul(b).squeeze(-2)
+            out = a.unsqueeze(0).matmul(b)  # (..., 1, m); (1,) when b is 1-d too
+            return out.squeeze(-2) if b.ndim > 1 else out.squeeze(-1)
         if b.ndim == 1:
             return a.matmul(b.unsqueeze(-1)).squeeze(-1)
         if a.shape[-1] != b.shape[-2]:
