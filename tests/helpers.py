@@ -1,0 +1,253 @@
+"""Shared test helpers: the table of ops, and running one op forward and backward.
+
+`OPS` is the one list of ops the gradient checks (test_gradcheck_ops.py), the PyTorch
+reference tests (test_reference_torch.py) and the GPU parity tests (test_gpu.py) are
+generated from.  Each entry is one line: a name, the input shapes, and `fn(lib, *xs)`
+written once for both libraries -- `lib` is `tensorgrad` or `torch`, which spell these
+ops the same way (x.softmax(-1), lib.cat, lib.nn.functional.layer_norm, ...).
+Non-differentiable arguments (masks, ids) are constants made on the inputs' device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tensorgrad as tg
+import tensorgrad.nn.functional  # noqa: F401  (makes tg.nn.functional reachable as lib.nn.functional)
+
+NEG_INF = float("-inf")
+
+# Constants shared by the table (fixed, so every library and device sees the same ones).
+MASK_34 = np.array(
+    [[True, False, False, True], [False, False, True, False], [False, True, False, False]]
+)  # (3, 4): no row fully masked, so softmax stays finite
+MASK_4 = np.array([False, True, False, True])  # broadcasts against (3, 4)
+COND_34 = np.array([[True, False, True, True], [False, True, False, False], [True, True, False, True]])
+TARGETS_5 = np.array([2, 0, 3, 2, 1])  # (5,) ids into 4 classes, with a repeat
+TARGETS_5_IGNORED = np.array([2, -100, 3, 2, -100])  # two rows ignored (PyTorch's default ignore_index)
+IDS_25 = np.array([[1, 4, 1, 0, 4], [5, 1, 1, 2, 0]])  # (2, 5) ids into 6 rows, repeated ids accumulate
+
+
+def const(lib, like, array):
+    """A constant (mask, ids) on the same device as the tensor `like`."""
+    return lib.tensor(array, device=like.device)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+@dataclass
+class Case:
+    """One op: `fn(lib, *xs)` on float inputs of `shapes` drawn from `domain`."""
+
+    name: str
+    shapes: tuple
+    fn: object
+    domain: str = "real"  # "real": U(-2, 2); "positive": U(0.5, 2); "nonzero": +-U(0.5, 2)
+    gradcheck: dict = field(default_factory=dict)  # extra gradcheck arguments (eps, atol)
+    strict: bool = True  # runs on the strict (CuPy-like) device too
+
+    def __repr__(self):
+        return self.name
+
+
+def make_inputs(case: Case, seed: int = 0, dtype=np.float64) -> list:
+    """Host float arrays for a case (bounded, and away from kinks/poles where the domain says)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape in case.shapes:
+        if case.domain == "positive":
+            a = rng.uniform(0.5, 2.0, shape)
+        elif case.domain == "nonzero":
+            a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+        else:
+            a = rng.uniform(-2.0, 2.0, shape)
+        out.append(np.asarray(a, dtype=dtype))
+    return out
+
+
+def C(name, shapes, fn, **kw) -> Case:
+    return Case(name, tuple(shapes), fn, **kw)
+
+
+# fmt: off
+OPS = [
+    # ---- elementwise binary, with broadcasting and Python scalars on either side
+    C("add", [(3, 4), (3, 4)], lambda lib, x, y: x + y),
+    C("add_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x + y),
+    C("add_scalar_right", [(3, 4)], lambda lib, x: x + 2.5),
+    C("add_scalar_left", [(3, 4)], lambda lib, x: 2.5 + x),
+    C("sub_broadcast", [(4, 1), (3,)], lambda lib, x, y: x - y),
+    C("sub_scalar_right", [(3, 4)], lambda lib, x: x - 3),
+    C("sub_scalar_left", [(3, 4)], lambda lib, x: 1.5 - x),
+    C("mul", [(3, 4), (3, 4)], lambda lib, x, y: x * y),
+    C("mul_broadcast", [(2, 1, 4), (3, 1)], lambda lib, x, y: x * y),
+    C("mul_scalar_left", [(3, 4)], lambda lib, x: 3 * x),
+    C("mul_scalar_right", [(3, 4)], lambda lib, x: x * -2.0),
+    C("div", [(3, 4), (3, 4)], lambda lib, x, y: x / y, domain="nonzero"),
+    C("div_broadcast", [(2, 3, 4), (4,)], lambda lib, x, y: x / y, domain="nonzero"),
+    C("div_scalar_right", [(3, 4)], lambda lib, x: x / 4),
+    C("div_scalar_left", [(3, 4)], lambda lib, x: 2.0 / x, domain="nonzero"),
+    C("pow_2", [(3, 4)], lambda lib, x: x**2),
+    C("pow_3", [(3, 4)], lambda lib, x: x**3),
+    C("pow_half", [(3, 4)], lambda lib, x: x**0.5, domain="positive"),
+    C("pow_neg_half", [(3, 4)], lambda lib, x: x**-0.5, domain="positive"),
+    C("pow_neg_1", [(3, 4)], lambda lib, x: x**-1, domain="nonzero"),
+    C("neg", [(3, 4)], lambda lib, x: -x),
+    C("self_mul", [(3, 4)], lambda lib, x: x * x + x),
+    # ---- matmul
+    C("matmul_2d", [(3, 4), (4, 5)], lambda lib, x, y: x @ y),
+    C("matmul_batched", [(2, 3, 4), (2, 4, 5)], lambda lib, x, y: x @ y),
+    C("matmul_broadcast_batch", [(2, 1, 3, 4), (5, 4, 2)], lambda lib, x, y: x @ y),
+    C("matmul_1d_left", [(4,), (2, 4, 3)], lambda lib, x, y: x @ y),
+    C("matmul_1d_right", [(3, 4), (4,)], lambda lib, x, y: x @ y),
+    C("matmul_1d_both", [(4,), (4,)], lambda lib, x, y: x @ y),
+    C("matmul_fn", [(3, 4), (4, 2)], lambda lib, x, y: lib.matmul(x, y)),
+    # ---- elementwise unary
+    C("exp", [(3, 4)], lambda lib, x: x.exp()),
+    C("log", [(3, 4)], lambda lib, x: x.log(), domain="positive"),
+    C("tanh", [(3, 4)], lambda lib, x: x.tanh()),
+    C("relu", [(3, 4)], lambda lib, x: x.relu()),
+    C("relu_F", [(3, 4)], lambda lib, x: F(lib).relu(x)),
+    C("gelu", [(3, 4)], lambda lib, x: F(lib).gelu(x)),
+    C("gelu_tanh", [(3, 4)], lambda lib, x: F(lib).gelu(x, approximate="tanh")),
+    C("sqrt", [(3, 4)], lambda lib, x: x.sqrt(), domain="positive"),
+    C("clone", [(3, 4)], lambda lib, x: x.clone() * 2),
+    # float32 rounding (1e-7 relative) is the only error in this linear function, so a wide
+    # eps keeps the central difference well above it.
+    C("cast_f32_f64", [(3, 4)], lambda lib, x: (x * 3).to(lib.float32).to(lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),
+    # ---- reductions
+    C("sum_all", [(2, 3, 4)], lambda lib, x: x.sum()),
+    C("sum_dim", [(2, 3, 4)], lambda lib, x: x.sum(1)),
+    C("sum_neg_dim_keepdim", [(2, 3, 4)], lambda lib, x: x.sum(-1, keepdim=True)),
+    C("sum_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.sum((0, 2), keepdim=True)),
+    C("sum_tuple", [(2, 3, 4)], lambda lib, x: x.sum((0, -1))),
+    C("mean_all", [(2, 3, 4)], lambda lib, x: x.mean()),
+    C("mean_dim", [(2, 3, 4)], lambda lib, x: x.mean(1)),
+    C("mean_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.mean((0, 2), keepdim=True)),
+    C("amax_all", [(2, 3, 4)], lambda lib, x: x.amax()),
+    C("amax_dim", [(2, 3, 4)], lambda lib, x: x.amax(1)),
+    C("amax_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.amax((0, 2), keepdim=True)),
+    C("max_values", [(2, 3, 4)], lambda lib, x: x.max(-1).values),
+    C("max_all", [(2, 3, 4)], lambda lib, x: x.max()),
+    C("var_all", [(2, 3, 4)], lambda lib, x: x.var()),
+    C("var_dim", [(2, 3, 4)], lambda lib, x: x.var(1)),
+    C("var_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.var((0, 2), keepdim=True)),
+    C("var_biased", [(2, 3, 4)], lambda lib, x: x.var(-1, correction=0)),
+    # ---- shape
+    C("reshape", [(2, 3, 4)], lambda lib, x: x.reshape(6, 4)),
+    C("reshape_infer", [(2, 3, 4)], lambda lib, x: x.reshape((4, -1))),
+    C("view", [(2, 3, 4)], lambda lib, x: x.view(-1)),
+    C("transpose", [(2, 3, 4)], lambda lib, x: x.transpose(0, 2)),
+    C("transpose_neg", [(2, 3, 4)], lambda lib, x: x.transpose(-1, -2)),
+    C("T", [(3, 4)], lambda lib, x: x.T),
+    C("permute", [(2, 3, 4)], lambda lib, x: x.permute(2, 0, 1)),
+    C("unsqueeze", [(3, 4)], lambda lib, x: x.unsqueeze(1)),
+    C("unsqueeze_neg", [(3, 4)], lambda lib, x: x.unsqueeze(-1)),
+    C("squeeze_all", [(2, 1, 3, 1)], lambda lib, x: x.squeeze()),
+    C("squeeze_dim", [(2, 1, 3, 1)], lambda lib, x: x.squeeze(1)),
+    C("flatten", [(2, 3, 4)], lambda lib, x: x.flatten()),
+    C("flatten_from_1", [(2, 3, 4)], lambda lib, x: x.flatten(1)),
+    C("expand", [(3, 1)], lambda lib, x: x.expand(2, 3, 4)),
+    C("expand_minus_one", [(3, 1)], lambda lib, x: x.expand(-1, 4)),
+    # ---- indexing
+    C("index_slice", [(5, 4)], lambda lib, x: x[1:4]),
+    C("index_last", [(2, 3, 4)], lambda lib, x: x[:, -1, :]),
+    C("index_int", [(2, 3, 4)], lambda lib, x: x[1]),
+    C("index_neg_int", [(2, 3, 4)], lambda lib, x: x[-1, 0]),
+    C("index_step", [(2, 3, 5)], lambda lib, x: x[..., ::2]),
+    C("index_none", [(3, 4)], lambda lib, x: x[None, 1:]),
+    C("index_int_list_repeats", [(4, 3)], lambda lib, x: x[[0, 2, 0, 0]]),
+    C("index_int_tensor", [(4, 3)], lambda lib, x: x[:, const(lib, x, np.array([2, -1, 0, 2]))]),
+    C("index_int_2d", [(5, 3)], lambda lib, x: x[const(lib, x, np.array([[0, 4], [4, 4]]))]),
+    C("index_bool_mask", [(3, 4)], lambda lib, x: x[const(lib, x, MASK_34)]),
+    # ---- joining and splitting
+    C("cat_0", [(2, 3), (1, 3), (3, 3)], lambda lib, x, y, z: lib.cat([x, y, z])),
+    C("cat_1", [(2, 3, 1), (2, 3, 2)], lambda lib, x, y: lib.cat([x, y], dim=-1)),
+    C("stack_0", [(3, 4), (3, 4)], lambda lib, x, y: lib.stack([x, y])),
+    C("stack_last", [(3, 4), (3, 4), (3, 4)], lambda lib, x, y, z: lib.stack([x, y, z], dim=-1)),
+    C("split_size", [(3, 5)], lambda lib, x: x.split(2, dim=1)),
+    C("split_sections", [(4, 3)], lambda lib, x: x.split([1, 3])),
+    C("chunk", [(5, 3)], lambda lib, x: x.chunk(3)),
+    # ---- selecting
+    C("where", [(3, 4), (3, 4)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
+    C("where_broadcast", [(3, 1), (4,)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
+    C("where_scalar", [(3, 4)], lambda lib, x: lib.where(const(lib, x, COND_34), x, 0.0)),
+    C("masked_fill", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_34), 0.5)),
+    C("masked_fill_broadcast", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_4), -3.0)),
+    # ---- softmax family
+    C("softmax", [(3, 5)], lambda lib, x: x.softmax(-1)),
+    C("softmax_dim0", [(3, 5)], lambda lib, x: x.softmax(0)),
+    C("softmax_F_3d", [(2, 3, 4)], lambda lib, x: F(lib).softmax(x, dim=1)),
+    C("log_softmax", [(3, 5)], lambda lib, x: x.log_softmax(-1)),
+    C("log_softmax_F_3d", [(2, 3, 4)], lambda lib, x: F(lib).log_softmax(x, dim=0)),
+    C("softmax_neg_inf", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NEG_INF).softmax(-1)),
+    # -inf outputs are zeroed afterwards: differences of -inf are nan, the rest is checked
+    C("log_softmax_neg_inf", [(3, 4)],
+      lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NEG_INF).log_softmax(-1).masked_fill(
+          const(lib, x, MASK_34), 0.0)),
+    C("softmax_huge", [(3, 4)], lambda lib, x: (x * 10 + 1e4).softmax(-1)),
+    C("log_softmax_huge", [(3, 4)], lambda lib, x: (x * 10 - 1e4).log_softmax(-1)),
+    # ---- nn.functional
+    C("cross_entropy_mean", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5))),
+    C("cross_entropy_sum", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum")),
+    C("cross_entropy_none", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none")),
+    C("cross_entropy_ignore_default", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5_IGNORED))),
+    C("cross_entropy_ignore_index", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), ignore_index=2)),
+    C("cross_entropy_ignore_none", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none", ignore_index=2)),
+    C("cross_entropy_ignore_sum", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum", ignore_index=2)),
+    C("layer_norm", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (4,))),
+    C("layer_norm_affine", [(2, 3, 4), (4,), (4,)], lambda lib, x, w, b: F(lib).layer_norm(x, (4,), w, b)),
+    C("layer_norm_weight_only", [(3, 4), (4,)], lambda lib, x, w: F(lib).layer_norm(x, (4,), w)),
+    C("layer_norm_2d", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (3, 4))),
+    C("layer_norm_2d_affine", [(2, 3, 4), (3, 4), (3, 4)],
+      lambda lib, x, w, b: F(lib).layer_norm(x, (3, 4), w, b, eps=1e-3)),
+    C("embedding", [(6, 3)], lambda lib, w: F(lib).embedding(const(lib, w, IDS_25), w)),
+    C("linear", [(2, 3, 4), (5, 4), (5,)], lambda lib, x, w, b: F(lib).linear(x, w, b)),
+    C("linear_no_bias", [(3, 4), (2, 4)], lambda lib, x, w: F(lib).linear(x, w)),
+    # ---- a small composite: attention scores with a causal mask, as the GPT uses them
+    C("attention", [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
+      lambda lib, q, k, v: (q @ k.transpose(-2, -1) * 0.5).masked_fill(
+          const(lib, q, ~np.tril(np.ones((4, 4), dtype=bool))), NEG_INF).softmax(-1) @ v),
+]
+# fmt: on
+
+assert len({c.name for c in OPS}) == len(OPS), "op names must be unique"
+
+
+def to_numpy(t):
+    """A host copy of a tensorgrad or torch tensor."""
+    return t.detach().numpy()
+
+
+def forward_backward(case: Case, lib, arrays, device=None, seed=1):
+    """Run case.fn on `arrays` with library `lib` and backpropagate a random cotangent.
+
+    Returns (outputs, grads) as host NumPy arrays.  The cotangent is the same for every
+    library and device (drawn on the host from `seed`), never ones: with .sum() the
+    softmax and layer-norm gradients are zero and a comparison would prove nothing.
+    """
+    if lib is tg:
+        xs = [tg.tensor(a, device=device, requires_grad=True) for a in arrays]
+    else:
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = case.fn(lib, *xs)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    rng = np.random.default_rng(seed)
+    total = None
+    for o in outs:
+        v = lib.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device)
+        term = (o * v).sum()
+        total = term if total is None else total + term
+    total.backward()
+    return [to_numpy(o) for o in outs], [to_numpy(x.grad) for x in xs]
