@@ -1,0 +1,120 @@
+"""Tiny Shakespeare: finding the text, the character tokenizer, the split, batches."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.request
+from pathlib import Path
+
+import tensorgrad as tg
+
+URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
+SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "tinyshakespeare" / "input.txt"
+
+
+class DataError(RuntimeError):
+    """The dataset is missing, cannot be fetched, or is not the expected file."""
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def find_text(path=None, download=True) -> Path:
+    """The path of input.txt: `path` if given, else data/tinyshakespeare/input.txt, downloaded
+    there (and its sha256 checked) when missing."""
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise DataError(f"--data {p}: no such file")
+        return p
+    if DEFAULT_PATH.is_file():
+        return DEFAULT_PATH
+    if not download:
+        raise DataError(_missing_message())
+    try:
+        DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
+        tmp = DEFAULT_PATH.with_suffix(".part")
+        with urllib.request.urlopen(URL, timeout=30) as r, open(tmp, "wb") as f:
+            f.write(r.read())
+    except OSError as e:
+        raise DataError(f"could not download Tiny Shakespeare ({e}).\n{_missing_message()}") from None
+    if _sha256(tmp) != SHA256:
+        tmp.unlink()
+        raise DataError(f"the downloaded file's sha256 is not {SHA256}; not using it.\n{_missing_message()}")
+    os.replace(tmp, DEFAULT_PATH)
+    return DEFAULT_PATH
+
+
+def _missing_message() -> str:
+    return (
+        f"Tiny Shakespeare was not found at {DEFAULT_PATH}. Put it there:\n"
+        f"    mkdir -p {DEFAULT_PATH.parent} && cp /path/to/input.txt {DEFAULT_PATH}\n"
+        f"(from {URL}), or pass --data /path/to/input.txt"
+    )
+
+
+def load_text(path=None, download=True) -> str:
+    return find_text(path, download).read_text(encoding="utf-8")
+
+
+class CharTokenizer:
+    """Characters <-> ids; the vocabulary is the sorted set of characters of the text."""
+
+    def __init__(self, chars):
+        self.chars = list(chars)
+        self.stoi = {ch: i for i, ch in enumerate(self.chars)}
+        self.itos = dict(enumerate(self.chars))
+
+    @classmethod
+    def from_text(cls, text: str) -> CharTokenizer:
+        return cls(sorted(set(text)))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.chars)
+
+    def encode(self, s: str) -> list[int]:
+        try:
+            return [self.stoi[c] for c in s]
+        except KeyError as e:
+            raise ValueError(
+                f"character {e.args[0]!r} is not in the vocabulary of {self.vocab_size} characters"
+            ) from None
+
+    def decode(self, ids) -> str:
+        ids = ids.tolist() if hasattr(ids, "tolist") else ids
+        return "".join(self.itos[int(i)] for i in ids)
+
+
+class ShakespeareData:
+    """The encoded text on a device, split 90/10, and random batches from it."""
+
+    def __init__(self, text: str, device="cpu", train_fraction=0.9):
+        self.tokenizer = CharTokenizer.from_text(text)
+        data = tg.tensor(self.tokenizer.encode(text), dtype=tg.long, device=device)
+        n = int(train_fraction * len(data))
+        self.train, self.val = data[:n].detach(), data[n:].detach()  # (N_train,), (N_val,)
+        self.device = device
+
+    @classmethod
+    def load(cls, path=None, device="cpu", download=True) -> ShakespeareData:
+        return cls(load_text(path, download), device)
+
+    def split(self, name: str):
+        if name not in ("train", "val"):
+            raise ValueError(f"split must be 'train' or 'val', got {name!r}")
+        return self.train if name == "train" else self.val
+
+    def get_batch(self, split: str, block_size: int, batch_size: int):
+        """x, y of shape (B, T): random windows of the split, y shifted by one (the next ids).
+
+        The lecture's stack([data[i:i+T] for i in ix]) as one gather, drawn with the seeded
+        generator of the data's device; the batch is created on that device."""
+        data = self.split(split)
+        ix = tg.randint(len(data) - block_size, (batch_size,), device=self.device)  # (B,) window starts
+        offsets = tg.arange(block_size + 1, device=self.device)  # (T + 1,)
+        windows = data[ix.unsqueeze(1) + offsets]  # (B, T + 1)
+        return windows[:, :-1], windows[:, 1:]  # (B, T), (B, T)

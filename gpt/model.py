@@ -1,0 +1,245 @@
+"""The models of "Let's build GPT", in the lecture's form and with its names.
+
+Every stage is built from the same parts; a GPTConfig switches parts off:
+
+    idx (B, T) -> token emb + position emb -> n_layer x Block -> [ln_f] -> lm_head -> logits (B, T, vocab)
+    Block:  x = x + sa(ln1(x));  x = x + ffwd(ln2(x))        (residual, pre-norm)
+            x = sa(x);           x = ffwd(x)                 (the early stages: no residual, no norm)
+
+state_dict keys are the lecture's (token_embedding_table.weight, blocks.0.sa.heads.0.key.weight,
+blocks.0.sa.proj.weight, blocks.0.ffwd.net.0.weight, blocks.0.ln1.weight, ln_f.weight,
+lm_head.weight, ...), so weights from the lecture's PyTorch code load directly.
+"""
+
+from __future__ import annotations
+
+import tensorgrad as tg
+import tensorgrad.nn as nn
+from tensorgrad import backend
+from tensorgrad.nn import functional as F
+
+from .config import GPTConfig, get_config
+
+
+class Head(nn.Module):
+    """One head of causal self-attention."""
+
+    def __init__(self, n_embd, head_size, block_size, dropout=0.0, attn_scale="head_size"):
+        super().__init__()
+        self.key = nn.Linear(n_embd, head_size, bias=False)
+        self.query = nn.Linear(n_embd, head_size, bias=False)
+        self.value = nn.Linear(n_embd, head_size, bias=False)
+        # A buffer, not a plain attribute: it moves with .to(device) and is in state_dict().
+        self.register_buffer("tril", tg.tril(tg.ones(block_size, block_size)))
+        self.dropout = nn.Dropout(dropout)
+        self.attn_scale = attn_scale
+
+    def scale(self, k, C):
+        # The dot products have head_size terms: scale by head_size ** -0.5.  The video's first
+        # version used C = n_embd; attn_scale="n_embd" restores it to reproduce that run.
+        return k.shape[-1] ** -0.5 if self.attn_scale == "head_size" else C**-0.5
+
+    def forward(self, x):
+        B, T, C = x.shape
+        k = self.key(x)  # (B, T, hs)
+        q = self.query(x)  # (B, T, hs)
+        wei = q @ k.transpose(-2, -1) * self.scale(k, C)  # (B, T, hs) @ (B, hs, T) -> (B, T, T)
+        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))  # (B, T, T)
+        wei = F.softmax(wei, dim=-1)  # (B, T, T)
+        wei = self.dropout(wei)
+        v = self.value(x)  # (B, T, hs)
+        return wei @ v  # (B, T, T) @ (B, T, hs) -> (B, T, hs)
+
+
+class MultiHeadAttention(nn.Module):
+    """num_heads Heads side by side, their outputs concatenated on the last dim, then `proj`.
+
+    Two ways to compute the same thing from the same weights:
+    - the lecture's: a Python loop over the Heads, then cat (`fast=False`, for study);
+    - the fast one: the per-head key/query/value weights stacked into one matrix at run time,
+      so all heads are two batched matmuls on (B, heads, T, head_size).  tests/ prove both equal.
+    The parameters (and state_dict keys) are the per-head Linear weights in both cases.
+    """
+
+    def __init__(self, num_heads, head_size, n_embd, block_size, dropout=0.0, proj=True,
+                 attn_scale="head_size", fast=True):  # fmt: skip
+        super().__init__()
+        self.heads = nn.ModuleList([Head(n_embd, head_size, block_size, dropout, attn_scale) for _ in range(num_heads)])
+        self.proj = nn.Linear(head_size * num_heads, n_embd) if proj else None
+        self.dropout = nn.Dropout(dropout)
+        self.fast = fast
+
+    def forward(self, x):
+        if self.fast:
+            out = self.forward_batched(x)  # (B, T, H * hs)
+        else:
+            out = tg.cat([h(x) for h in self.heads], dim=-1)  # (B, T, H * hs)
+        if self.proj is not None:
+            out = self.dropout(self.proj(out))  # (B, T, C)
+        return out
+
+    def forward_batched(self, x):
+        B, T, C = x.shape
+        H = len(self.heads)
+        first = self.heads[0]
+        hs = first.key.weight.shape[0]
+        w = tg.cat(
+            [h.query.weight for h in self.heads]
+            + [h.key.weight for h in self.heads]
+            + [h.value.weight for h in self.heads],
+            dim=0,
+        )  # (3 * H * hs, C)
+        qkv = x @ w.T  # (B, T, 3 * H * hs)
+        qkv = qkv.view(B, T, 3, H, hs).permute(2, 0, 3, 1, 4)  # (3, B, H, T, hs)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # each (B, H, T, hs)
+        wei = q @ k.transpose(-2, -1) * first.scale(k, C)  # (B, H, T, T)
+        wei = wei.masked_fill(first.tril[:T, :T] == 0, float("-inf"))  # (B, H, T, T)
+        wei = F.softmax(wei, dim=-1)  # (B, H, T, T)
+        wei = first.dropout(wei)
+        out = wei @ v  # (B, H, T, hs)
+        return out.transpose(1, 2).reshape(B, T, H * hs)  # (B, T, H * hs): heads side by side, as cat
+
+
+class FeedForward(nn.Module):
+    """The same small MLP applied to every position on its own."""
+
+    def __init__(self, n_embd, kind="mlp", dropout=0.0):
+        super().__init__()
+        if kind == "single":  # the lecture's first version
+            self.net = nn.Sequential(nn.Linear(n_embd, n_embd), nn.ReLU())
+        elif kind == "mlp":  # the standard two layers, 4x wider inside
+            self.net = nn.Sequential(
+                nn.Linear(n_embd, 4 * n_embd),
+                nn.ReLU(),
+                nn.Linear(4 * n_embd, n_embd),
+                nn.Dropout(dropout),
+            )
+        else:
+            raise ValueError(f"unknown feed-forward kind {kind!r}: expected 'single' or 'mlp'")
+
+    def forward(self, x):
+        return self.net(x)  # (B, T, C) -> (B, T, C)
+
+
+class Block(nn.Module):
+    """Communication (attention) then computation (feed-forward)."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        c = config
+        head_size = c.n_embd // c.n_head
+        self.sa = MultiHeadAttention(
+            c.n_head, head_size, c.n_embd, c.block_size, c.dropout, c.proj, c.attn_scale, c.fast_attention
+        )
+        self.ffwd = FeedForward(c.n_embd, c.ffn, c.dropout) if c.ffn != "none" else None
+        self.ln1 = nn.LayerNorm(c.n_embd) if c.layernorm else None
+        self.ln2 = nn.LayerNorm(c.n_embd) if c.layernorm and self.ffwd is not None else None
+        self.residual = c.residual
+
+    def forward(self, x):
+        if not self.residual:
+            x = self.sa(x)  # (B, T, C): each layer replaces x
+            return self.ffwd(x) if self.ffwd is not None else x
+        # Pre-norm residual: the branches read a normalised x and add to the untouched stream.
+        x = x + self.sa(self.ln1(x) if self.ln1 is not None else x)  # (B, T, C)
+        if self.ffwd is not None:
+            x = x + self.ffwd(self.ln2(x) if self.ln2 is not None else x)  # (B, T, C)
+        return x
+
+
+class LanguageModel(nn.Module):
+    """What every stage shares: the loss and sampling."""
+
+    block_size: int
+
+    def loss(self, logits, targets):
+        B, T, V = logits.shape
+        return F.cross_entropy(logits.view(B * T, V), targets.view(B * T))
+
+    @tg.no_grad()
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
+        """Append max_new_tokens sampled ids to idx (B, T), in eval mode, without a graph.
+
+        The context is cropped to the last block_size ids, so any prompt length works.
+        """
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        was_training = self.training
+        self.eval()
+        try:
+            for _ in range(max_new_tokens):
+                idx_cond = idx[:, -self.block_size :]  # (B, <=block_size)
+                logits, _ = self(idx_cond)  # (B, T, V)
+                logits = logits[:, -1, :] / temperature  # (B, V): the last position predicts the next id
+                if top_k is not None:
+                    logits = _keep_top_k(logits, top_k)
+                probs = F.softmax(logits, dim=-1)  # (B, V)
+                idx_next = tg.multinomial(probs, num_samples=1)  # (B, 1)
+                idx = tg.cat((idx, idx_next), dim=1)  # (B, T + 1)
+        finally:
+            self.train(was_training)
+        return idx
+
+
+def _keep_top_k(logits, k):
+    """-inf everywhere but the k largest logits of each row (B, V)."""
+    xp = backend.namespace(logits.device)
+    kth = xp.sort(logits.data, axis=-1)[:, -min(k, logits.shape[-1])][:, None]  # (B, 1): the k-th largest
+    return logits.masked_fill(logits < tg.Tensor(kth), float("-inf"))
+
+
+class BigramLanguageModel(LanguageModel):
+    """Each token reads the logits of the next token straight off a table."""
+
+    def __init__(self, vocab_size):
+        super().__init__()
+        self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
+        self.block_size = 1  # the prediction depends on the last token only
+
+    def forward(self, idx, targets=None):
+        logits = self.token_embedding_table(idx)  # (B, T, V)
+        loss = None if targets is None else self.loss(logits, targets)
+        return logits, loss
+
+
+class GPTLanguageModel(LanguageModel):
+    """Token + position embeddings, a stack of Blocks, a final LayerNorm, the lm_head."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        c = self.config = config
+        self.block_size = c.block_size
+        self.token_embedding_table = nn.Embedding(c.vocab_size, c.n_embd)
+        self.position_embedding_table = nn.Embedding(c.block_size, c.n_embd)
+        self.blocks = nn.Sequential(*[Block(c) for _ in range(c.n_layer)])
+        self.ln_f = nn.LayerNorm(c.n_embd) if c.layernorm else None
+        self.lm_head = nn.Linear(c.n_embd, c.vocab_size)
+        # PyTorch's default initialisation (the write-up's step-0 losses of 4.28-4.31 show it).
+
+    def forward(self, idx, targets=None):
+        B, T = idx.shape
+        if T > self.block_size:
+            raise ValueError(f"context of {T} tokens is longer than block_size={self.block_size}")
+        tok_emb = self.token_embedding_table(idx)  # (B, T, C)
+        pos_emb = self.position_embedding_table(tg.arange(T, device=idx.device))  # (T, C)
+        x = tok_emb + pos_emb  # (B, T, C)
+        x = self.blocks(x)  # (B, T, C)
+        if self.ln_f is not None:
+            x = self.ln_f(x)  # (B, T, C)
+        logits = self.lm_head(x)  # (B, T, V)
+        loss = None if targets is None else self.loss(logits, targets)
+        return logits, loss
+
+
+def build_model(name_or_config, vocab_size=65, **overrides) -> LanguageModel:
+    """The model of a preset ("small", "large", ...) or of a GPTConfig."""
+    config = get_config(name_or_config, vocab_size=vocab_size, **overrides)
+    if config.kind == "bigram":
+        return BigramLanguageModel(config.vocab_size)
+    if config.n_embd % config.n_head:
+        raise ValueError(f"n_embd={config.n_embd} is not divisible by n_head={config.n_head}")
+    return GPTLanguageModel(config)
+
+
+def count_parameters(model) -> int:
+    return sum(p.numel() for p in model.parameters())
