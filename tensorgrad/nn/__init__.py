@@ -1,5 +1,16 @@
-"""tensorgrad.nn: the layer library (modules land here with the nn issue)."""
+"""tensorgrad.nn: the layer library, with torch.nn's names, signatures and state_dict keys."""
 
-from . import functional
+from . import functional, init, utils
+from .activation import GELU, ReLU
+from .containers import ModuleDict, ModuleList, Sequential
+from .dropout import Dropout
+from .embedding import Embedding
+from .linear import Linear
+from .module import Module
+from .normalization import LayerNorm
+from .parameter import Parameter
 
-__all__ = ["functional"]
+__all__ = [
+    "GELU", "Dropout", "Embedding", "LayerNorm", "Linear", "Module", "ModuleDict", "ModuleList", "Parameter",
+    "ReLU", "Sequential", "functional", "init", "utils",
+]  # fmt: skip

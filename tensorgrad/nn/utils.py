@@ -1,0 +1,48 @@
+"""Gradient utilities: clip_grad_norm_."""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from ..tensor import Tensor
+
+
+def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+    """Scale every .grad in place so that their joint norm is at most max_norm; return the
+    joint norm from before clipping (a 0-d tensor on the gradients' device), as PyTorch:
+
+        total = || (||g_1||, ..., ||g_n||) ||          (the norm of all grads as one vector)
+        coef  = min(max_norm / (total + 1e-6), 1)      g_i *= coef
+
+    Everything stays on the device: no number is read back to the host (unless
+    error_if_nonfinite=True, which must look at the total).
+    """
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    grads = [p.grad.data for p in parameters if p.grad is not None]
+    if not grads:
+        return Tensor(0.0)
+    device = backend.device_of(grads[0])
+    xp = backend.namespace(device)
+    norm_type = float(norm_type)
+    if norm_type == math.inf:
+        norms = [backend.ensure_array(xp, xp.abs(g).max()) for g in grads]
+        total = xp.stack(norms).max()
+    elif norm_type == 2.0:
+        norms = [backend.ensure_array(xp, xp.sqrt((g * g).sum())) for g in grads]
+        total = xp.sqrt((xp.stack(norms) ** 2).sum())
+    else:
+        norms = [backend.ensure_array(xp, (xp.abs(g) ** norm_type).sum() ** (1.0 / norm_type)) for g in grads]
+        total = (xp.stack(norms) ** norm_type).sum() ** (1.0 / norm_type)
+    total = backend.ensure_array(xp, total)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
+            "clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
+            "`error_if_nonfinite=False`"
+        )
+    coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
+    for g in grads:
+        g *= coef.astype(g.dtype)
+    return Tensor._make(total, device, False)
