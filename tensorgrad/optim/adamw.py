@@ -1,0 +1,72 @@
+"""AdamW: Adam with decoupled weight decay (Loshchilov & Hutter), as torch.optim.AdamW."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+def adamw_update_(
+    p, g, m, v, *, step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, xp
+) -> None:
+    """One AdamW step on backend arrays, in place on p (param), m (exp_avg), v (exp_avg_sq).
+
+        p <- p * (1 - lr * wd)                       decoupled decay: not part of the gradient
+        m <- m + (1 - b1) * (g - m)                  = b1 m + (1 - b1) g      (torch's lerp_)
+        v <- v * b2 + (1 - b2) * g * g               = b2 v + (1 - b2) g^2    (mul_, addcmul_)
+        mhat = m / (1 - b1^t),  vhat = v / (1 - b2^t)                       (bias corrections)
+        p <- p - lr * mhat / (sqrt(vhat) + eps)
+
+    written in torch's order of operations (its single-tensor CPU path): the bias
+    corrections are host floats, folded into step_size = lr / (1 - b1^t) and a divisor
+    sqrt(1 - b2^t) of sqrt(v), so the arrays see only multiplies, adds, one sqrt and one
+    divide, all in their own dtype (a Python float never upcasts a float32 array).
+    Arrays of any shape work, so a fused version can call this on one flat buffer.
+    """
+    if weight_decay != 0:
+        p *= 1 - lr * weight_decay
+    m += (1 - beta1) * (g - m)
+    v *= beta2
+    v += (1 - beta2) * g * g
+    step_size = lr / (1 - beta1**step)
+    bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+    denom = xp.sqrt(v)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    p += (-step_size * m) / denom
+
+
+class AdamW(Optimizer):
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i, b in enumerate(betas):
+            if not 0.0 <= b < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+    def _update_group(self, group: dict):
+        beta1, beta2 = group["betas"]
+        hyper = {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"]}
+        hyper["weight_decay"] = group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            s = self.state.get(p) or self._init_state(p)
+            s["step"] += 1
+            m, v = s["exp_avg"].data, s["exp_avg_sq"].data
+            adamw_update_(p.data, p.grad.data, m, v, step=s["step"], xp=backend.namespace(p.device), **hyper)
+
+    def _init_state(self, p: Tensor) -> dict:
+        xp = backend.namespace(p.device)
+        s = self.state[p] = {
+            "step": 0,
+            "exp_avg": Tensor._make(xp.zeros_like(p.data), p.device, False),
+            "exp_avg_sq": Tensor._make(xp.zeros_like(p.data), p.device, False),
+        }
+        return s
