@@ -5,7 +5,7 @@ pass), tensor.py (the Tensor and its methods), ops/ (one file per family of ops,
 backward's derivation in its docstring), nn/, optim/.
 """
 
-from . import cuda
+from . import cuda, nn, optim
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -44,6 +44,7 @@ from .functions import (
     where,
 )
 from .gradcheck import GradcheckError, gradcheck
+from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 
 float = float32  # noqa: A001 - PyTorch's aliases
@@ -59,3 +60,4 @@ __all__ = [
     "rand", "randint", "randn", "relu", "softmax", "sqrt", "stack", "sum", "tanh", "tensor", "tril",
     "triu", "uint8", "where", "zeros", "zeros_like",
 ]  # fmt: skip
+__all__ += ["CheckpointError", "load", "nn", "optim", "save"]
