@@ -88,15 +88,17 @@ class MultiHeadAttention(nn.Module):
             + [h.key.weight for h in self.heads]
             + [h.value.weight for h in self.heads],
             dim=0,
-        )  # (3 * H * hs, C)
-        qkv = x @ w.T  # (B, T, 3 * H * hs)
-        qkv = qkv.view(B, T, 3, H, hs).permute(2, 0, 3, 1, 4)  # (3, B, H, T, hs)
-        q, k, v = qkv[0], qkv[1], qkv[2]  # each (B, H, T, hs)
-        wei = q @ k.transpose(-2, -1) * first.scale(k, C)  # (B, H, T, T)
-        wei = wei.masked_fill(first.tril[:T, :T] == 0, float("-inf"))  # (B, H, T, T)
-        wei = F.softmax(wei, dim=-1)  # (B, H, T, T)
-        wei = first.dropout(wei)
-        out = wei @ v  # (B, H, T, hs)
+        )  # (3 * H * hs, C): every head's query, key and value weights, stacked
+        qkv = F.linear(x, w)  # (B, T, 3 * H * hs)
+        q, k, v = qkv.view(B, T, 3, H, hs).permute(2, 0, 3, 1, 4)  # each (B, H, T, hs)
+        # The lecture's four lines (q k^T * scale, masked_fill with tril, softmax, dropout) and
+        # the product with v, as one op with its own backward (tensorgrad/ops/attention.py).
+        out = F.scaled_dot_product_attention(
+            q, k, v,
+            attn_mask=first.tril[:T, :T] != 0,  # (T, T): True where position t may look
+            dropout_p=first.dropout.p if self.training else 0.0,
+            scale=first.scale(k, C),
+        )  # (B, H, T, hs)  # fmt: skip
         return out.transpose(1, 2).reshape(B, T, H * hs)  # (B, T, H * hs): heads side by side, as cat
 
 

@@ -4,7 +4,10 @@ PyTorch's names and signatures.  Each is wired to one op in tensorgrad/ops/."""
 from __future__ import annotations
 
 from .. import backend
+from ..creation import ones, tril
+from ..ops.attention import ScaledDotProductAttention
 from ..ops.embedding import Embedding
+from ..ops.linear import Linear as LinearOp
 from ..ops.loss import CrossEntropy
 from ..tensor import Tensor
 
@@ -26,14 +29,46 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch."""
-    if input.shape[-1] != weight.shape[-1]:
+    """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one op: ops/linear.py)."""
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise ValueError(
-            f"linear: input has {input.shape[-1]} features (shape {input.shape}) but the weight "
-            f"expects {weight.shape[-1]} (weight shape {weight.shape})"
+            f"linear: input has {input.shape[-1] if input.ndim else 0} features (shape {input.shape}) but the "
+            f"weight expects {weight.shape[-1]} (weight shape {weight.shape})"
         )
-    out = input @ weight.T
-    return out + bias if bias is not None else out
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ValueError(f"linear: bias has shape {bias.shape}, expected {weight.shape[:1]}")
+    if input.dtype != weight.dtype:
+        input = input.to(weight.dtype)
+    return LinearOp.apply(input, weight, bias)
+
+
+def scaled_dot_product_attention(
+    query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+    is_causal: bool = False, scale: float | None = None,
+) -> Tensor:  # fmt: skip
+    """softmax(q k^T * scale, masked) v, with dropout on the weights, as one op (ops/attention.py).
+
+    query, key (..., T, d), value (..., T, dv).  attn_mask: a bool tensor broadcastable to (..., T, T),
+    True where a query may attend to a key (PyTorch's convention); is_causal builds the lower
+    triangle.  scale defaults to d ** -0.5.  Pass dropout_p only in training, as PyTorch.
+    """
+    T, S = query.shape[-2], key.shape[-2]
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"scaled_dot_product_attention: query {query.shape}, key {key.shape} and value {value.shape} do not fit"
+        )
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal, not both")
+        attn_mask = tril(ones(T, S, dtype=backend.bool_, device=query.device))
+    if attn_mask is not None and attn_mask.dtype != backend.bool_:
+        raise TypeError(f"scaled_dot_product_attention: attn_mask must be bool, got {attn_mask.dtype}")
+    if not 0 <= dropout_p < 1:
+        raise ValueError(f"dropout probability has to be in [0, 1), got {dropout_p}")
+    scale = query.shape[-1] ** -0.5 if scale is None else scale
+    return ScaledDotProductAttention.apply(
+        query, key, value, attn_mask, scale=scale, dropout_p=dropout_p, device=query.device
+    )
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:

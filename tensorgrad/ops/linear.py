@@ -1,0 +1,36 @@
+"""The affine map of nn.Linear as one op."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd import Function
+
+
+class Linear(Function):
+    """y = x W^T + b  for x (..., in), W (out, in), b (out,) or None.
+
+    All leading dims of x are folded into one, X (N, in) with N = prod(...), so the whole op
+    is one GEMM and the weight gradient sums over every position inside that GEMM
+    (no (..., out, in) intermediate to reduce):
+
+        Y  = X W^T + b          (N, in) @ (in, out)
+        dX = G W                (N, out) @ (out, in)
+        dW = G^T X              (out, N) @ (N, in)     = sum_n g_n x_n^T
+        db = sum_n G_n
+    """
+
+    def forward(self, x, weight, bias=None):
+        x2 = x.reshape(-1, x.shape[-1])  # (N, in)
+        y = backend.matmul(x2, weight.T)  # (N, out)
+        if bias is not None:
+            y += bias
+        self.save_for_backward(x2, weight, x.shape)
+        return y.reshape(x.shape[:-1] + (weight.shape[0],))  # (..., out)
+
+    def backward(self, g):
+        x2, weight, shape = self.saved
+        g2 = g.reshape(-1, g.shape[-1])  # (N, out)
+        dx = backend.matmul(g2, weight).reshape(shape) if self.needs_grad(0) else None
+        dw = backend.matmul(g2.T, x2) if self.needs_grad(1) else None
+        db = g2.sum(axis=0) if self.needs_grad(2) else None
+        return dx, dw, db
