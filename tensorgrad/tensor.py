@@ -153,6 +153,12 @@ class Tensor:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
 
+    def __format__(self, spec):
+        """f"{loss:.4f}" formats a one-element tensor as its number, as in PyTorch."""
+        if self.ndim == 0 or (spec and self.numel() == 1):
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
     __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
 
     # ------------------------------------------------------------------ autodiff

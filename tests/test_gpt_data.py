@@ -1,0 +1,91 @@
+"""Tiny Shakespeare, the tokenizer, the split and the batches."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+import tensorgrad as tg
+from gpt import data as gdata
+from gpt.data import CharTokenizer, DataError, ShakespeareData
+
+needs_text = pytest.mark.skipif(not gdata.DEFAULT_PATH.is_file(), reason="data/tinyshakespeare/input.txt missing")
+
+
+@pytest.fixture(scope="module")
+def text():
+    return gdata.load_text(download=False)
+
+
+@needs_text
+def test_the_dataset_is_the_expected_file(text):
+    assert len(text) == 1_115_394
+    assert hashlib.sha256(gdata.DEFAULT_PATH.read_bytes()).hexdigest() == gdata.SHA256
+
+
+@needs_text
+def test_vocabulary_and_split_match_the_lecture(text):
+    d = ShakespeareData(text)
+    assert d.tokenizer.vocab_size == 65
+    assert d.tokenizer.chars[:3] == ["\n", " ", "!"]
+    assert (len(d.train), len(d.val)) == (1_003_854, 111_540)
+
+
+def test_tokenizer_round_trip_and_unknown_characters():
+    tok = CharTokenizer.from_text("hello world")
+    assert tok.decode(tok.encode("low world")) == "low world"
+    assert tok.encode("he") == [tok.stoi["h"], tok.stoi["e"]]
+    with pytest.raises(ValueError, match="'z' is not in the vocabulary"):
+        tok.encode("zebra")
+
+
+def test_batches_are_windows_shifted_by_one():
+    d = ShakespeareData("abcdefghijklmnopqrstuvwxyz" * 20)
+    tg.manual_seed(0)
+    x, y = d.get_batch("train", block_size=8, batch_size=5)
+    assert x.shape == y.shape == (5, 8)
+    assert x.dtype == tg.long
+    xs, ys = x.numpy(), y.numpy()
+    assert (xs[:, 1:] == ys[:, :-1]).all()
+    assert ((ys - xs) % 26 == 1).all()  # each target is the next letter
+
+
+def test_batches_are_created_on_the_data_device_and_are_seeded():
+    d = ShakespeareData("to be or not to be " * 30, device="strict")
+    tg.manual_seed(3)
+    x, y = d.get_batch("val", 4, 2)
+    assert x.device == y.device == "strict"
+    tg.manual_seed(3)
+    x2, _ = d.get_batch("val", 4, 2)
+    assert x.tolist() == x2.tolist()
+
+
+def test_missing_file_says_where_to_put_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(gdata, "DEFAULT_PATH", tmp_path / "tinyshakespeare" / "input.txt")
+    with pytest.raises(DataError, match="Put it there"):
+        gdata.find_text(download=False)
+    with pytest.raises(DataError, match="no such file"):
+        gdata.find_text(tmp_path / "nope.txt")
+
+
+def test_download_failure_without_network_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(gdata, "DEFAULT_PATH", tmp_path / "tinyshakespeare" / "input.txt")
+
+    def offline(*args, **kwargs):
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(gdata.urllib.request, "urlopen", offline)
+    with pytest.raises(DataError, match="(?s)could not download.*Put it there"):
+        gdata.find_text()
+
+
+def test_a_download_with_the_wrong_checksum_is_refused(monkeypatch, tmp_path):
+    import io
+
+    target = tmp_path / "tinyshakespeare" / "input.txt"
+    monkeypatch.setattr(gdata, "DEFAULT_PATH", target)
+    monkeypatch.setattr(gdata.urllib.request, "urlopen", lambda *a, **k: io.BytesIO(b"not shakespeare"))
+    with pytest.raises(DataError, match="sha256"):
+        gdata.find_text()
+    assert not target.exists()
