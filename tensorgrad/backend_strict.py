@@ -76,7 +76,11 @@ class StrictArray:
     flags = property(lambda self: self._a.flags)
 
     def __getattr__(self, name):
-        # methods (sum, reshape, astype, ...): unwrap arguments, wrap results
+        # methods (sum, reshape, astype, ...): unwrap arguments, wrap results.
+        # Protocol attributes are not forwarded: NumPy would read __array_interface__ /
+        # __array_struct__ and convert to a host array silently (CuPy arrays have neither).
+        if name.startswith("__"):
+            raise AttributeError(name)
         attr = getattr(self._a, name)
         if not callable(attr):
             return _wrap(attr)
