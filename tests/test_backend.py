@@ -1,0 +1,275 @@
+"""The backend boundary, devices, the strict guard, random numbers and creation functions."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import sys
+import types
+
+import numpy as np
+import pytest
+import tomllib
+
+import tensorgrad as tg
+import tensorgrad.nn.functional as F
+from tensorgrad import backend, backend_strict
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "tensorgrad"
+ARRAY_LIBS = {"numpy", "cupy", "cupyx"}
+BACKEND_FILES = {"backend.py", "backend_strict.py"}
+
+
+# ------------------------------------------------------------------ the boundary
+def _imported_modules(path: pathlib.Path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.lineno, node.module
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "__import__" and node.args:
+            if isinstance(node.args[0], ast.Constant):
+                yield node.lineno, node.args[0].value
+
+
+def test_only_the_backend_imports_numpy_or_cupy():
+    offenders = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        if path.parent == ENGINE and path.name in BACKEND_FILES:
+            continue
+        for lineno, module in _imported_modules(path):
+            if module.split(".")[0] in ARRAY_LIBS:
+                offenders.append(f"{path.relative_to(ROOT)}:{lineno} imports {module}")
+    assert not offenders, "only tensorgrad/backend.py may import numpy/cupy:\n" + "\n".join(offenders)
+
+
+def test_the_scan_would_catch_an_import(tmp_path):
+    bad = tmp_path / "op.py"
+    bad.write_text("import os\nfrom numpy import exp\nimport cupy as cp\n")
+    assert [m for _, m in _imported_modules(bad) if m.split(".")[0] in ARRAY_LIBS] == ["numpy", "cupy"]
+
+
+def test_ruff_bans_numpy_and_cupy_outside_the_backend():
+    config = tomllib.loads((ROOT / "ruff.toml").read_text())
+    lint = config["lint"]
+    assert "TID251" in lint["select"]
+    banned = lint["flake8-tidy-imports"]["banned-api"]
+    assert {"numpy", "cupy", "cupyx"} <= set(banned)
+    ignores = lint["per-file-ignores"]
+    assert "TID251" in ignores["tensorgrad/backend.py"]
+    assert "TID251" in ignores["tensorgrad/backend_strict.py"]
+
+
+# ------------------------------------------------------------------ the strict guard
+def test_strict_refuses_implicit_host_conversion():
+    a = tg.ones(3, device="strict").data
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        np.asarray(a)
+    with pytest.raises(TypeError):
+        np.exp(a)  # a NumPy ufunc on a device array
+    with pytest.raises(TypeError):
+        np.concatenate([a, a])
+
+
+def test_strict_refuses_mixing_with_numpy():
+    a = tg.ones(3, device="strict").data
+    with pytest.raises(TypeError, match="host NumPy array was mixed"):
+        a + np.ones(3)
+    with pytest.raises(TypeError):
+        np.ones(3) + a
+    with pytest.raises(TypeError, match="host NumPy array"):
+        backend_strict.xp.where(a > 0, np.zeros(3), a)
+
+
+def test_strict_allows_what_cupy_allows():
+    a = tg.tensor([1.0, 2.0], device="strict").data
+    assert isinstance(a + 1.5, backend_strict.StrictArray)
+    assert isinstance(a * np.float32(2.0), backend_strict.StrictArray)  # NumPy scalars are fine
+    assert float(a[0]) == 1.0 and a.sum().item() == 3.0
+    np.testing.assert_array_equal(backend.to_numpy(a), [1.0, 2.0])  # the explicit transfer
+
+
+# ------------------------------------------------------------------ devices
+def test_ops_that_mix_devices_name_the_op_and_both_devices():
+    x = tg.randn(2, 3, device="strict")
+    mask = tg.tensor(np.triu(np.ones((2, 3), dtype=bool), 1))  # left on the CPU: the classic mistake
+    with pytest.raises(tg.DeviceError, match=r"MaskedFill.*strict.*cpu"):
+        x.masked_fill(mask, float("-inf"))
+    with pytest.raises(tg.DeviceError, match=r"Add.*cpu.*strict"):
+        tg.randn(3) + tg.randn(3, device="strict")
+    with pytest.raises(tg.DeviceError, match=r"MatMul.*strict.*cpu"):
+        x @ tg.randn(3, 2)
+    with pytest.raises(tg.DeviceError, match=r"Cat.*cpu.*strict"):
+        tg.cat([tg.randn(3), tg.randn(3, device="strict")])
+    with pytest.raises(tg.DeviceError, match=r"Embedding.*cpu.*strict"):
+        F.embedding(tg.tensor([0, 1]), tg.randn(4, 2, device="strict"))
+    with pytest.raises(tg.DeviceError, match=r"Where.*cpu.*strict"):
+        tg.where(tg.tensor([True, False]), tg.randn(2, device="strict"), 0.0)
+    with pytest.raises(tg.DeviceError, match=r"strict.*cpu"):
+        x[tg.tensor([0, 1])]
+
+
+def test_device_error_is_a_runtime_error():
+    assert issubclass(tg.DeviceError, RuntimeError)
+
+
+def _reset_cupy(monkeypatch, module):
+    monkeypatch.setattr(backend, "_cupy", None)
+    monkeypatch.setitem(sys.modules, "cupy", module)
+
+
+def test_cuda_without_cupy_is_one_clear_sentence(monkeypatch):
+    _reset_cupy(monkeypatch, None)  # `import cupy` now raises ImportError
+    with pytest.raises(tg.DeviceError) as info:
+        tg.zeros(3, device="cuda")
+    msg = str(info.value)
+    assert "CuPy" in msg and "not installed" in msg and "pip install" in msg and "cuda12" in msg
+    assert "\n" not in msg
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # no ImportError traceback
+    assert not tg.cuda.is_available()
+
+
+def test_cuda_without_a_gpu_is_one_clear_sentence(monkeypatch):
+    fake = types.ModuleType("cupy")
+    fake.cuda = types.SimpleNamespace(is_available=lambda: False)
+    _reset_cupy(monkeypatch, fake)
+    with pytest.raises(tg.DeviceError, match=r"no usable NVIDIA GPU.*device='cpu'") as info:
+        tg.tensor([1.0, 2.0], device="cuda")
+    assert "\n" not in str(info.value)
+    assert not tg.cuda.is_available()
+
+
+def test_cuda_with_a_broken_driver(monkeypatch):
+    def broken():
+        raise RuntimeError("cudaErrorInsufficientDriver")
+
+    fake = types.ModuleType("cupy")
+    fake.cuda = types.SimpleNamespace(is_available=broken)
+    _reset_cupy(monkeypatch, fake)
+    with pytest.raises(tg.DeviceError, match="no usable NVIDIA GPU"):
+        tg.randn(2, device="cuda")
+
+
+def test_unknown_devices():
+    with pytest.raises(tg.DeviceError, match="unknown device 'tpu'"):
+        tg.zeros(2, device="tpu")
+    with pytest.raises(tg.DeviceError, match="only one GPU"):
+        tg.zeros(2, device="cuda:1")
+
+
+def test_numpy_returns_a_copy_from_any_device(device):
+    t = tg.tensor(np.array([1.0, 2.0]), device=device)
+    a = t.numpy()
+    assert type(a) is np.ndarray
+    a[0] = 100.0
+    assert t.numpy()[0] == 1.0
+    assert t.tolist() == [1.0, 2.0] and tg.tensor(np.array(3.5), device=device).item() == 3.5
+
+
+def test_to_device_round_trip(device):
+    x = tg.tensor(np.arange(6.0).reshape(2, 3))
+    y = x.to(device)
+    assert y.device == device
+    np.testing.assert_array_equal(y.to("cpu").numpy(), x.numpy())
+    assert x.to("cpu") is x
+
+
+# ------------------------------------------------------------------ random numbers
+def _draws(device):
+    probs = tg.tensor(np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]), device=device)
+    x = tg.ones(4, 5, device=device)
+    return [
+        tg.randn(3, 4, device=device).numpy(),
+        tg.rand(5, device=device).numpy(),
+        tg.randint(0, 10, (6,), device=device).numpy(),
+        tg.multinomial(probs, 3, replacement=True).numpy(),
+        F.dropout(x, 0.5).numpy(),
+    ]
+
+
+def test_manual_seed_makes_every_random_op_reproducible(device):
+    tg.manual_seed(1234)
+    a = _draws(device)
+    tg.manual_seed(1234)
+    b = _draws(device)
+    tg.manual_seed(4321)
+    c = _draws(device)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(a[0], c[0]) and not np.array_equal(a[4], c[4])
+
+
+def test_random_dtypes_and_ranges(device):
+    assert tg.randn(2, device=device).dtype == tg.float32
+    assert tg.randn(2, dtype=tg.float64, device=device).dtype == tg.float64
+    u = tg.rand(10000, device=device).numpy()
+    assert u.min() >= 0 and u.max() < 1
+    r = tg.randint(3, 7, (10000,), device=device)
+    assert r.dtype == tg.int64 and set(np.unique(r.numpy())) == {3, 4, 5, 6}
+    assert tg.randint(5, (2, 3)).shape == (2, 3)
+    assert tg.randn(3, requires_grad=True).requires_grad
+
+
+def test_multinomial_frequencies_match_probs(device):
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    n = 20000
+    ids = tg.multinomial(tg.tensor(p * 5, device=device), n, replacement=True).numpy()  # unnormalised
+    assert ids.shape == (n,) and ids.dtype == np.int64 and ids.min() >= 0 and ids.max() <= 3
+    freq = np.bincount(ids, minlength=4) / n
+    # the standard deviation of a frequency is sqrt(p(1-p)/n) <= 0.0035 here: 0.02 is over 5 sigma
+    np.testing.assert_allclose(freq, p, atol=0.02)
+
+
+def test_multinomial_zero_probability_is_never_drawn(device):
+    probs = tg.tensor(np.array([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]]), device=device)
+    ids = tg.multinomial(probs, 2000, replacement=True).numpy()
+    assert set(np.unique(ids[0])) == {1} and set(np.unique(ids[1])) == {0, 2}
+    one = tg.multinomial(probs, 1)
+    assert one.shape == (2, 1)
+
+
+# ------------------------------------------------------------------ creation against torch
+@pytest.mark.reference
+def test_creation_matches_torch(device):
+    torch = pytest.importorskip("torch")
+    pairs = [
+        (tg.zeros(2, 3, device=device), torch.zeros(2, 3)),
+        (tg.ones((2, 3), dtype=tg.float64, device=device), torch.ones((2, 3), dtype=torch.float64)),
+        (tg.zeros(4, dtype=tg.int64, device=device), torch.zeros(4, dtype=torch.int64)),
+        (tg.full((2, 2), 1.5, device=device), torch.full((2, 2), 1.5)),
+        (tg.full((2, 2), 7, device=device), torch.full((2, 2), 7)),
+        (tg.full((3,), True, device=device), torch.full((3,), True)),
+        (tg.arange(5, device=device), torch.arange(5)),
+        (tg.arange(2, 11, 3, device=device), torch.arange(2, 11, 3)),
+        (tg.arange(0.0, 2.0, 0.5, device=device), torch.arange(0.0, 2.0, 0.5)),
+        (tg.arange(5, dtype=tg.float64, device=device), torch.arange(5, dtype=torch.float64)),
+        (
+            tg.zeros_like(tg.ones(2, 3, dtype=tg.int32), device=device),
+            torch.zeros_like(torch.ones(2, 3, dtype=torch.int32)),
+        ),
+        (
+            tg.ones_like(tg.zeros(3, dtype=tg.float64, device=device)),
+            torch.ones_like(torch.zeros(3, dtype=torch.float64)),
+        ),
+        (tg.full_like(tg.zeros(2, device=device), 3.0), torch.full_like(torch.zeros(2), 3.0)),
+    ]
+    x = np.arange(1.0, 25.0).reshape(2, 3, 4)
+    for k in (-1, 0, 1, 2):
+        pairs.append((tg.tril(tg.tensor(x, device=device), k), torch.tril(torch.tensor(x), k)))
+        pairs.append((tg.triu(tg.tensor(x, device=device), k), torch.triu(torch.tensor(x), k)))
+    ones = np.ones((3, 5), dtype=np.float32)
+    pairs.append((tg.tril(tg.tensor(ones, device=device)), torch.tril(torch.tensor(ones))))
+    pairs.append((tg.triu(tg.tensor(ones, device=device), 2), torch.triu(torch.tensor(ones), 2)))
+    for k, (ours, theirs) in enumerate(pairs):
+        assert ours.device == device, k
+        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch."), (k, ours.dtype, theirs.dtype)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=str(k))
+
+
+def test_tril_gradient(device):
+    x = tg.tensor(np.ones((3, 3)), device=device, requires_grad=True)
+    tg.tril(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.tril(np.ones((3, 3))))
