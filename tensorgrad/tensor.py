@@ -346,17 +346,18 @@ class Tensor:
             other = Tensor(other, device=self.device)
         if self.ndim == 0 or other.ndim == 0:
             raise ValueError(f"matmul: both arguments need at least 1 dim, got shapes {self.shape} and {other.shape}")
+        rows = other.shape[-2] if other.ndim > 1 else other.shape[0]
+        if self.shape[-1] != rows:  # checked before 1-d operands are reshaped: the user's shapes
+            raise ValueError(
+                f"matmul: shapes {self.shape} and {other.shape} cannot be multiplied "
+                f"({self.shape[-1]} columns vs {rows} rows)"
+            )
         a, b = self._operands(other, "matmul") if self.dtype != other.dtype else (self, other)
         if a.ndim == 1:
             out = a.unsqueeze(0).matmul(b)  # (..., 1, m); (1,) when b is 1-d too
             return out.squeeze(-2) if b.ndim > 1 else out.squeeze(-1)
         if b.ndim == 1:
             return a.matmul(b.unsqueeze(-1)).squeeze(-1)
-        if a.shape[-1] != b.shape[-2]:
-            raise ValueError(
-                f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
-                f"({a.shape[-1]} columns vs {b.shape[-2]} rows)"
-            )
         if a.shape[:-2] != b.shape[:-2]:
             broadcast_shapes("matmul (batch dims)", a.shape[:-2], b.shape[:-2])
         return MatMul.apply(a, b)
