@@ -1,0 +1,220 @@
+"""Bad input gives a clear error: the right exception type, and a message that names what was
+wrong (the op, the shapes, the dim, the dtype, the offending value)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+import tensorgrad.nn.functional as F
+
+
+def randn(*shape, device="cpu"):
+    return tg.tensor(np.random.default_rng(0).standard_normal(shape), device=device)
+
+
+# ------------------------------------------------------------------ shapes
+def test_matmul_shape_mismatch_names_both_shapes(device):
+    with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(4, 5\) cannot be multiplied"):
+        randn(2, 3, device=device) @ randn(4, 5, device=device)
+    with pytest.raises(ValueError, match=r"matmul: shapes \(3,\) and \(4,\) cannot be multiplied"):
+        randn(3, device=device) @ randn(4, device=device)
+    with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4,\) cannot be multiplied \(3 columns vs 4 rows\)"):
+        randn(2, 3, device=device) @ randn(4, device=device)
+    with pytest.raises(ValueError, match=r"shapes \(3,\) and \(2, 4, 5\)"):
+        randn(3, device=device) @ randn(2, 4, 5, device=device)
+    with pytest.raises(ValueError, match=r"matmul \(batch dims\): shapes \(2,\) and \(3,\)"):
+        randn(2, 4, 5, device=device) @ randn(3, 5, 6, device=device)
+    with pytest.raises(ValueError, match="at least 1 dim"):
+        randn(device=device) @ randn(3, device=device)
+
+
+def test_broadcast_mismatch_names_op_and_shapes(device):
+    with pytest.raises(ValueError, match=r"add: shapes \(2, 3\) and \(4,\) cannot be broadcast"):
+        randn(2, 3, device=device) + randn(4, device=device)
+    with pytest.raises(ValueError, match=r"mul: shapes \(2, 3\) and \(2,\)"):
+        randn(2, 3, device=device) * randn(2, device=device)
+
+
+def test_reshape_to_an_invalid_shape():
+    with pytest.raises(ValueError, match=r"reshape: shape \(4, 4\) is invalid for a tensor of shape \(2, 3\)"):
+        randn(2, 3).reshape(4, 4)
+    with pytest.raises(ValueError, match=r"reshape: shape \(-1, -1\)"):
+        randn(2, 3).reshape(-1, -1)
+    with pytest.raises(ValueError, match=r"shape \(4, -1\) is invalid.*\(6 elements\)"):
+        randn(2, 3).view(4, -1)
+
+
+def test_other_shape_errors():
+    with pytest.raises(ValueError, match=r"permute: \(0, 0\) is not a permutation"):
+        randn(2, 3).permute(0, 0)
+    with pytest.raises(ValueError, match=r"expand: .*\(2, 3\).*\(4, 3\)"):
+        randn(2, 3).expand(4, 3)
+    with pytest.raises(ValueError, match=r"cat: shapes \(2, 3\) and \(2, 4\) differ outside dim 0"):
+        tg.cat([randn(2, 3), randn(2, 4)])
+    with pytest.raises(ValueError, match="non-empty"):
+        tg.cat([])
+    with pytest.raises(ValueError, match=r"stack: expects tensors of equal shape, got \(2, 3\) and \(3, 2\)"):
+        tg.stack([randn(2, 3), randn(3, 2)])
+    with pytest.raises(ValueError, match=r"split: sizes \[1, 1\] do not add up to 3"):
+        randn(3, 2).split([1, 1])
+    with pytest.raises(IndexError, match=r"out of range for a tensor of shape \(2, 3\)"):
+        randn(2, 3)[5]
+    with pytest.raises(IndexError, match=r"shape \(2, 3\)"):
+        randn(2, 3)[:, [0, 3]]
+
+
+# ------------------------------------------------------------------ dims
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda x: x.sum(3), "sum"),
+        (lambda x: x.mean((0, -4)), "mean"),
+        (lambda x: x.amax(5), "amax"),
+        (lambda x: x.var(3), "var"),
+        (lambda x: x.max(3), "amax"),
+        (lambda x: x.softmax(3), "softmax"),
+        (lambda x: x.log_softmax(-4), "log_softmax"),
+        (lambda x: x.transpose(0, 3), "transpose"),
+        (lambda x: x.permute(0, 1, 3), "permute"),
+        (lambda x: x.unsqueeze(5), "unsqueeze"),
+        (lambda x: x.squeeze(3), "squeeze"),
+        (lambda x: x.flatten(3), "flatten"),
+        (lambda x: x.split(1, dim=3), "split"),
+        (lambda x: tg.cat([x, x], dim=3), "cat"),
+        (lambda x: tg.stack([x, x], dim=5), "stack"),
+        (lambda x: x.size(3), "size"),
+    ],
+)
+def test_out_of_range_dim_names_the_op_and_the_dim(call, name):
+    x = randn(2, 3, 4)
+    with pytest.raises(IndexError, match=rf"{name}: dim -?\d is out of range for a tensor of \d dims"):
+        call(x)
+
+
+def test_bad_dim_types_and_repeats():
+    with pytest.raises(TypeError, match="sum: dim must be an int, got str"):
+        randn(2, 3).sum("rows")
+    with pytest.raises(ValueError, match=r"sum: dim \(1, -1\) repeats an axis"):
+        randn(2, 3).sum((1, -1))
+
+
+# ------------------------------------------------------------------ backward
+def test_backward_errors():
+    with pytest.raises(RuntimeError, match=r"scalar output, but the shape is \(2, 3\)"):
+        (randn(2, 3).double().requires_grad_() * 2).backward()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        randn(2).sum().backward()
+
+
+# ------------------------------------------------------------------ devices
+def test_device_mix_names_op_and_devices():
+    with pytest.raises(
+        tg.DeviceError, match=r"MaskedFill: expected all tensors on the same device, got strict and cpu"
+    ):
+        randn(2, 2, device="strict").masked_fill(tg.tensor([[True, False], [False, True]]), 0.0)
+    with pytest.raises(tg.DeviceError, match=r"Sub: .*cpu and strict"):
+        randn(2) - randn(2, device="strict")
+    with pytest.raises(tg.DeviceError, match=r"comparison: tensors on cpu and strict"):
+        _ = randn(2) < randn(2, device="strict")
+    with pytest.raises(tg.DeviceError, match=r"backward\(\): gradient on cpu, tensor on strict"):
+        (randn(2, device="strict").requires_grad_() * 2).backward(randn(2))
+
+
+# ------------------------------------------------------------------ dtypes
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda x: x.softmax(-1), "softmax"),
+        (lambda x: x.log_softmax(-1), "log_softmax"),
+        (lambda x: x.mean(), "mean"),
+        (lambda x: x.var(), "var"),
+        (lambda x: F.layer_norm(x, (3,)), "layer_norm"),
+        (lambda x: F.cross_entropy(x, tg.tensor([0, 1])), "cross_entropy"),
+    ],
+)
+def test_float_op_on_int_tensor_names_the_dtype(call, name):
+    x = tg.tensor([[1, 2, 3], [4, 5, 6]])
+    with pytest.raises(TypeError, match=rf"{name}: .*floating.*int64"):
+        call(x)
+
+
+def test_gradients_only_for_floats():
+    with pytest.raises(TypeError, match=r"only floating-point tensors can require gradients, got dtype int64"):
+        tg.tensor([1, 2], requires_grad=True)
+
+
+# ------------------------------------------------------------------ ids
+@pytest.mark.parametrize("bad", [7, -1, 5])
+def test_embedding_id_out_of_range_names_the_value(bad, device):
+    ids = tg.tensor([[0, 1], [bad, 2]], device=device)
+    with pytest.raises(IndexError, match=rf"embedding: .*contains {bad}, outside \[0, 5\)"):
+        F.embedding(ids, randn(5, 3, device=device))
+
+
+def test_embedding_ids_must_be_integers():
+    with pytest.raises(TypeError, match="embedding: .*integer tensor, got dtype float32"):
+        F.embedding(tg.tensor([0.0, 1.0]), randn(5, 3))
+
+
+@pytest.mark.parametrize("bad", [4, -3])
+def test_cross_entropy_target_out_of_range_names_the_value(bad, device):
+    logits = randn(3, 4, device=device)
+    with pytest.raises(IndexError, match=rf"cross_entropy: target contains {bad}, outside \[0, 4\)"):
+        F.cross_entropy(logits, tg.tensor([0, bad, 1], device=device))
+
+
+def test_cross_entropy_ignored_target_is_not_out_of_range():
+    loss = F.cross_entropy(randn(3, 4), tg.tensor([0, -100, 1]))
+    assert np.isfinite(loss.item())
+
+
+def test_cross_entropy_shape_and_argument_errors():
+    with pytest.raises(ValueError, match=r"expects logits of shape \(N, C\), got \(2, 3, 4\); reshape"):
+        F.cross_entropy(randn(2, 3, 4), tg.tensor([0, 1]))
+    with pytest.raises(ValueError, match=r"target of shape \(2,\) does not match logits \(3, 4\)"):
+        F.cross_entropy(randn(3, 4), tg.tensor([0, 1]))
+    with pytest.raises(ValueError, match="reduction must be"):
+        F.cross_entropy(randn(2, 4), tg.tensor([0, 1]), reduction="avg")
+
+
+# ------------------------------------------------------------------ masks, arguments
+def test_masked_fill_needs_a_bool_mask():
+    x = randn(2, 3)
+    with pytest.raises(TypeError, match="masked_fill: mask must be a bool tensor, got int64"):
+        x.masked_fill(tg.tensor([[0, 1, 0], [1, 0, 0]]), 0.0)
+    with pytest.raises(TypeError, match="masked_fill: mask must be a bool tensor, got ndarray"):
+        x.masked_fill(np.zeros((2, 3), dtype=bool), 0.0)
+    with pytest.raises(ValueError, match=r"masked_fill: .*\(2, 1, 3\).*\(2, 3\)"):
+        x.masked_fill(tg.tensor(np.zeros((2, 1, 3), dtype=bool)), 0.0)
+    with pytest.raises(TypeError, match="where: condition must be a bool tensor"):
+        tg.where(tg.tensor([1, 0]), randn(2), randn(2))
+
+
+def test_layer_norm_and_linear_shape_errors():
+    with pytest.raises(ValueError, match=r"layer_norm: normalized_shape \(4,\) does not match .*\(2, 3\)"):
+        F.layer_norm(randn(2, 3), 4)
+    with pytest.raises(ValueError, match=r"layer_norm: weight has shape \(4,\), expected \(3,\)"):
+        F.layer_norm(randn(2, 3), (3,), weight=randn(4))
+    with pytest.raises(ValueError, match=r"linear: input has 3 features .* expects 4"):
+        F.linear(randn(2, 3), randn(5, 4))
+
+
+def test_argument_errors():
+    with pytest.raises(TypeError, match="pow: only a Python number exponent"):
+        randn(2) ** randn(2)
+    with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh', got 'fast'"):
+        F.gelu(randn(2), approximate="fast")
+    with pytest.raises(ValueError, match=r"dropout probability has to be in \[0, 1\], got 1.5"):
+        F.dropout(randn(2), 1.5)
+    with pytest.raises(ValueError, match=r"item\(\): only a one-element tensor .* shape is \(2,\)"):
+        randn(2).item()
+    with pytest.raises(ValueError, match=r"randint: empty range \[3, 3\)"):
+        tg.randint(3, 3, (2,))
+    with pytest.raises(TypeError, match="random floats need a floating dtype"):
+        tg.randn(2, dtype=tg.int64)
+    with pytest.raises(NotImplementedError, match="without replacement"):
+        tg.multinomial(tg.tensor([0.5, 0.5]), 2)
+    with pytest.raises(ValueError, match=r"tril: needs at least 2 dims, got shape \(3,\)"):
+        tg.tril(randn(3))
