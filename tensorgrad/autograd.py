@@ -184,10 +184,15 @@ def run_backward(root, grad, retain_graph=False):
             continue
         ctx = node._ctx
         if ctx is None:  # a leaf: accumulate into .grad
-            if node.grad is None:
-                node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
-            else:
+            if node.grad is not None:
                 node.grad.data += g
+                continue
+            buffer = getattr(node, "_grad_buffer", None)  # a Parameter may bring its own array
+            if buffer is not None and buffer.shape == g.shape and buffer.dtype == g.dtype:
+                buffer[...] = g
+                node.grad = Tensor._make(buffer, node.device, False)
+            else:
+                node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
             continue
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):

@@ -132,10 +132,14 @@ def test_zero_grad_and_params_without_grad_are_skipped():
     assert a.grad is None
 
 
-def test_step_updates_in_place_on_the_device():
+@pytest.mark.parametrize("fused", [False, True])
+def test_step_updates_in_place_on_the_device(fused):
     p = nn.Parameter(tg.ones(3, device="strict"))
+    opt = AdamW([p], lr=0.1, fused=fused)
+    (p * p).sum().backward()
+    opt.step()  # the fused path moves the parameter into its group's flat array once, here
     data = p.data
-    opt = AdamW([p], lr=0.1)
+    p.grad = None
     (p * p).sum().backward()
     opt.step()
     assert p.data is data and p.device == "strict" and opt.state[p]["exp_avg"].device == "strict"

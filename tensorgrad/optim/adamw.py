@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..tensor import Tensor
+from .flat import FlatGroup
 from .optimizer import Optimizer
 
 
@@ -38,7 +39,15 @@ def adamw_update_(
 
 
 class AdamW(Optimizer):
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01):
+    """torch.optim.AdamW.  With fused=True (the default where it applies: every parameter of a
+    group on one device with one dtype) a group's parameters, gradients and moments live in
+    flat arrays (optim/flat.py) and a step is one adamw_update_ over all of them, instead of a
+    Python loop over each parameter.  Same numbers either way (tests/test_optim_fused.py)."""
+
+    def __init__(
+        self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
+        fused: bool | None = None,
+    ):  # fmt: skip
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -49,11 +58,17 @@ class AdamW(Optimizer):
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+        self.fused = fused is not False
+        if fused and not all(FlatGroup.fits(g["params"]) for g in self.param_groups):
+            raise ValueError("fused=True needs every group's parameters on one device with one floating dtype")
+        self._flat: dict = {}  # id(group) -> FlatGroup
 
     def _update_group(self, group: dict):
         beta1, beta2 = group["betas"]
         hyper = {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"]}
         hyper["weight_decay"] = group["weight_decay"]
+        if self.fused and self._fused_step(group, hyper):
+            return
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -70,3 +85,35 @@ class AdamW(Optimizer):
             "exp_avg_sq": Tensor._make(xp.zeros_like(p.data), p.device, False),
         }
         return s
+
+    def _fused_step(self, group: dict, hyper: dict) -> bool:
+        """One update of the whole group on its flat arrays; False where it does not apply (a
+        parameter without a gradient this step, or parameters at different steps)."""
+        params = group["params"]
+        if any(p.grad is None for p in params) or not FlatGroup.fits(params):
+            return False
+        states = [self.state.get(p) for p in params]
+        steps = {s["step"] if s else 0 for s in states}
+        if len(steps) != 1:
+            return False
+        flat = self._flat.get(id(group))
+        if flat is None or flat.params != params or not flat.sync(self.state):
+            flat = self._flat[id(group)] = FlatGroup(params, ("exp_avg", "exp_avg_sq"))
+            for p, s in zip(params, states):  # take over any existing state
+                if s is not None:
+                    self.state[p] = s
+            flat.sync(self.state)
+        step = steps.pop() + 1
+        for i, p in enumerate(params):
+            s = self.state.get(p)
+            if s is None:
+                s = self.state[p] = {
+                    "step": 0,
+                    "exp_avg": Tensor._make(flat.state_views["exp_avg"][i], p.device, False),
+                    "exp_avg_sq": Tensor._make(flat.state_views["exp_avg_sq"][i], p.device, False),
+                }
+            s["step"] = step
+        adamw_update_(
+            flat.data, flat.grad, flat.state["exp_avg"], flat.state["exp_avg_sq"], step=step, xp=flat.xp, **hyper
+        )
+        return True
