@@ -1,0 +1,343 @@
+"""Speed of tensorgrad against PyTorch, side by side, in one run.
+
+    python benchmarks/bench.py                         # small and large training steps, ops, generation
+    python benchmarks/bench.py --presets small --steps 50
+    python benchmarks/bench.py --backend cupy          # on an NVIDIA GPU (timed with CUDA events)
+    python benchmarks/bench.py --no-torch              # our figures only
+
+Each training-step measurement runs in its own process (same model, same batch, same float32
+weights, same thread count for both), so the two frameworks' thread pools never compete and
+the peak memory (max RSS) of each is its own.  Reported: the median of the timed steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GEMM_RATE = 300e9  # float32 FLOP/s of this machine's two cores (measured: ~300 GFLOP/s with OpenBLAS)
+
+
+def step_flops(config) -> float:
+    """Forward + backward FLOPs of one training step: 6 per weight per token for the matmuls
+    (2 forward, 4 backward), plus the attention products q k^T and P v."""
+    B, T, C, L = config.batch_size, config.block_size, config.n_embd, config.n_layer
+    if config.kind == "bigram":
+        return 0.0
+    weights = L * (3 * C * C + (C * C if config.proj else 0) + (8 * C * C if config.ffn == "mlp" else C * C))
+    weights += C * config.vocab_size
+    return 6 * weights * B * T + 6 * 2 * L * B * T * T * C
+
+
+# ----------------------------------------------------------------------------- workers
+def _sync(backend_name):
+    if backend_name == "cupy":
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
+def worker_tensorgrad(preset, steps, backend_name):
+    import tensorgrad as tg
+    from gpt import build_model, get_config
+
+    device = "cuda" if backend_name == "cupy" else "cpu"
+    config = get_config(preset)
+    tg.manual_seed(0)
+    model = build_model(config).to(device)
+    opt = tg.optim.AdamW(model.parameters(), lr=config.learning_rate)
+    x = tg.randint(65, (config.batch_size, config.block_size), device=device)
+    y = tg.randint(65, (config.batch_size, config.block_size), device=device)
+
+    def step():
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return _time_steps(step, steps, lambda: _sync(backend_name))
+
+
+def worker_torch(preset, steps, backend_name, threads):
+    import torch
+
+    from benchmarks.torch_gpt import build_torch_model
+    from gpt import get_config
+
+    torch.set_num_threads(threads)
+    device = "cuda" if backend_name == "cupy" else "cpu"
+    config = get_config(preset)
+    torch.manual_seed(0)
+    model = build_torch_model(config).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
+    x = torch.randint(65, (config.batch_size, config.block_size), device=device)
+    y = torch.randint(65, (config.batch_size, config.block_size), device=device)
+
+    def step():
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    return _time_steps(step, steps, sync)
+
+
+def _time_steps(step, steps, sync):
+    for _ in range(3):  # warm-up: allocator, BLAS threads, caches
+        step()
+    sync()
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        step()
+        sync()
+        times.append(time.perf_counter() - t)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"ms": 1000 * statistics.median(times), "min_ms": 1000 * min(times), "peak_mb": rss_mb}
+
+
+def run_worker(framework, preset, steps, backend_name, threads):
+    """One measurement in a fresh process; returns its JSON result (or None if it failed)."""
+    cmd = [sys.executable, __file__, "--worker", framework, "--presets", preset, "--steps", str(steps),
+           "--backend", backend_name, "--threads", str(threads)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        print(f"  ({framework} {preset} failed: {proc.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- per-op timings
+def op_table(backend_name, with_torch, repeats):
+    """Forward and backward of the big ops at the large model's sizes, ours against PyTorch's."""
+    import numpy as np
+
+    import tensorgrad as tg
+    from tensorgrad.nn import functional as F
+
+    device = "cuda" if backend_name == "cupy" else "cpu"
+    B, T, C, H, V = 64, 256, 384, 6, 65
+    rng = np.random.default_rng(0)
+
+    def arr(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    x, w, b = arr(B, T, C), arr(4 * C, C) * 0.05, arr(4 * C)
+    q, k, v = arr(B, H, T, C // H), arr(B, H, T, C // H), arr(B, H, T, C // H)
+    logits, targets = arr(B * T, V), rng.integers(0, V, B * T)
+    lnw, lnb = arr(C), arr(C)
+    mask = np.tril(np.ones((T, T), dtype=bool))
+    cases = {
+        "linear 384->1536": (lambda t: F.linear(t[0], t[1], t[2]), [x, w, b]),
+        "attention (sdpa)": (lambda t: F.scaled_dot_product_attention(t[0], t[1], t[2], attn_mask=t[3]),
+                             [q, k, v, mask]),
+        "softmax (B,H,T,T)": (lambda t: F.softmax(t[0], dim=-1), [arr(B, H, T, T)]),
+        "layernorm": (lambda t: F.layer_norm(t[0], (C,), t[1], t[2]), [x, lnw, lnb]),
+        "cross-entropy": (lambda t: F.cross_entropy(t[0], t[1]), [logits, targets]),
+    }  # fmt: skip
+
+    def timeit(fn, sync):
+        fn()
+        sync()
+        ts = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            fn()
+            sync()
+            ts.append(time.perf_counter() - t)
+        return 1000 * statistics.median(ts)
+
+    rows = []
+    for name, (fn, inputs) in cases.items():
+        ours = [tg.tensor(a, device=device, requires_grad=a.dtype == np.float32) for a in inputs]
+        out = fn(ours)
+        g = tg.tensor(np.ones(out.shape, np.float32) / out.numel(), device=device)
+        fwd = timeit(lambda: fn(ours), lambda: _sync(backend_name))
+        both = timeit(lambda: fn(ours).backward(g), lambda: _sync(backend_name))
+        row = [name, fwd, both - fwd]
+        if with_torch:
+            import torch
+            import torch.nn.functional as TF
+
+            tdev = "cuda" if device == "cuda" else "cpu"
+            tfns = {
+                "linear 384->1536": lambda t: TF.linear(t[0], t[1], t[2]),
+                "attention (sdpa)": lambda t: TF.scaled_dot_product_attention(t[0], t[1], t[2], attn_mask=t[3]),
+                "softmax (B,H,T,T)": lambda t: TF.softmax(t[0], dim=-1),
+                "layernorm": lambda t: TF.layer_norm(t[0], (C,), t[1], t[2]),
+                "cross-entropy": lambda t: TF.cross_entropy(t[0], t[1]),
+            }
+            theirs = [torch.tensor(a, device=tdev, requires_grad=a.dtype == np.float32) for a in inputs]
+            tg_out = tfns[name](theirs)
+            tgrad = torch.ones_like(tg_out) / tg_out.numel()
+            tsync = torch.cuda.synchronize if tdev == "cuda" else (lambda: None)
+            tfwd = timeit(lambda: tfns[name](theirs), tsync)
+            tboth = timeit(lambda: tfns[name](theirs).backward(tgrad), tsync)
+            row += [tfwd, tboth - tfwd]
+        rows.append(row)
+    return rows
+
+
+def adamw_row(backend_name, with_torch, repeats):
+    """One AdamW step over the large model's 10.8M parameters."""
+    import tensorgrad as tg
+    from gpt import build_model
+
+    device = "cuda" if backend_name == "cupy" else "cpu"
+    model = build_model("large").to(device)
+    for p in model.parameters():
+        p.grad = tg.ones_like(p) * 1e-3
+    opt = tg.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def bench(fn, sync):
+        fn()
+        sync()
+        ts = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            fn()
+            sync()
+            ts.append(time.perf_counter() - t)
+        return 1000 * statistics.median(ts)
+
+    row = ["AdamW step (10.8M params)", bench(opt.step, lambda: _sync(backend_name)), 0.0]
+    if with_torch:
+        import torch
+
+        from benchmarks.torch_gpt import build_torch_model
+        from gpt import get_config
+
+        tdev = "cuda" if device == "cuda" else "cpu"
+        tm = build_torch_model(get_config("large")).to(tdev)
+        for p in tm.parameters():
+            p.grad = torch.full_like(p, 1e-3)
+        topt = torch.optim.AdamW(tm.parameters(), lr=3e-4)
+        row += [bench(topt.step, torch.cuda.synchronize if tdev == "cuda" else (lambda: None)), 0.0]
+    return row
+
+
+# ----------------------------------------------------------------------------- generation
+def generation_row(preset, backend_name, with_torch, tokens):
+    import tensorgrad as tg
+    from gpt import build_model, get_config
+
+    device = "cuda" if backend_name == "cupy" else "cpu"
+    tg.manual_seed(0)
+    model = build_model(preset).to(device)
+    idx = tg.zeros(1, 1, dtype=tg.long, device=device)
+    t = time.perf_counter()
+    model.generate(idx, tokens)
+    _sync(backend_name)
+    ours = time.perf_counter() - t
+    row = [f"generate {tokens} tokens ({preset})", 1000 * ours]
+    if with_torch:
+        import torch
+        from torch.nn import functional as TF
+
+        from benchmarks.torch_gpt import build_torch_model
+
+        tdev = "cuda" if device == "cuda" else "cpu"
+        config = get_config(preset)
+        tm = build_torch_model(config).to(tdev).eval()
+        tidx = torch.zeros(1, 1, dtype=torch.long, device=tdev)
+        t = time.perf_counter()
+        with torch.no_grad():
+            for _ in range(tokens):
+                logits, _ = tm(tidx[:, -config.block_size :])
+                probs = TF.softmax(logits[:, -1, :], dim=-1)
+                tidx = torch.cat((tidx, torch.multinomial(probs, 1)), dim=1)
+        if tdev == "cuda":
+            torch.cuda.synchronize()
+        row.append(1000 * (time.perf_counter() - t))
+    return row
+
+
+# ----------------------------------------------------------------------------- main
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--presets", nargs="+", default=["small", "large"])
+    p.add_argument("--steps", type=int, default=None, help="timed steps (default: 30 small, 5 large)")
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch intra-op threads")
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "ops", "generate"])
+    p.add_argument("--gen-tokens", type=int, default=500)
+    p.add_argument("--worker", choices=["tensorgrad", "torch"], help=argparse.SUPPRESS)
+    args = p.parse_args()
+
+    if args.worker:
+        preset = args.presets[0]
+        if args.worker == "tensorgrad":
+            out = worker_tensorgrad(preset, args.steps, args.backend)
+        else:
+            out = worker_torch(preset, args.steps, args.backend, args.threads)
+        print(json.dumps(out))
+        return
+
+    with_torch = not args.no_torch
+    if with_torch:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            print("(PyTorch is not installed: printing tensorgrad's figures only)")
+            with_torch = False
+
+    import numpy as np
+
+    from gpt import get_config
+
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, NumPy {np.__version__}"
+          + (f", PyTorch {__import__('torch').__version__} ({args.threads} threads)" if with_torch else "")
+          + f"; backend {args.backend}")  # fmt: skip
+
+    if "steps" not in args.skip:
+        print("\nTraining step (forward + backward + AdamW), float32, median ms/step")
+        print("| preset | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms "
+              "| tensorgrad peak MB | PyTorch peak MB |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for preset in args.presets:
+            steps = args.steps or (30 if preset != "large" else 5)
+            ours = run_worker("tensorgrad", preset, steps, args.backend, args.threads)
+            theirs = run_worker("torch", preset, steps, args.backend, args.threads) if with_torch else None
+            floor = 1000 * step_flops(get_config(preset)) / GEMM_RATE
+            if ours is None:
+                continue
+            t_ms = f"{theirs['ms']:.1f}" if theirs else "-"
+            ratio = f"{ours['ms'] / theirs['ms']:.2f}" if theirs else "-"
+            t_mb = f"{theirs['peak_mb']:.0f}" if theirs else "-"
+            print(f"| {preset} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} | {ours['peak_mb']:.0f} | {t_mb} |",
+                  flush=True)  # fmt: skip
+
+    if "ops" not in args.skip:
+        print("\nOps at the large model's sizes (B=64, T=256, C=384, 6 heads), median ms")
+        head = "| op | tensorgrad fwd | tensorgrad bwd |" + (" PyTorch fwd | PyTorch bwd |" if with_torch else "")
+        print(head)
+        print("|---" * (head.count("|") - 1) + "|")
+        rows = op_table(args.backend, with_torch, repeats=5) + [adamw_row(args.backend, with_torch, repeats=5)]
+        for row in rows:
+            print("| " + row[0] + " | " + " | ".join(f"{v:.1f}" for v in row[1:]) + " |", flush=True)
+
+    if "generate" not in args.skip:
+        print(f"\nGeneration, {args.gen_tokens} tokens, batch 1, ms")
+        print("| what | tensorgrad |" + (" PyTorch |" if with_torch else ""))
+        print("|---|---:|" + ("---:|" if with_torch else ""))
+        for preset in args.presets:
+            row = generation_row(preset, args.backend, with_torch, args.gen_tokens)
+            print("| " + row[0] + " | " + " | ".join(f"{v:.0f}" for v in row[1:]) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
