@@ -69,16 +69,19 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.fast = fast
 
-    def forward(self, x):
-        if self.fast:
-            out = self.forward_batched(x)  # (B, T, H * hs)
+    def forward(self, x, cache=None):
+        if self.fast or cache is not None:
+            out = self.forward_batched(x, cache)  # (B, T, H * hs)
         else:
             out = tg.cat([h(x) for h in self.heads], dim=-1)  # (B, T, H * hs)
         if self.proj is not None:
             out = self.dropout(self.proj(out))  # (B, T, C)
         return out
 
-    def forward_batched(self, x):
+    def forward_batched(self, x, cache=None):
+        """All heads at once.  With a `cache` (a dict, generation only), x holds only the new
+        positions: their keys and values are appended to the cached ones and their queries attend
+        to all of them (a KV cache: earlier positions are not recomputed)."""
         B, T, C = x.shape
         H = len(self.heads)
         first = self.heads[0]
@@ -91,11 +94,18 @@ class MultiHeadAttention(nn.Module):
         )  # (3 * H * hs, C): every head's query, key and value weights, stacked
         qkv = F.linear(x, w)  # (B, T, 3 * H * hs)
         q, k, v = qkv.view(B, T, 3, H, hs).permute(2, 0, 3, 1, 4)  # each (B, H, T, hs)
+        t0 = 0  # the position of x's first row
+        if cache is not None:
+            if "k" in cache:
+                t0 = cache["k"].shape[2]
+                k = tg.cat([cache["k"], k], dim=2)  # (B, H, t0 + T, hs)
+                v = tg.cat([cache["v"], v], dim=2)  # (B, H, t0 + T, hs)
+            cache["k"], cache["v"] = k, v
         # The lecture's four lines (q k^T * scale, masked_fill with tril, softmax, dropout) and
         # the product with v, as one op with its own backward (tensorgrad/ops/attention.py).
         out = F.scaled_dot_product_attention(
             q, k, v,
-            attn_mask=first.tril[:T, :T] != 0,  # (T, T): True where position t may look
+            attn_mask=first.tril[t0 : t0 + T, : t0 + T] != 0,  # (T, t0 + T): True where a position may look
             dropout_p=first.dropout.p if self.training else 0.0,
             scale=first.scale(k, C),
         )  # (B, H, T, hs)  # fmt: skip
@@ -138,12 +148,12 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(c.n_embd) if c.layernorm and self.ffwd is not None else None
         self.residual = c.residual
 
-    def forward(self, x):
+    def forward(self, x, cache=None):
         if not self.residual:
-            x = self.sa(x)  # (B, T, C): each layer replaces x
+            x = self.sa(x, cache)  # (B, T, C): each layer replaces x
             return self.ffwd(x) if self.ffwd is not None else x
         # Pre-norm residual: the branches read a normalised x and add to the untouched stream.
-        x = x + self.sa(self.ln1(x) if self.ln1 is not None else x)  # (B, T, C)
+        x = x + self.sa(self.ln1(x) if self.ln1 is not None else x, cache)  # (B, T, C)
         if self.ffwd is not None:
             x = x + self.ffwd(self.ln2(x) if self.ln2 is not None else x)  # (B, T, C)
         return x
@@ -159,19 +169,31 @@ class LanguageModel(nn.Module):
         return F.cross_entropy(logits.view(B * T, V), targets.view(B * T))
 
     @tg.no_grad()
-    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
         """Append max_new_tokens sampled ids to idx (B, T), in eval mode, without a graph.
 
-        The context is cropped to the last block_size ids, so any prompt length works.
+        The context is cropped to the last block_size ids, so any prompt length works.  With
+        use_cache (GPT models), keys and values of earlier positions are kept while the context
+        fits in block_size, so each new token costs one position instead of the whole context;
+        once the window slides, every position's embedding changes and the context is recomputed,
+        exactly as without the cache (tests/ check both give the same tokens).
         """
         if temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         was_training = self.training
         self.eval()
+        cache = None
         try:
             for _ in range(max_new_tokens):
-                idx_cond = idx[:, -self.block_size :]  # (B, <=block_size)
-                logits, _ = self(idx_cond)  # (B, T, V)
+                if use_cache and isinstance(self, GPTLanguageModel) and idx.shape[1] <= self.block_size:
+                    if cache is None:  # the prompt, all at once
+                        cache = KVCache(len(self.blocks))
+                        logits, _ = self(idx, cache=cache)  # (B, T, V)
+                    else:  # only the newest id
+                        logits, _ = self(idx[:, -1:], cache=cache)  # (B, 1, V)
+                else:
+                    idx_cond = idx[:, -self.block_size :]  # (B, <=block_size)
+                    logits, _ = self(idx_cond)  # (B, T, V)
                 logits = logits[:, -1, :] / temperature  # (B, V): the last position predicts the next id
                 if top_k is not None:
                     logits = _keep_top_k(logits, top_k)
@@ -181,6 +203,14 @@ class LanguageModel(nn.Module):
         finally:
             self.train(was_training)
         return idx
+
+
+class KVCache:
+    """Per layer, the keys and values (B, heads, t, head_size) of the positions seen so far."""
+
+    def __init__(self, n_layer):
+        self.layers = [{} for _ in range(n_layer)]
+        self.length = 0
 
 
 def _keep_top_k(logits, k):
@@ -218,14 +248,22 @@ class GPTLanguageModel(LanguageModel):
         self.lm_head = nn.Linear(c.n_embd, c.vocab_size)
         # PyTorch's default initialisation (the write-up's step-0 losses of 4.28-4.31 show it).
 
-    def forward(self, idx, targets=None):
+    def forward(self, idx, targets=None, cache=None):
+        """idx (B, T) -> logits (B, T, V) and the loss.  `cache` (a KVCache, generation only):
+        idx holds the positions after the cached ones."""
         B, T = idx.shape
-        if T > self.block_size:
-            raise ValueError(f"context of {T} tokens is longer than block_size={self.block_size}")
+        start = cache.length if cache is not None else 0
+        if start + T > self.block_size:
+            raise ValueError(f"context of {start + T} tokens is longer than block_size={self.block_size}")
         tok_emb = self.token_embedding_table(idx)  # (B, T, C)
-        pos_emb = self.position_embedding_table(tg.arange(T, device=idx.device))  # (T, C)
+        pos_emb = self.position_embedding_table(tg.arange(start, start + T, device=idx.device))  # (T, C)
         x = tok_emb + pos_emb  # (B, T, C)
-        x = self.blocks(x)  # (B, T, C)
+        if cache is None:
+            x = self.blocks(x)  # (B, T, C)
+        else:
+            for block, layer_cache in zip(self.blocks, cache.layers):
+                x = block(x, layer_cache)  # (B, T, C)
+            cache.length += T
         if self.ln_f is not None:
             x = self.ln_f(x)  # (B, T, C)
         logits = self.lm_head(x)  # (B, T, V)
