@@ -611,5 +611,7 @@ class Tensor:
         for name, t in (("weight", weight), ("bias", bias)):
             if t is not None and t.shape != shape:
                 raise ValueError(f"layer_norm: {name} has shape {t.shape}, expected {shape}")
+            if t is not None and t.dtype != self.dtype:  # else its gradient would come back in x's dtype
+                raise TypeError(f"layer_norm: {name} is {t.dtype} but the input is {self.dtype} (as in PyTorch)")
         self._require_float("layer_norm")
         return LayerNorm.apply(self, weight, bias, k=len(shape), eps=eps)

@@ -72,7 +72,10 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """z = x ** p for a Python number p.   dx = g * p * x ** (p - 1)."""
+    """z = x ** p for a Python number p.   dx = g * p * x ** (p - 1).
+
+    For p = 0, z = 1 is constant and dx = 0 (also at x = 0, where 0 * x ** -1 would be nan).
+    """
 
     def forward(self, x, exponent):
         self.save_for_backward(x, exponent)
@@ -80,6 +83,8 @@ class Pow(Function):
 
     def backward(self, g):
         x, p = self.saved
+        if p == 0:
+            return self.xp.zeros_like(g)
         if p == 2:
             return g * 2 * x
         return g * p * x ** (p - 1)
