@@ -315,3 +315,10 @@ def test_setitem_on_a_tensor_that_requires_grad_raises():
     with tg.no_grad():
         x[0] = 3.0
     assert x.numpy()[0] == 3.0
+
+
+def test_pow_zero_has_zero_gradient_everywhere(device):
+    """x ** 0 = 1 is constant: its gradient is 0, also at x = 0 (not 0 * 0 ** -1 = nan), as in PyTorch."""
+    x = leaf([0.0, 2.0], device)
+    (x**0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])

@@ -197,6 +197,8 @@ def test_layer_norm_and_linear_shape_errors():
         F.layer_norm(randn(2, 3), 4)
     with pytest.raises(ValueError, match=r"layer_norm: weight has shape \(4,\), expected \(3,\)"):
         F.layer_norm(randn(2, 3), (3,), weight=randn(4))
+    with pytest.raises(TypeError, match="layer_norm: weight is float32 but the input is float64"):
+        F.layer_norm(randn(2, 3), (3,), weight=tg.ones(3))
     with pytest.raises(ValueError, match=r"linear: input has 3 features .* expects 4"):
         F.linear(randn(2, 3), randn(5, 4))
 
