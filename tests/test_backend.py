@@ -273,3 +273,18 @@ def test_tril_gradient(device):
     x = tg.tensor(np.ones((3, 3)), device=device, requires_grad=True)
     tg.tril(x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.tril(np.ones((3, 3))))
+
+
+def test_embedding_backward_scatter_add_path_matches_one_hot(device, monkeypatch):
+    """Large tables use a scatter-add instead of the one-hot matmul: both accumulate repeats."""
+    ids = tg.tensor(np.array([3, 1, 3, 3, 0]), device=device)
+    g = np.random.default_rng(0).standard_normal((5, 2))
+    xp = backend.namespace(device)
+    gd = tg.tensor(g, device=device).data
+    one_hot = backend.to_numpy(backend.embedding_backward(xp, ids.data, gd, 4))
+    monkeypatch.setattr(backend, "_ONE_HOT_LIMIT", 0)
+    scatter = backend.to_numpy(backend.embedding_backward(xp, ids.data, gd, 4))
+    want = np.zeros((4, 2))
+    np.add.at(want, [3, 1, 3, 3, 0], g)
+    np.testing.assert_allclose(one_hot, want, rtol=1e-12, atol=1e-12)  # float64 sums of 3 terms
+    np.testing.assert_allclose(scatter, want, rtol=1e-12, atol=1e-12)  # float64 sums of 3 terms
