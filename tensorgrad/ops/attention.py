@@ -37,13 +37,13 @@ class ScaledDotProductAttention(Function):
         s *= scale
         if mask is not None:
             s += xp.where(mask, 0.0, -xp.inf).astype(s.dtype)  # the mask as 0 / -inf, broadcast
-        s -= s.max(axis=-1, keepdims=True)
+        s -= backend.max_last(xp, s)
         p = xp.exp(s, out=s)  # in place: s is not needed any more
-        p /= p.sum(axis=-1, keepdims=True)  # P (..., T, T)
+        p /= backend.sum_last(xp, p)  # P (..., T, T)
         keep = None
         pd = p
         if dropout_p > 0:
-            keep = backend.rng(device).uniform(p.shape, p.dtype) >= dropout_p  # R
+            keep = backend.rng(device).keep_mask(p.shape, dropout_p)  # R
             pd = p * keep
             pd *= 1.0 / (1.0 - dropout_p)
         self.save_for_backward(q, k, v, p, keep, scale, dropout_p)
@@ -60,7 +60,7 @@ class ScaledDotProductAttention(Function):
         if keep is not None:
             dp *= keep
             dp *= 1.0 / (1.0 - dropout_p)
-        row = (dp * p).sum(axis=-1, keepdims=True)  # sum_j dP_ij P_ij   (..., T, 1)
+        row = backend.sum_last(self.xp, dp * p)  # sum_j dP_ij P_ij   (..., T, 1)
         dp -= row
         dp *= p  # dS
         dq = backend.matmul(dp, k) * scale if self.needs_grad(0) else None  # (..., T, d)

@@ -13,15 +13,20 @@ class Dropout(Function):
         m ~ Bernoulli(1 - p),   y = x * m / (1 - p)
         dx = g * m / (1 - p)     (the same mask: it is stored by the forward)
 
-    The mask is drawn from the seeded generator of x's device and stored as bool (1 byte).
+    The mask is drawn from the seeded generator of x's device (backend.keep_mask) and stored
+    as bool (1 byte).
     """
 
     def forward(self, x, p, device):
-        mask = backend.rng(device).uniform(x.shape, x.dtype) >= p
+        mask = backend.rng(device).keep_mask(x.shape, p)
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
-        return x * mask * scale
+        y = x * mask
+        y *= scale
+        return y
 
     def backward(self, g):
         mask, scale = self.saved
-        return g * mask * scale
+        dx = g * mask
+        dx *= scale
+        return dx

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -17,9 +18,9 @@ class CrossEntropy(Function):
     def forward(self, x, targets, reduction="mean", ignore_index=-100):
         xp = self.xp
         n = x.shape[0]
-        shifted = x - x.max(axis=1, keepdims=True)
+        shifted = x - backend.max_last(xp, x)
         e = xp.exp(shifted)
-        s = e.sum(axis=1, keepdims=True)
+        s = backend.sum_last(xp, e)
         keep = targets != ignore_index  # (N,)
         safe_t = xp.where(keep, targets, 0)
         rows = xp.arange(n)
