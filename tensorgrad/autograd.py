@@ -31,6 +31,7 @@ import functools
 from . import backend
 
 _grad_enabled = True
+Tensor = None  # tensor.py sets this (it imports this module, so it cannot be imported here)
 
 
 def is_grad_enabled() -> bool:
@@ -96,8 +97,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **params):
-        from .tensor import Tensor  # noqa: PLC0415 (circular: Tensor wires its methods to ops)
-
         device = None
         requires_grad = False
         arrays = []
@@ -173,8 +172,6 @@ def _topological_order(root):
 
 def run_backward(root, grad, retain_graph=False):
     """Backpropagate `grad` (an array shaped like root) into every leaf's `.grad`."""
-    from .tensor import Tensor  # noqa: PLC0415
-
     order = _topological_order(root)
     grads = {id(root): grad}
     owned = set()  # ids whose accumulated gradient is our own array (safe to add into)

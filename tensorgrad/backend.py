@@ -358,6 +358,7 @@ def matmul(a, b):
 # max as an elementwise maximum over the columns.  Long rows and other devices use the plain
 # reduction, which is already fast there.
 _SHORT_ROW = 64
+_ONES: dict = {}  # (n, dtype) -> a vector of n ones, for sums as matrix-vector products
 
 
 def sum_last(xp, a, keepdims=True):
@@ -365,7 +366,10 @@ def sum_last(xp, a, keepdims=True):
     n = a.shape[-1] if a.ndim else 0
     if xp is np and 0 < n <= _SHORT_ROW and a.ndim > 1 and a.dtype.kind == "f":
         _set_blas_threads(1)
-        out = a.reshape(-1, n) @ np.ones(n, dtype=a.dtype)  # (rows,)
+        ones = _ONES.get((n, a.dtype))
+        if ones is None:
+            ones = _ONES[(n, a.dtype)] = np.ones(n, dtype=a.dtype)
+        out = a.reshape(-1, n) @ ones  # (rows,)
         return out.reshape(a.shape[:-1] + ((1,) if keepdims else ()))
     return a.sum(axis=-1, keepdims=keepdims)
 
