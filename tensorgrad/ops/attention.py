@@ -33,8 +33,7 @@ class ScaledDotProductAttention(Function):
 
     def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
         xp = self.xp
-        s = backend.matmul(q, k.swapaxes(-1, -2))  # (..., T, T)
-        s *= scale
+        s = backend.matmul(q * scale, k.swapaxes(-1, -2))  # (..., T, T); scaling q is T/d times cheaper
         if mask is not None:
             s += xp.where(mask, 0.0, -xp.inf).astype(s.dtype)  # the mask as 0 / -inf, broadcast
         s -= backend.max_last(xp, s)
