@@ -27,6 +27,14 @@ MASK_4 = np.array([False, True, False, True])  # broadcasts against (3, 4)
 COND_34 = np.array([[True, False, True, True], [False, True, False, False], [True, True, False, True]])
 TARGETS_5 = np.array([2, 0, 3, 2, 1])  # (5,) ids into 4 classes, with a repeat
 TARGETS_5_IGNORED = np.array([2, -100, 3, 2, -100])  # two rows ignored (PyTorch's default ignore_index)
+MASK_45 = np.array(
+    [
+        [True, False, True, True, False],
+        [True, True, False, False, False],
+        [False, False, False, False, True],
+        [True, True, True, True, True],
+    ]
+)  # (4, 5): each row attends
 IDS_25 = np.array([[1, 4, 1, 0, 4], [5, 1, 1, 2, 0]])  # (2, 5) ids into 6 rows, repeated ids accumulate
 
 
@@ -219,6 +227,14 @@ OPS = [
     C("attention", [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
       lambda lib, q, k, v: (q @ k.transpose(-2, -1) * 0.5).masked_fill(
           const(lib, q, ~np.tril(np.ones((4, 4), dtype=bool))), NEG_INF).softmax(-1) @ v),
+    # ---- the fused op (ops/attention.py) that computes the same thing in one node
+    C("sdpa_causal", [(2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 4, 6)],
+      lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True)),
+    C("sdpa_mask_scale", [(2, 4, 3), (2, 5, 3), (2, 5, 2)],
+      lambda lib, q, k, v: F(lib).scaled_dot_product_attention(
+          q, k, v, attn_mask=const(lib, q, MASK_45), scale=0.3)),
+    C("sdpa_broadcast_kv", [(2, 3, 4, 5), (1, 3, 4, 5), (1, 3, 4, 5)],
+      lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True)),
 ]
 # fmt: on
 

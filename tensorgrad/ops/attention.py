@@ -33,35 +33,80 @@ class ScaledDotProductAttention(Function):
 
     def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
         xp = self.xp
-        s = backend.matmul(q * scale, k.swapaxes(-1, -2))  # (..., T, T); scaling q is T/d times cheaper
+        add = None
         if mask is not None:
-            s += xp.where(mask, 0.0, -xp.inf).astype(s.dtype)  # the mask as 0 / -inf, broadcast
-        s -= backend.max_last(xp, s)
-        p = xp.exp(s, out=s)  # in place: s is not needed any more
-        p /= backend.sum_last(xp, p)  # P (..., T, T)
-        keep = None
-        pd = p
+            add = xp.where(mask, 0.0, -xp.inf).astype(q.dtype)  # the mask as 0 / -inf, broadcast
+        batch = _broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        scores_shape = batch + (q.shape[-2], k.shape[-2])  # (..., T, S)
+        keep = None  # R, drawn for the whole batch first: the same draws however the work is split
         if dropout_p > 0:
-            keep = backend.rng(device).keep_mask(p.shape, dropout_p)  # R
-            pd = p * keep
-            pd *= 1.0 / (1.0 - dropout_p)
+            keep = backend.rng(device).keep_mask(scores_shape, dropout_p)
+        p = xp.empty(scores_shape, dtype=q.dtype)
+        out = xp.empty(batch + (q.shape[-2], v.shape[-1]), dtype=q.dtype)
+
+        def rows(sl):  # the whole forward for a slice of the leading (batch) dim
+            s = p[sl]
+            s[...] = backend.matmul(q[sl] * scale, k[sl].swapaxes(-1, -2))  # S = q k^T * scale
+            if add is not None:
+                s += _rows_of(add, sl, p.ndim)
+            s -= backend.max_last(xp, s)
+            xp.exp(s, out=s)  # in place: the scores are not needed any more
+            s /= backend.sum_last(xp, s)  # P
+            pd = s
+            if keep is not None:
+                pd = s * keep[sl]
+                pd *= 1.0 / (1.0 - dropout_p)
+            out[sl] = backend.matmul(pd, v[sl])
+
+        self._split(rows, q, k, v, p.size)
         self.save_for_backward(q, k, v, p, keep, scale, dropout_p)
-        return backend.matmul(pd, v)  # (..., T, dv)
+        return out  # (..., T, dv)
 
     def backward(self, g):
         q, k, v, p, keep, scale, dropout_p = self.saved
-        pd = p
-        if keep is not None:
-            pd = p * keep
-            pd *= 1.0 / (1.0 - dropout_p)
-        dv = backend.matmul(pd.swapaxes(-1, -2), g) if self.needs_grad(2) else None  # (..., T, dv)
-        dp = backend.matmul(g, v.swapaxes(-1, -2))  # (..., T, T)
-        if keep is not None:
-            dp *= keep
-            dp *= 1.0 / (1.0 - dropout_p)
-        row = backend.sum_last(self.xp, dp * p)  # sum_j dP_ij P_ij   (..., T, 1)
-        dp -= row
-        dp *= p  # dS
-        dq = backend.matmul(dp, k) * scale if self.needs_grad(0) else None  # (..., T, d)
-        dk = backend.matmul(dp.swapaxes(-1, -2), q) * scale if self.needs_grad(1) else None  # (..., T, d)
+        xp = self.xp
+        batch = p.shape[:-2]  # gradients come out with the broadcast batch shape; the engine sums them back
+        dq = xp.empty(batch + q.shape[-2:], q.dtype)
+        dk = xp.empty(batch + k.shape[-2:], k.dtype)
+        dv = xp.empty(batch + v.shape[-2:], v.dtype)
+
+        def rows(sl):
+            p_ = p[sl]
+            pd = p_
+            if keep is not None:
+                pd = p_ * keep[sl]
+                pd *= 1.0 / (1.0 - dropout_p)
+            dv[sl] = backend.matmul(pd.swapaxes(-1, -2), g[sl])  # dv = Pd^T g
+            dp = backend.matmul(g[sl], v[sl].swapaxes(-1, -2))  # dPd = g v^T
+            if keep is not None:
+                dp *= keep[sl]
+                dp *= 1.0 / (1.0 - dropout_p)  # dP
+            dp -= backend.sum_last(xp, dp * p_)  # dP - sum_j dP_ij P_ij
+            dp *= p_  # dS
+            dq[sl] = backend.matmul(dp, k[sl]) * scale  # dq = dS k * scale
+            dk[sl] = backend.matmul(dp.swapaxes(-1, -2), q[sl]) * scale  # dk = dS^T q * scale
+
+        self._split(rows, q, k, v, p.size)
         return dq, dk, dv, None
+
+    def _split(self, rows, q, k, v, work):
+        """Run rows(slice) over the batch: in two halves on two threads for large NumPy arrays
+        (backend.parallel) when q, k and v share their leading dims, else once over everything."""
+        if q.ndim > 2 and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+            backend.parallel(self.xp, q.shape[0], work, rows)
+        else:
+            rows(slice(None))
+
+
+def _broadcast(*shapes):
+    """NumPy's broadcast of batch shapes (checked by the caller)."""
+    n = max(len(s) for s in shapes)
+    padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
+    return tuple(max(dims) for dims in zip(*padded))
+
+
+def _rows_of(add, sl, ndim):
+    """The part of the (broadcast) additive mask that goes with rows `sl` of the batch."""
+    if add.ndim == ndim and add.shape[0] != 1:
+        return add[sl]
+    return add

@@ -21,12 +21,17 @@ class Dropout(Function):
         mask = backend.rng(device).keep_mask(x.shape, p)
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
-        y = x * mask
-        y *= scale
-        return y
+        xp = self.xp
+        return backend.elementwise(xp, lambda a, m, out: _masked_scale(xp, a, m, scale, out), x, mask)
 
     def backward(self, g):
         mask, scale = self.saved
-        dx = g * mask
-        dx *= scale
-        return dx
+        xp = self.xp
+        return backend.elementwise(xp, lambda a, m, out: _masked_scale(xp, a, m, scale, out), g, mask)
+
+
+def _masked_scale(xp, a, mask, scale, out):
+    """out = a * mask * scale (large arrays: in two halves on two threads, backend.elementwise)."""
+    xp.multiply(a, mask, out=out)
+    out *= scale
+    return out

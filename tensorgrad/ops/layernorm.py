@@ -31,32 +31,55 @@ class LayerNorm(Function):
         xp = self.xp
         n = math.prod(x.shape[x.ndim - k :])
         x2 = x.reshape(-1, n)  # (rows, N)
-        mean = backend.sum_last(xp, x2) * (1.0 / n)  # (rows, 1)
-        xc = x2 - mean
-        var = backend.sum_last(xp, xc * xc) * (1.0 / n)
-        rstd = 1.0 / xp.sqrt(var + eps)  # (rows, 1)
-        xhat = xc
-        xhat *= rstd  # in place: xc is not needed any more
+        w = weight.reshape(-1) if weight is not None else None
+        b = bias.reshape(-1) if bias is not None else None
+        xhat = xp.empty(x2.shape, x.dtype)
+        rstd = xp.empty((x2.shape[0], 1), x.dtype)
+        y = xp.empty(x2.shape, x.dtype)
+
+        def rows(sl):  # each row is normalised on its own: halves of the rows can run on two threads
+            xc = x2[sl] - backend.sum_last(xp, x2[sl]) * (1.0 / n)  # x - mean
+            var = backend.sum_last(xp, xc * xc) * (1.0 / n)
+            rstd[sl] = 1.0 / xp.sqrt(var + eps)
+            xp.multiply(xc, rstd[sl], out=xhat[sl])  # xhat
+            if w is not None:
+                xp.multiply(xhat[sl], w, out=y[sl])
+            else:
+                y[sl] = xhat[sl]
+            if b is not None:
+                y[sl] += b
+
+        backend.parallel(xp, x2.shape[0], x2.size, rows)
         self.save_for_backward(xhat, rstd, weight, x.shape)
-        y = xhat * weight.reshape(-1) if weight is not None else xhat.copy()  # a new array: xhat is kept
-        if bias is not None:
-            y += bias.reshape(-1)
         return y.reshape(x.shape)
 
     def backward(self, g):
         xhat, rstd, weight, shape = self.saved
+        xp = self.xp
         n = xhat.shape[1]
         g2 = g.reshape(-1, n)  # (rows, N)
+        w = weight.reshape(-1) if weight is not None else None
+        want_dx, want_dw, want_db = self.needs_grad(0), self.needs_grad(1), self.needs_grad(2)
+        dx = xp.empty(xhat.shape, xhat.dtype) if want_dx else None
+        partial_dw, partial_db = {}, {}  # per half: the sums over its rows
+
+        def rows(sl):
+            gs, xs = g2[sl], xhat[sl]
+            if want_db:
+                partial_db[sl.start] = gs.sum(axis=0)
+            if want_dw:
+                partial_dw[sl.start] = (gs * xs).sum(axis=0)
+            if want_dx:
+                dxhat = gs * w if w is not None else gs
+                mean_dxhat = backend.sum_last(xp, dxhat) * (1.0 / n)  # (rows, 1)
+                mean_dxhat_xhat = backend.sum_last(xp, dxhat * xs) * (1.0 / n)  # (rows, 1)
+                d = dx[sl]
+                xp.subtract(dxhat, mean_dxhat, out=d)
+                d -= xs * mean_dxhat_xhat
+                d *= rstd[sl]
+
+        backend.parallel(xp, xhat.shape[0], xhat.size, rows)
         wshape = shape[len(shape) - len(weight.shape) :] if weight is not None else None
-        db = g2.sum(axis=0).reshape(wshape) if self.needs_grad(2) else None
-        dw = (g2 * xhat).sum(axis=0).reshape(wshape) if self.needs_grad(1) else None
-        dx = None
-        if self.needs_grad(0):
-            dxhat = g2 * weight.reshape(-1) if weight is not None else g2
-            mean_dxhat = backend.sum_last(self.xp, dxhat) * (1.0 / n)  # (rows, 1)
-            mean_dxhat_xhat = backend.sum_last(self.xp, dxhat * xhat) * (1.0 / n)  # (rows, 1)
-            dx = dxhat - mean_dxhat
-            dx -= xhat * mean_dxhat_xhat
-            dx *= rstd
-            dx = dx.reshape(shape)
-        return dx, dw, db
+        dw = sum(partial_dw[k] for k in sorted(partial_dw)).reshape(wshape) if want_dw else None
+        db = sum(partial_db[k] for k in sorted(partial_db)).reshape(wshape) if want_db else None
+        return (dx.reshape(shape) if want_dx else None), dw, db

@@ -113,7 +113,10 @@ class AdamW(Optimizer):
                     "exp_avg_sq": Tensor._make(flat.state_views["exp_avg_sq"][i], p.device, False),
                 }
             s["step"] = step
-        adamw_update_(
-            flat.data, flat.grad, flat.state["exp_avg"], flat.state["exp_avg_sq"], step=step, xp=flat.xp, **hyper
-        )
+        m, v = flat.state["exp_avg"], flat.state["exp_avg_sq"]
+
+        def part(sl):  # elementwise: halves of the flat arrays can run on two threads
+            adamw_update_(flat.data[sl], flat.grad[sl], m[sl], v[sl], step=step, xp=flat.xp, **hyper)
+
+        backend.parallel(flat.xp, flat.data.shape[0], flat.data.size, part)
         return True
