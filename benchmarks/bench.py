@@ -119,6 +119,22 @@ def run_worker(framework, preset, steps, backend_name, threads):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _alternate(preset, steps, repeats, args, with_torch):
+    """Measure both frameworks `repeats` times, alternating, and keep each one's median run:
+    the speed of a shared machine drifts, and alternating exposes both to the same drift."""
+    ours, theirs = [], []
+    for _ in range(repeats):
+        ours.append(run_worker("tensorgrad", preset, steps, args.backend, args.threads))
+        if with_torch:
+            theirs.append(run_worker("torch", preset, steps, args.backend, args.threads))
+
+    def median_run(runs):
+        runs = sorted((r for r in runs if r), key=lambda r: r["ms"])
+        return runs[len(runs) // 2] if runs else None
+
+    return median_run(ours), median_run(theirs)
+
+
 # ----------------------------------------------------------------------------- per-op timings
 def op_table(backend_name, with_torch, repeats):
     """Forward and backward of the big ops at the large model's sizes, ours against PyTorch's."""
@@ -270,6 +286,7 @@ def main():
     p.add_argument("--presets", nargs="+", default=["small", "large"])
     p.add_argument("--steps", type=int, default=None, help="timed steps (default: 30 small, 5 large)")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    p.add_argument("--repeats", type=int, default=None, help="alternating runs per preset (default: 5, large 1)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch intra-op threads")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--skip", nargs="*", default=[], choices=["steps", "ops", "generate"])
@@ -310,8 +327,8 @@ def main():
         print("|---|---:|---:|---:|---:|---:|---:|")
         for preset in args.presets:
             steps = args.steps or (30 if preset != "large" else 5)
-            ours = run_worker("tensorgrad", preset, steps, args.backend, args.threads)
-            theirs = run_worker("torch", preset, steps, args.backend, args.threads) if with_torch else None
+            repeats = args.repeats or (5 if preset != "large" else 1)
+            ours, theirs = _alternate(preset, steps, repeats, args, with_torch)
             floor = 1000 * step_flops(get_config(preset)) / GEMM_RATE
             if ours is None:
                 continue

@@ -349,24 +349,25 @@ def _set_blas_threads(n):
         _blas_threads = n
 
 
-def matmul(a, b):
-    """a @ b, choosing the number of BLAS threads from the size of one product (NumPy only).
+def matmul(a, b, out=None):
+    """a @ b (into `out` if given), choosing the number of BLAS threads from the size of one product (NumPy only).
 
     A stack of products (attention's (B, H, T, T) @ (B, H, T, d)) is a loop of small GEMMs,
     which OpenBLAS parallelises poorly; there the stack is split in two halves computed by two
     threads with one BLAS thread each (NumPy releases the GIL inside matmul)."""
     if not isinstance(a, np.ndarray):
-        return a @ b
+        return a @ b if out is None else namespace(device_of(a)).matmul(a, b, out=out)
     if _blas is None:
         _init_blas()
     work = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0
     stacked = a.ndim > 2 and a.shape[:-2] == b.shape[:-2] and a.shape[0] >= 2
     if _THREADS > 1 and stacked and not _in_parallel and work * a.shape[0] >= _BLAS_SMALL * 8:
-        out = np.empty(a.shape[:-1] + b.shape[-1:], dtype=np.result_type(a, b))
+        if out is None:
+            out = np.empty(a.shape[:-1] + b.shape[-1:], dtype=np.result_type(a, b))
         parallel(np, a.shape[0], out.size, lambda rows: np.matmul(a[rows], b[rows], out=out[rows]))
         return out
     _set_blas_threads(1 if work < _BLAS_SMALL else _BLAS_MAX)
-    return a @ b
+    return a @ b if out is None else np.matmul(a, b, out=out)
 
 
 _POOL = None

@@ -46,7 +46,7 @@ class ScaledDotProductAttention(Function):
 
         def rows(sl):  # the whole forward for a slice of the leading (batch) dim
             s = p[sl]
-            s[...] = backend.matmul(q[sl] * scale, k[sl].swapaxes(-1, -2))  # S = q k^T * scale
+            backend.matmul(q[sl] * scale, k[sl].swapaxes(-1, -2), out=s)  # S = q k^T * scale
             if add is not None:
                 s += _rows_of(add, sl, p.ndim)
             s -= backend.max_last(xp, s)
@@ -56,7 +56,7 @@ class ScaledDotProductAttention(Function):
             if keep is not None:
                 pd = s * keep[sl]
                 pd *= 1.0 / (1.0 - dropout_p)
-            out[sl] = backend.matmul(pd, v[sl])
+            backend.matmul(pd, v[sl], out=out[sl])
 
         self._split(rows, q, k, v, p.size)
         self.save_for_backward(q, k, v, p, keep, scale, dropout_p)
@@ -76,15 +76,17 @@ class ScaledDotProductAttention(Function):
             if keep is not None:
                 pd = p_ * keep[sl]
                 pd *= 1.0 / (1.0 - dropout_p)
-            dv[sl] = backend.matmul(pd.swapaxes(-1, -2), g[sl])  # dv = Pd^T g
+            backend.matmul(pd.swapaxes(-1, -2), g[sl], out=dv[sl])  # dv = Pd^T g
             dp = backend.matmul(g[sl], v[sl].swapaxes(-1, -2))  # dPd = g v^T
             if keep is not None:
                 dp *= keep[sl]
                 dp *= 1.0 / (1.0 - dropout_p)  # dP
             dp -= backend.sum_last(xp, dp * p_)  # dP - sum_j dP_ij P_ij
             dp *= p_  # dS
-            dq[sl] = backend.matmul(dp, k[sl]) * scale  # dq = dS k * scale
-            dk[sl] = backend.matmul(dp.swapaxes(-1, -2), q[sl]) * scale  # dk = dS^T q * scale
+            backend.matmul(dp, k[sl], out=dq[sl])
+            dq[sl] *= scale  # dq = dS k * scale
+            backend.matmul(dp.swapaxes(-1, -2), q[sl], out=dk[sl])
+            dk[sl] *= scale  # dk = dS^T q * scale
 
         self._split(rows, q, k, v, p.size)
         return dq, dk, dv, None

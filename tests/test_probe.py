@@ -1,0 +1,45 @@
+"""The "thou" probe: corpus frequencies as in the write-up, and the probe on a checkpoint."""
+
+from __future__ import annotations
+
+import pytest
+
+from examples import probe as probe_script
+from gpt import ShakespeareData, get_config
+from gpt import data as gdata
+from gpt.probe import corpus_next_chars, model_next_chars
+from gpt.train import load_model, train
+
+needs_text = pytest.mark.skipif(not gdata.DEFAULT_PATH.is_file(), reason="data/tinyshakespeare/input.txt missing")
+
+
+@needs_text
+@pytest.mark.parametrize(
+    "context, count, top",
+    [
+        ("thou", 1616, {" ": 0.668, "g": 0.167, "s": 0.051, ",": 0.043, "t": 0.041}),
+        ("you", 4649, {" ": 0.440, "r": 0.351, ",": 0.076, ".": 0.032, "n": 0.025}),
+        ("hou", 2594, {" ": 0.495, "l": 0.153, "g": 0.126, "s": 0.095, "r": 0.045}),
+        ("ou", 12730, {" ": 0.287, "r": 0.271, "l": 0.105, "s": 0.072}),
+    ],
+)
+def test_corpus_frequencies_match_the_write_up(context, count, top):
+    n, freqs = corpus_next_chars(gdata.load_text(download=False), context)
+    assert n == count
+    for ch, f in top.items():
+        assert freqs[ch] == pytest.approx(f, abs=5e-4)  # the write-up rounds to 3 decimals
+    if context == "thou":
+        assert "r" not in freqs  # "thour" never occurs
+
+
+def test_probe_on_a_checkpoint(tmp_path, capsys, monkeypatch):
+    text = "thou art; thou goest; you are; your hour. " * 30
+    data = ShakespeareData(text)
+    train(get_config("small", max_iters=20, eval_interval=10, eval_iters=1), data, out_dir=tmp_path, log=print)
+    model, tok, _ = load_model(tmp_path / "best.npz")
+    probs = model_next_chars(model, tok, "thou")
+    assert set(probs) == set(tok.chars) and abs(sum(probs.values()) - 1) < 1e-5  # float32 softmax
+    monkeypatch.setattr(probe_script, "load_text", lambda path=None: text)
+    probe_script.main([str(tmp_path / "best.npz"), "--contexts", "thou", "you"])
+    out = capsys.readouterr().out
+    assert "'thou' (" in out and "'you' (" in out and "corpus" in out
