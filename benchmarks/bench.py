@@ -13,6 +13,7 @@ the peak memory (max RSS) of each is its own.  Reported: the median of the timed
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -66,7 +67,9 @@ def worker_tensorgrad(preset, steps, backend_name):
         loss.backward()
         opt.step()
 
-    return _time_steps(step, steps, lambda: _sync(backend_name))
+    result = _time_steps(step, steps, lambda: _sync(backend_name))
+    result["floor_ms"] = 1000 * step_flops(config) / GEMM_RATE
+    return result
 
 
 def worker_torch(preset, steps, backend_name, threads):
@@ -117,6 +120,12 @@ def run_worker(framework, preset, steps, backend_name, threads):
         print(f"  ({framework} {preset} failed: {proc.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _version(package):
+    from importlib.metadata import version
+
+    return version(package)
 
 
 def _alternate(preset, steps, repeats, args, with_torch):
@@ -303,21 +312,15 @@ def main():
         print(json.dumps(out))
         return
 
-    with_torch = not args.no_torch
-    if with_torch:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            print("(PyTorch is not installed: printing tensorgrad's figures only)")
-            with_torch = False
-
-    import numpy as np
-
-    from gpt import get_config
+    # Not imported here: the step workers are forked from this process and a child's max RSS
+    # starts at its parent's (Linux keeps ru_maxrss across exec), so this process stays small.
+    with_torch = not args.no_torch and importlib.util.find_spec("torch") is not None
+    if not args.no_torch and not with_torch:
+        print("(PyTorch is not installed: printing tensorgrad's figures only)")
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, NumPy {np.__version__}"
-          + (f", PyTorch {__import__('torch').__version__} ({args.threads} threads)" if with_torch else "")
+          f"Python {platform.python_version()}, NumPy {_version('numpy')}"
+          + (f", PyTorch {_version('torch')} ({args.threads} threads)" if with_torch else "")
           + f"; backend {args.backend}")  # fmt: skip
 
     if "steps" not in args.skip:
@@ -329,9 +332,9 @@ def main():
             steps = args.steps or (30 if preset != "large" else 5)
             repeats = args.repeats or (5 if preset != "large" else 1)
             ours, theirs = _alternate(preset, steps, repeats, args, with_torch)
-            floor = 1000 * step_flops(get_config(preset)) / GEMM_RATE
             if ours is None:
                 continue
+            floor = ours["floor_ms"]
             t_ms = f"{theirs['ms']:.1f}" if theirs else "-"
             ratio = f"{ours['ms'] / theirs['ms']:.2f}" if theirs else "-"
             t_mb = f"{theirs['peak_mb']:.0f}" if theirs else "-"
