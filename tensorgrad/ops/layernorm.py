@@ -66,9 +66,9 @@ class LayerNorm(Function):
         def rows(sl):
             gs, xs = g2[sl], xhat[sl]
             if want_db:
-                partial_db[sl.start] = gs.sum(axis=0)
+                partial_db[sl.start] = backend.sum_first(xp, gs)
             if want_dw:
-                partial_dw[sl.start] = (gs * xs).sum(axis=0)
+                partial_dw[sl.start] = backend.sum_first(xp, gs * xs)
             if want_dx:
                 dxhat = gs * w if w is not None else gs
                 mean_dxhat = backend.sum_last(xp, dxhat) * (1.0 / n)  # (rows, 1)

@@ -32,5 +32,5 @@ class Linear(Function):
         g2 = g.reshape(-1, g.shape[-1])  # (N, out)
         dx = backend.matmul(g2, weight).reshape(shape) if self.needs_grad(0) else None
         dw = backend.matmul(g2.T, x2) if self.needs_grad(1) else None
-        db = g2.sum(axis=0) if self.needs_grad(2) else None
+        db = backend.sum_first(self.xp, g2) if self.needs_grad(2) else None
         return dx, dw, db
