@@ -82,8 +82,9 @@ def plot_curves(history, reference, path):
     curve = reference.get("curve") or {}
     if curve:
         ref_steps = sorted(curve)
-        ax.plot(ref_steps, [curve[s][0] for s in ref_steps], "o--", label="train (reference)")
-        ax.plot(ref_steps, [curve[s][1] for s in ref_steps], "s--", label="val (reference)")
+        # the write-up logs only a few steps: markers, not a line implying a curve between them
+        ax.plot(ref_steps, [curve[s][0] for s in ref_steps], "o", label="train (reference run)")
+        ax.plot(ref_steps, [curve[s][1] for s in ref_steps], "s", label="val (reference run)")
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.legend()

@@ -109,3 +109,27 @@ def test_the_lectures_script_runs_with_only_its_imports_changed(capsys):
     assert len(steps) == 4
     first, last = (float(s.split("val loss ")[1]) for s in (steps[0], steps[-1]))
     assert last < first
+
+
+def test_curves_png_is_drawn(tmp_path):
+    pytest.importorskip("matplotlib")
+    from examples.train_shakespeare import plot_curves
+    from gpt import PRESETS
+
+    history = [{"step": 0, "train": 4.3, "val": 4.3}, {"step": 500, "train": 2.4, "val": 2.4}]
+    plot_curves(history, PRESETS["small"].reference, tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_train_script_end_to_end(tmp_path, capsys):
+    from examples import train_shakespeare
+
+    data = tmp_path / "input.txt"
+    data.write_text("First Citizen: thou art a villain, you know it. " * 60)
+    train_shakespeare.main(
+        ["--preset", "small", "--max-iters", "12", "--eval-interval", "5", "--eval-iters", "2",
+         "--data", str(data), "--out-dir", str(tmp_path / "run"), "--sample-tokens", "20", "--prompt", "thou"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert "M parameters" in out and "step 0: train loss" in out and "reference 2.0613" in out
+    assert {"best.npz", "last.npz", "log.jsonl", "summary.json"} <= {p.name for p in (tmp_path / "run").iterdir()}
