@@ -15,8 +15,9 @@ def _same_kind(tensors, op):
         raise ValueError(f"{op}: expected a non-empty sequence of tensors")
     dtype = tensors[0].dtype
     for t in tensors[1:]:
-        dtype = backend.result_type(dtype, t.dtype)
-    return [t.to(dtype) for t in tensors]
+        if t.dtype != dtype:
+            dtype = backend.result_type(dtype, t.dtype)
+    return [t if t.dtype == dtype else t.to(dtype) for t in tensors]
 
 
 def cat(tensors, dim=0) -> Tensor:

@@ -541,6 +541,9 @@ class Tensor:
         items = index if isinstance(index, tuple) else (index,)
         out, advanced = [], False
         for it in items:
+            if it is None or isinstance(it, (int, slice)) or it is Ellipsis:
+                out.append(it)  # basic indexing: the common case, no conversion
+                continue
             if isinstance(it, Tensor):
                 if it.device != self.device:
                     raise backend.DeviceError(f"index: tensor on {self.device} indexed by a tensor on {it.device}")
