@@ -43,3 +43,18 @@ def test_probe_on_a_checkpoint(tmp_path, capsys, monkeypatch):
     probe_script.main([str(tmp_path / "best.npz"), "--contexts", "thou", "you"])
     out = capsys.readouterr().out
     assert "'thou' (" in out and "'you' (" in out and "corpus" in out
+
+
+def test_inspect_model_prints_gradients_and_attention_maps(capsys):
+    import tensorgrad as tg
+    from examples.inspect_model import attention_maps, gradient_report
+    from gpt import build_model
+
+    data = ShakespeareData("thou art a villain; you know it. " * 40)
+    tg.manual_seed(0)
+    model = build_model("small", vocab_size=data.tokenizer.vocab_size)
+    gradient_report(model, data, batch_size=4)
+    attention_maps(model, data.tokenizer, "thou")
+    out = capsys.readouterr().out
+    assert "blocks.0.sa.heads.0.key.weight" in out and "|grad|" in out
+    assert out.count("layer ") == 12  # 3 layers x 4 heads
