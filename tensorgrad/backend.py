@@ -337,7 +337,9 @@ def _init_blas():
     _BLAS_MAX = _blas.get_num_threads() if _blas else 1
 
 
-_in_parallel = False  # inside `parallel`: both halves run BLAS on one thread each; leave it so
+# Inside `parallel`: both halves run BLAS on one thread each, and nothing splits again (the
+# pool has one worker).  The engine is driven from one thread, as PyTorch's Python API usually is.
+_in_parallel = False
 
 
 def _set_blas_threads(n):
@@ -350,7 +352,7 @@ def _set_blas_threads(n):
 
 
 def matmul(a, b, out=None):
-    """a @ b (into `out` if given), choosing the number of BLAS threads from the size of one product (NumPy only).
+    """a @ b (into `out` if given), the BLAS thread count chosen from the size of one product.
 
     A stack of products (attention's (B, H, T, T) @ (B, H, T, d)) is a loop of small GEMMs,
     which OpenBLAS parallelises poorly; there the stack is split in two halves computed by two
@@ -375,7 +377,6 @@ _POOL = None
 # inside its loops): measured here, an AdamW update of 10.8M floats takes 173 ms on one core
 # and 75 ms on two.  TENSORGRAD_THREADS=1 turns it off.
 _PARALLEL_MIN = 1 << 20
-_THREADS = 1
 
 
 def _pool():
@@ -405,7 +406,7 @@ def parallel(xp, n, work, fn):
 
     fn must write only into its own rows (and may call matmul: BLAS runs one thread per half).
     """
-    if xp is not np or _THREADS < 2 or n < 2 or work < _PARALLEL_MIN:
+    if xp is not np or _THREADS < 2 or n < 2 or work < _PARALLEL_MIN or _in_parallel:
         fn(slice(0, n))
         return
     global _in_parallel
