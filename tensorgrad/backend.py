@@ -406,10 +406,10 @@ def parallel(xp, n, work, fn):
 
     fn must write only into its own rows (and may call matmul: BLAS runs one thread per half).
     """
+    global _in_parallel
     if xp is not np or _THREADS < 2 or n < 2 or work < _PARALLEL_MIN or _in_parallel:
         fn(slice(0, n))
         return
-    global _in_parallel
     _set_blas_threads(1)
     _in_parallel = True
     h = n // 2
