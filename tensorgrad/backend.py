@@ -447,15 +447,19 @@ _SHORT_ROW = 64
 _ONES: dict = {}  # (n, dtype) -> a vector of n ones, for sums as matrix-vector products
 
 
+def _ones(n, dtype):
+    ones = _ONES.get((n, dtype))
+    if ones is None:
+        ones = _ONES[(n, dtype)] = np.ones(n, dtype=dtype)
+    return ones
+
+
 def sum_last(xp, a, keepdims=True):
     """a.sum(axis=-1, keepdims=keepdims)."""
     n = a.shape[-1] if a.ndim else 0
     if xp is np and n > 0 and a.ndim > 1 and a.dtype.kind == "f":
         _set_blas_threads(1 if a.size < _BLAS_SMALL else _BLAS_MAX)
-        ones = _ONES.get((n, a.dtype))
-        if ones is None:
-            ones = _ONES[(n, a.dtype)] = np.ones(n, dtype=a.dtype)
-        out = a.reshape(-1, n) @ ones  # (rows,)
+        out = a.reshape(-1, n) @ _ones(n, a.dtype)  # (rows,)
         return out.reshape(a.shape[:-1] + ((1,) if keepdims else ()))
     return a.sum(axis=-1, keepdims=keepdims)
 
@@ -465,10 +469,7 @@ def sum_first(xp, a):
     (measured: 4.3 ms against 10.5 ms for a (16384, 1536) float32 array)."""
     if xp is np and a.ndim == 2 and a.dtype.kind == "f" and a.shape[0] > 0:
         _set_blas_threads(1 if a.size < _BLAS_SMALL else _BLAS_MAX)
-        ones = _ONES.get((a.shape[0], a.dtype))
-        if ones is None:
-            ones = _ONES[(a.shape[0], a.dtype)] = np.ones(a.shape[0], dtype=a.dtype)
-        return ones @ a
+        return _ones(a.shape[0], a.dtype) @ a
     return a.sum(axis=0)
 
 

@@ -598,13 +598,12 @@ class Tensor:
         return MaskedFill.apply(self, mask, value=value)
 
     def dropout(self, p, training=True):
-        if not 0 <= p < 1:
-            if p == 1 and training:
-                return self * 0.0
-            if p != 1:
-                raise ValueError(f"dropout probability has to be in [0, 1], got {p}")
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be in [0, 1], got {p}")
         if not training or p == 0:
             return self
+        if p == 1:
+            return self * 0.0
         return Dropout.apply(self, p=p, device=self.device)
 
     def layer_norm(self, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -99,10 +99,7 @@ class AdamW(Optimizer):
         flat = self._flat.get(id(group))
         if flat is None or flat.params != params or not flat.sync(self.state):
             flat = self._flat[id(group)] = FlatGroup(params, ("exp_avg", "exp_avg_sq"))
-            for p, s in zip(params, states):  # take over any existing state
-                if s is not None:
-                    self.state[p] = s
-            flat.sync(self.state)
+            flat.sync(self.state)  # copies any existing state into the flat arrays
         step = steps.pop() + 1
         for i, p in enumerate(params):
             s = self.state.get(p)
