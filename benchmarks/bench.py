@@ -145,6 +145,19 @@ def _alternate(preset, steps, repeats, args, with_torch):
 
 
 # ----------------------------------------------------------------------------- per-op timings
+def _median_ms(fn, sync, repeats=5):
+    """Median wall time of fn() in ms, after one warm-up call, synchronising the device each time."""
+    fn()
+    sync()
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t)
+    return 1000 * statistics.median(ts)
+
+
 def op_table(backend_name, with_torch, repeats):
     """Forward and backward of the big ops at the large model's sizes, ours against PyTorch's."""
     import numpy as np
@@ -173,24 +186,13 @@ def op_table(backend_name, with_torch, repeats):
         "cross-entropy": (lambda t: F.cross_entropy(t[0], t[1]), [logits, targets]),
     }  # fmt: skip
 
-    def timeit(fn, sync):
-        fn()
-        sync()
-        ts = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            fn()
-            sync()
-            ts.append(time.perf_counter() - t)
-        return 1000 * statistics.median(ts)
-
     rows = []
     for name, (fn, inputs) in cases.items():
         ours = [tg.tensor(a, device=device, requires_grad=a.dtype == np.float32) for a in inputs]
         out = fn(ours)
         g = tg.tensor(np.ones(out.shape, np.float32) / out.numel(), device=device)
-        fwd = timeit(lambda: fn(ours), lambda: _sync(backend_name))
-        both = timeit(lambda: fn(ours).backward(g), lambda: _sync(backend_name))
+        fwd = _median_ms(lambda: fn(ours), lambda: _sync(backend_name), repeats)
+        both = _median_ms(lambda: fn(ours).backward(g), lambda: _sync(backend_name), repeats)
         row = [name, fwd, both - fwd]
         if with_torch:
             import torch
@@ -208,8 +210,8 @@ def op_table(backend_name, with_torch, repeats):
             tg_out = tfns[name](theirs)
             tgrad = torch.ones_like(tg_out) / tg_out.numel()
             tsync = torch.cuda.synchronize if tdev == "cuda" else (lambda: None)
-            tfwd = timeit(lambda: tfns[name](theirs), tsync)
-            tboth = timeit(lambda: tfns[name](theirs).backward(tgrad), tsync)
+            tfwd = _median_ms(lambda: tfns[name](theirs), tsync, repeats)
+            tboth = _median_ms(lambda: tfns[name](theirs).backward(tgrad), tsync, repeats)
             row += [tfwd, tboth - tfwd]
         rows.append(row)
     return rows
@@ -226,18 +228,7 @@ def adamw_row(backend_name, with_torch, repeats):
         p.grad = tg.ones_like(p) * 1e-3
     opt = tg.optim.AdamW(model.parameters(), lr=3e-4)
 
-    def bench(fn, sync):
-        fn()
-        sync()
-        ts = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            fn()
-            sync()
-            ts.append(time.perf_counter() - t)
-        return 1000 * statistics.median(ts)
-
-    row = ["AdamW step (10.8M params)", bench(opt.step, lambda: _sync(backend_name)), 0.0]
+    row = ["AdamW step (10.8M params)", _median_ms(opt.step, lambda: _sync(backend_name), repeats), 0.0]
     if with_torch:
         import torch
 
@@ -249,7 +240,7 @@ def adamw_row(backend_name, with_torch, repeats):
         for p in tm.parameters():
             p.grad = torch.full_like(p, 1e-3)
         topt = torch.optim.AdamW(tm.parameters(), lr=3e-4)
-        row += [bench(topt.step, torch.cuda.synchronize if tdev == "cuda" else (lambda: None)), 0.0]
+        row += [_median_ms(topt.step, torch.cuda.synchronize if tdev == "cuda" else (lambda: None), repeats), 0.0]
     return row
 
 

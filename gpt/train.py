@@ -184,14 +184,14 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
             entry = {"step": step, "train": losses["train"], "val": losses["val"], "time": time.perf_counter() - t0}
             result.history.append(entry)
             log(f"step {step}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-            if losses["val"] < result.best_val:
+            improved = losses["val"] < result.best_val
+            if improved:
                 result.best_val, result.best_step = losses["val"], step
-                if out is not None:
-                    tg.save(_checkpoint(model, optimizer, config, step, result.best_val, data.tokenizer, device),
-                            out / "best.npz")  # fmt: skip
             if out is not None:
-                tg.save(_checkpoint(model, optimizer, config, step, result.best_val, data.tokenizer, device),
-                        out / "last.npz")  # fmt: skip
+                ckpt = _checkpoint(model, optimizer, config, step, result.best_val, data.tokenizer, device)
+                if improved:
+                    tg.save(ckpt, out / "best.npz")
+                tg.save(ckpt, out / "last.npz")
                 with open(out / "log.jsonl", "a") as f:
                     f.write(json.dumps(entry) + "\n")
 
