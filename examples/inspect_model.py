@@ -46,7 +46,7 @@ def attention_maps(model, tokenizer, prompt):
         h_in = block.ln1(x) if block.ln1 is not None else x
         for hi, head in enumerate(block.sa.heads):
             k, q = head.key(h_in), head.query(h_in)  # (1, T, hs)
-            wei = (q @ k.transpose(-2, -1) * head.scale(k, x.shape[-1])).masked_fill(
+            wei = (q @ k.transpose(-2, -1) * head.scale(k.shape[-1], x.shape[-1])).masked_fill(
                 head.tril[:T, :T] == 0, float("-inf")
             )
             wei = wei.softmax(-1)[0].numpy()  # (T, T)

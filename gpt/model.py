@@ -34,16 +34,16 @@ class Head(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.attn_scale = attn_scale
 
-    def scale(self, k, C):
+    def scale(self, head_size, C):
         # The dot products have head_size terms: scale by head_size ** -0.5.  The video's first
         # version used C = n_embd; attn_scale="n_embd" restores it to reproduce that run.
-        return k.shape[-1] ** -0.5 if self.attn_scale == "head_size" else C**-0.5
+        return head_size**-0.5 if self.attn_scale == "head_size" else C**-0.5
 
     def forward(self, x):
         B, T, C = x.shape
         k = self.key(x)  # (B, T, hs)
         q = self.query(x)  # (B, T, hs)
-        wei = q @ k.transpose(-2, -1) * self.scale(k, C)  # (B, T, hs) @ (B, hs, T) -> (B, T, T)
+        wei = q @ k.transpose(-2, -1) * self.scale(k.shape[-1], C)  # (B, T, hs) @ (B, hs, T) -> (B, T, T)
         wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))  # (B, T, T)
         wei = F.softmax(wei, dim=-1)  # (B, T, T)
         wei = self.dropout(wei)
@@ -93,21 +93,26 @@ class MultiHeadAttention(nn.Module):
             dim=0,
         )  # (3 * H * hs, C): every head's query, key and value weights, stacked
         qkv = F.linear(x, w)  # (B, T, 3 * H * hs)
+        dropout_p = first.dropout.p if self.training else 0.0
+        if cache is None:
+            # The lecture's four lines (q k^T * scale, masked_fill with tril, softmax, dropout) and
+            # the product with v for every head, as one op with its own backward
+            # (tensorgrad/ops/attention.py); it equals the cached path below with t0 = 0.
+            return F.packed_self_attention(
+                qkv, H, attn_mask=first.tril[:T, :T] != 0, dropout_p=dropout_p, scale=first.scale(hs, C)
+            )  # (B, T, H * hs): heads side by side, as cat
         q, k, v = qkv.view(B, T, 3, H, hs).permute(2, 0, 3, 1, 4)  # each (B, H, T, hs)
         t0 = 0  # the position of x's first row
-        if cache is not None:
-            if "k" in cache:
-                t0 = cache["k"].shape[2]
-                k = tg.cat([cache["k"], k], dim=2)  # (B, H, t0 + T, hs)
-                v = tg.cat([cache["v"], v], dim=2)  # (B, H, t0 + T, hs)
-            cache["k"], cache["v"] = k, v
-        # The lecture's four lines (q k^T * scale, masked_fill with tril, softmax, dropout) and
-        # the product with v, as one op with its own backward (tensorgrad/ops/attention.py).
+        if "k" in cache:
+            t0 = cache["k"].shape[2]
+            k = tg.cat([cache["k"], k], dim=2)  # (B, H, t0 + T, hs)
+            v = tg.cat([cache["v"], v], dim=2)  # (B, H, t0 + T, hs)
+        cache["k"], cache["v"] = k, v
         out = F.scaled_dot_product_attention(
             q, k, v,
             attn_mask=first.tril[t0 : t0 + T, : t0 + T] != 0,  # (T, t0 + T): True where a position may look
-            dropout_p=first.dropout.p if self.training else 0.0,
-            scale=first.scale(k, C),
+            dropout_p=dropout_p,
+            scale=first.scale(hs, C),
         )  # (B, H, T, hs)  # fmt: skip
         return out.transpose(1, 2).reshape(B, T, H * hs)  # (B, T, H * hs): heads side by side, as cat
 

@@ -38,6 +38,21 @@ MASK_45 = np.array(
 IDS_25 = np.array([[1, 4, 1, 0, 4], [5, 1, 1, 2, 0]])  # (2, 5) ids into 6 rows, repeated ids accumulate
 
 
+MASK_44 = np.array(
+    [[True, False, True, False], [True, True, False, False], [False, False, False, True], [True, True, True, True]]
+)  # (4, 4): not causal, each row attends
+
+
+def packed_self_attention(lib, qkv, heads, **kwargs):
+    """tensorgrad's packed op; for torch, the split / permute / sdpa / reshape it stands for."""
+    if lib is tg:
+        return F(lib).packed_self_attention(qkv, heads, **kwargs)
+    B, T, three_hd = qkv.shape
+    q, k, v = qkv.view(B, T, 3, heads, three_hd // (3 * heads)).permute(2, 0, 3, 1, 4)
+    out = F(lib).scaled_dot_product_attention(q, k, v, **kwargs)  # (B, H, T, d)
+    return out.transpose(1, 2).reshape(B, T, -1)
+
+
 def const(lib, like, array):
     """A constant (mask, ids) on the same device as the tensor `like`."""
     return lib.tensor(array, device=like.device)
@@ -235,6 +250,10 @@ OPS = [
           q, k, v, attn_mask=const(lib, q, MASK_45), scale=0.3)),
     C("sdpa_broadcast_kv", [(2, 3, 4, 5), (1, 3, 4, 5), (1, 3, 4, 5)],
       lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True)),
+    # ---- the GPT's fast path: q, k, v of every head packed in one (B, T, 3 * H * d) tensor
+    C("packed_attention_causal", [(2, 4, 18)], lambda lib, qkv: packed_self_attention(lib, qkv, 3, is_causal=True)),
+    C("packed_attention_mask_scale", [(3, 4, 12)],
+      lambda lib, qkv: packed_self_attention(lib, qkv, 2, attn_mask=const(lib, qkv, MASK_44), scale=0.7)),
 ]
 # fmt: on
 

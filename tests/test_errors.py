@@ -220,3 +220,20 @@ def test_argument_errors():
         tg.multinomial(tg.tensor([0.5, 0.5]), 2)
     with pytest.raises(ValueError, match=r"tril: needs at least 2 dims, got shape \(3,\)"):
         tg.tril(randn(3))
+
+
+def test_packed_self_attention_names_the_bad_argument(device):
+    qkv = randn(2, 4, 12, device=device)
+    with pytest.raises(ValueError, match=r"packed_self_attention: qkv must be \(B, T, 3 \* num_heads \* head_size\)"):
+        F.packed_self_attention(qkv, 5)
+    with pytest.raises(ValueError, match=r"qkv must be .* got shape \(4, 12\)"):
+        F.packed_self_attention(randn(4, 12, device=device), 2)
+    mask = tg.ones(3, 3, dtype=tg.bool, device=device)
+    with pytest.raises(ValueError, match=r"attn_mask must be \(4, 4\), got \(3, 3\)"):
+        F.packed_self_attention(qkv, 2, attn_mask=mask)
+    with pytest.raises(TypeError, match="attn_mask must be bool"):
+        F.packed_self_attention(qkv, 2, attn_mask=tg.ones(4, 4, device=device))
+    with pytest.raises(ValueError, match="pass attn_mask or is_causal, not both"):
+        F.packed_self_attention(qkv, 2, attn_mask=tg.ones(4, 4, dtype=tg.bool, device=device), is_causal=True)
+    with pytest.raises(ValueError, match=r"dropout probability has to be in \[0, 1\)"):
+        F.packed_self_attention(qkv, 2, dropout_p=1.0)

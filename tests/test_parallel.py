@@ -75,3 +75,33 @@ def test_relu_and_dropout_split_equal_one_pass(monkeypatch):
     two = _run(case, True, monkeypatch)
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)  # elementwise: the same operations on the same numbers
+
+
+def test_packed_attention_with_dropout_equals_the_split_heads_path():
+    """The packed op draws the same dropout mask as scaled_dot_product_attention on the split
+    q, k, v (one (B, H, T, T) draw from the same generator) and gives the same gradients."""
+    rng = np.random.default_rng(3)
+    B, T, H, d = 3, 5, 2, 4
+    qkv_data = rng.standard_normal((B, T, 3 * H * d))
+    g = rng.standard_normal((B, T, H * d))
+
+    def packed():
+        qkv = tg.tensor(qkv_data, requires_grad=True)
+        tg.manual_seed(11)
+        out = F.packed_self_attention(qkv, H, is_causal=True, dropout_p=0.4)
+        (out * tg.tensor(g)).sum().backward()
+        return out.numpy(), qkv.grad.numpy()
+
+    def split():
+        qkv = tg.tensor(qkv_data, requires_grad=True)
+        q, k, v = qkv.view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)
+        tg.manual_seed(11)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.4)
+        out = out.transpose(1, 2).reshape(B, T, H * d)
+        (out * tg.tensor(g)).sum().backward()
+        return out.numpy(), qkv.grad.numpy()
+
+    for a, b in zip(packed(), split()):
+        # float64; the same operations in the same order: equal up to the last bits of a sum
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
+    assert (packed()[0] == 0).any()  # dropout did zero some weights (else this proves nothing)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..creation import ones, tril
-from ..ops.attention import ScaledDotProductAttention
+from ..ops.attention import PackedSelfAttention, ScaledDotProductAttention
 from ..ops.embedding import Embedding
 from ..ops.linear import Linear as LinearOp
 from ..ops.loss import CrossEntropy
@@ -68,6 +68,41 @@ def scaled_dot_product_attention(
     scale = query.shape[-1] ** -0.5 if scale is None else scale
     return ScaledDotProductAttention.apply(
         query, key, value, attn_mask, scale=scale, dropout_p=dropout_p, device=query.device
+    )
+
+
+def packed_self_attention(
+    qkv: Tensor, num_heads: int, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+    is_causal: bool = False, scale: float | None = None,
+) -> Tensor:  # fmt: skip
+    """Multi-head self-attention from one packed projection (a tensorgrad op; PyTorch spells it
+    as a split, a permute, scaled_dot_product_attention and a reshape, which this equals).
+
+    qkv (B, T, 3 * num_heads * d): every head's query, then every head's key, then every head's
+    value.  Returns (B, T, num_heads * d), the heads side by side.  attn_mask (T, T), dropout_p,
+    is_causal and scale are as in scaled_dot_product_attention.
+    """
+    if qkv.ndim != 3 or num_heads < 1 or qkv.shape[-1] % (3 * num_heads):
+        raise ValueError(
+            f"packed_self_attention: qkv must be (B, T, 3 * num_heads * head_size); got shape {qkv.shape} "
+            f"with num_heads={num_heads}"
+        )
+    T = qkv.shape[1]
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("packed_self_attention: pass attn_mask or is_causal, not both")
+        attn_mask = tril(ones(T, T, dtype=backend.bool_, device=qkv.device))
+    if attn_mask is not None:
+        if attn_mask.dtype != backend.bool_:
+            raise TypeError(f"packed_self_attention: attn_mask must be bool, got {attn_mask.dtype}")
+        if attn_mask.shape != (T, T):
+            raise ValueError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
+    if not 0 <= dropout_p < 1:
+        raise ValueError(f"dropout probability has to be in [0, 1), got {dropout_p}")
+    head_size = qkv.shape[-1] // (3 * num_heads)
+    scale = head_size**-0.5 if scale is None else scale
+    return PackedSelfAttention.apply(
+        qkv, attn_mask, num_heads=num_heads, scale=scale, dropout_p=dropout_p, device=qkv.device
     )
 
 

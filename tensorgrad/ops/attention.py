@@ -36,7 +36,9 @@ class ScaledDotProductAttention(Function):
         add = None
         if mask is not None:
             add = xp.where(mask, 0.0, -xp.inf).astype(q.dtype)  # the mask as 0 / -inf, broadcast
-        batch = _broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        batch = q.shape[:-2]
+        if not batch == k.shape[:-2] == v.shape[:-2]:
+            batch = _broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         scores_shape = batch + (q.shape[-2], k.shape[-2])  # (..., T, S)
         keep = None  # R, drawn for the whole batch first: the same draws however the work is split
         if dropout_p > 0:
@@ -98,6 +100,53 @@ class ScaledDotProductAttention(Function):
             backend.parallel(self.xp, q.shape[0], work, rows)
         else:
             rows(slice(None))
+
+
+class PackedSelfAttention(Function):
+    """Multi-head self-attention on packed projections: the layout of a GPT's fused q/k/v matmul.
+
+    qkv (B, T, 3 * H * d) holds, along its last dim, every head's query, then every head's key,
+    then every head's value.  The output (B, T, H * d) has the heads side by side (the lecture's
+    torch.cat over heads).  It computes exactly
+
+        q, k, v = qkv.view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)          each (B, H, T, d)
+        out = scaled_dot_product_attention(q, k, v, mask, scale, dropout)  (B, H, T, d)
+        out = out.transpose(1, 2).reshape(B, T, H * d)
+
+    as one node instead of eight, and lays q, k^T and v out contiguously for the batched
+    products (NumPy's stacked matmul is ~1.5x slower on a transposed view of small matrices).
+
+    Backward: the split, permutes and reshapes only move elements, so their adjoints move the
+    gradients back the same way (a permutation's adjoint is the inverse permutation):
+        g (B, T, H * d) -> (B, H, T, d) -> ScaledDotProductAttention.backward -> dq, dk, dv
+        dqkv[:, :, 0] = dq^T,  dqkv[:, :, 1] = dk^T,  dqkv[:, :, 2] = dv^T   (each (B, T, H, d))
+    """
+
+    def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
+        xp = self.xp
+        B, T, three_hd = qkv.shape
+        H, d = num_heads, three_hd // (3 * num_heads)
+        parts = qkv.reshape(B, T, 3, H, d)
+        q = xp.ascontiguousarray(parts[:, :, 0].transpose(0, 2, 1, 3))  # (B, H, T, d)
+        k_t = xp.ascontiguousarray(parts[:, :, 1].transpose(0, 2, 3, 1))  # (B, H, d, T): k^T, contiguous
+        v = xp.ascontiguousarray(parts[:, :, 2].transpose(0, 2, 1, 3))  # (B, H, T, d)
+        attention = ScaledDotProductAttention(xp)
+        out = attention.forward(q, k_t.swapaxes(-1, -2), v, mask, scale, dropout_p, device)  # (B, H, T, d)
+        self.save_for_backward(attention, qkv.shape)
+        return out.transpose(0, 2, 1, 3).reshape(B, T, H * d)  # (B, T, H * d)
+
+    def backward(self, g):
+        attention, shape = self.saved
+        xp = self.xp
+        B, T, three_hd = shape
+        H = attention.saved[0].shape[1]
+        d = three_hd // (3 * H)
+        g_heads = xp.ascontiguousarray(g.reshape(B, T, H, d).transpose(0, 2, 1, 3))  # (B, H, T, d)
+        dq, dk, dv, _ = attention.backward(g_heads)  # each (B, H, T, d)
+        dqkv = xp.empty((B, T, 3, H, d), dtype=dq.dtype)
+        for i, part in enumerate((dq, dk, dv)):
+            dqkv[:, :, i] = part.transpose(0, 2, 1, 3)  # (B, T, H, d)
+        return dqkv.reshape(shape), None
 
 
 def _broadcast(*shapes):

@@ -38,14 +38,17 @@ class LayerNorm(Function):
         y = xp.empty(x2.shape, x.dtype)
 
         def rows(sl):  # each row is normalised on its own: halves of the rows can run on two threads
-            xc = x2[sl] - backend.sum_last(xp, x2[sl]) * (1.0 / n)  # x - mean
-            var = backend.sum_last(xp, xc * xc) * (1.0 / n)
-            rstd[sl] = 1.0 / xp.sqrt(var + eps)
-            xp.multiply(xc, rstd[sl], out=xhat[sl])  # xhat
-            if w is not None:
-                xp.multiply(xhat[sl], w, out=y[sl])
+            xc = x2[sl] - backend.mean_last(xp, x2[sl])  # x - mean
+            r = rstd[sl]
+            xp.add(backend.mean_last(xp, xc * xc), eps, out=r)  # var + eps
+            xp.sqrt(r, out=r)
+            xp.divide(1.0, r, out=r)  # rstd
+            xh = xhat[sl]
+            xp.multiply(xc, r, out=xh)  # xhat
+            if w is None:
+                y[sl] = xh
             else:
-                y[sl] = xhat[sl]
+                xp.multiply(xh, w, out=y[sl])
             if b is not None:
                 y[sl] += b
 
@@ -71,10 +74,9 @@ class LayerNorm(Function):
                 partial_dw[sl.start] = backend.sum_first(xp, gs * xs)
             if want_dx:
                 dxhat = gs * w if w is not None else gs
-                mean_dxhat = backend.sum_last(xp, dxhat) * (1.0 / n)  # (rows, 1)
-                mean_dxhat_xhat = backend.sum_last(xp, dxhat * xs) * (1.0 / n)  # (rows, 1)
+                mean_dxhat_xhat = backend.mean_last(xp, dxhat * xs)  # (rows, 1)
                 d = dx[sl]
-                xp.subtract(dxhat, mean_dxhat, out=d)
+                xp.subtract(dxhat, backend.mean_last(xp, dxhat), out=d)  # dxhat - mean(dxhat)
                 d -= xs * mean_dxhat_xhat
                 d *= rstd[sl]
 

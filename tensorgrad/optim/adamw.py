@@ -90,14 +90,15 @@ class AdamW(Optimizer):
         """One update of the whole group on its flat arrays; False where it does not apply (a
         parameter without a gradient this step, or parameters at different steps)."""
         params = group["params"]
-        if any(p.grad is None for p in params) or not FlatGroup.fits(params):
+        if any(p.grad is None for p in params):
             return False
-        states = [self.state.get(p) for p in params]
-        steps = {s["step"] if s else 0 for s in states}
+        steps = {s["step"] if s else 0 for s in map(self.state.get, params)}
         if len(steps) != 1:
             return False
         flat = self._flat.get(id(group))
         if flat is None or flat.params != params or not flat.sync(self.state):
+            if not FlatGroup.fits(params):
+                return False
             flat = self._flat[id(group)] = FlatGroup(params, ("exp_avg", "exp_avg_sq"))
             flat.sync(self.state)  # copies any existing state into the flat arrays
         step = steps.pop() + 1

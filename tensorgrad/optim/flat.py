@@ -57,10 +57,10 @@ class FlatGroup:
         """Bring values the flat arrays no longer alias back in; False if the group changed shape,
         device or dtype (then the caller rebuilds it)."""
         for i, p in enumerate(self.params):
-            if p.shape != self.shapes[i] or p.device != self.device or p.dtype != self.dtype:
-                return False
             view = self.data_views[i]
-            if p.data is not view:
+            if p.data is not view:  # (while it is the view, shape, device and dtype are the group's)
+                if p.shape != self.shapes[i] or p.device != self.device or p.dtype != self.dtype:
+                    return False
                 view[...] = p.data
                 p.data = view
             gview = self.grad_views[i]
