@@ -288,6 +288,70 @@ def test_cross_entropy_is_mean_nll_of_log_softmax(device, data):
     np.testing.assert_allclose(g, (np.exp(logp) - onehot) / n, **TOL)
 
 
+@given(data=st.data(), bias=st.booleans())
+def test_linear_is_x_wt_plus_b_over_any_leading_dims(device, data, bias):
+    lead = data.draw(S.shapes(min_dims=0, max_dims=3))
+    n_in, n_out = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    x = data.draw(S.float_arrays(lead + (n_in,)))
+    w = data.draw(S.float_arrays((n_out, n_in)))
+    b = data.draw(S.float_arrays((n_out,)))
+    tx, tw, tb = leaf(x, device), leaf(w, device), leaf(b, device) if bias else None
+    out = F.linear(tx, tw, tb)
+    np.testing.assert_allclose(out.numpy(), x @ w.T + (b if bias else 0), **TOL)
+    v = backprop(out, device)
+    v2, x2 = v.reshape(-1, n_out), x.reshape(-1, n_in)
+    np.testing.assert_allclose(tx.grad.numpy(), v @ w, **TOL)
+    np.testing.assert_allclose(tw.grad.numpy(), v2.T @ x2, **TOL)
+    if bias:
+        np.testing.assert_allclose(tb.grad.numpy(), v2.sum(axis=0), **TOL)
+
+
+def _attention_reference(q, k, v, mask, scale, g):
+    """NumPy forward and backward of softmax(mask(q k^T * scale)) v (mask: True = attend)."""
+    s = np.where(mask, q @ k.swapaxes(-1, -2) * scale, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    dp = g @ v.swapaxes(-1, -2)
+    ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+    return p @ v, ds @ k * scale, ds.swapaxes(-1, -2) @ q * scale, p.swapaxes(-1, -2) @ g
+
+
+@given(data=st.data(), causal=st.booleans())
+def test_scaled_dot_product_attention_matches_the_composition(device, data, causal):
+    batch = data.draw(S.shapes(min_dims=0, max_dims=2))
+    t, s = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    if causal:
+        s = t
+    d, dv = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    q, k, v = (data.draw(S.float_arrays(batch + shape)) for shape in ((t, d), (s, d), (s, dv)))
+    mask = np.tril(np.ones((t, s), dtype=bool)) if causal else data.draw(S.masks((t, s)))
+    mask[:, 0] = True  # every query attends somewhere
+    scale = data.draw(st.floats(0.1, 2.0))
+    tq, tk, tv = leaf(q, device), leaf(k, device), leaf(v, device)
+    kwargs = {"is_causal": True} if causal else {"attn_mask": tg.tensor(mask, device=device)}
+    out = F.scaled_dot_product_attention(tq, tk, tv, scale=scale, **kwargs)
+    g = backprop(out, device)
+    ref = _attention_reference(q, k, v, mask, scale, g)
+    for got, want in zip((out, tq.grad, tk.grad, tv.grad), ref):
+        np.testing.assert_allclose(got.numpy(), want, **TOL)
+
+
+@given(data=st.data())
+def test_packed_self_attention_is_split_heads_attention(device, data):
+    b, t, h, d = (data.draw(st.integers(1, 3)) for _ in range(4))
+    qkv = data.draw(S.float_arrays((b, t, 3 * h * d)))
+    tqkv = leaf(qkv, device)
+    out = F.packed_self_attention(tqkv, h, is_causal=True)
+    g = backprop(out, device)  # (b, t, h * d)
+    q, k, v = qkv.reshape(b, t, 3, h, d).transpose(2, 0, 3, 1, 4)  # each (b, h, t, d)
+    g_heads = g.reshape(b, t, h, d).transpose(0, 2, 1, 3)
+    mask = np.tril(np.ones((t, t), dtype=bool))
+    o, dq, dk, dv = _attention_reference(q, k, v, mask, d**-0.5, g_heads)
+    np.testing.assert_allclose(out.numpy(), o.transpose(0, 2, 1, 3).reshape(b, t, h * d), **TOL)
+    dqkv = np.stack([dq, dk, dv]).transpose(1, 3, 0, 2, 4).reshape(b, t, 3 * h * d)
+    np.testing.assert_allclose(tqkv.grad.numpy(), dqkv, **TOL)
+
+
 @given(data=st.data())
 def test_embedding_repeated_ids_accumulate(device, data):
     v, d = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 4))
