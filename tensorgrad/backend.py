@@ -201,11 +201,40 @@ def is_array(obj) -> bool:
 
 def to_numpy(array) -> np.ndarray:
     """An explicit copy to a host NumPy array, from any device."""
-    if isinstance(array, np.ndarray):
-        return array.copy()
+    if isinstance(array, (np.ndarray, np.generic)):  # (the strict device's 0-d results are NumPy scalars)
+        return np.array(array)
     if isinstance(array, backend_strict.StrictArray):
         return backend_strict.to_numpy(array)
     return _load_cupy().asnumpy(array)
+
+
+# --------------------------------------------------------------------------- deferred checks
+# Reading a value back from a GPU (`bool(x.any())`) waits for every queued kernel; one such read
+# inside the forward pass stalls the device once per step.  So checks of device data (token ids
+# in range) are queued here instead: the flag stays on the device, and is read at the next point
+# that waits for the device anyway (Tensor.item(), .numpy(), .tolist()), where a failed check
+# raises its error.  On the CPU the checks run at once.  Out-of-range ids meanwhile read a
+# wrapped-around row (CuPy's indexing), never memory outside the array.
+_pending_checks: list = []
+_MAX_PENDING = 256  # then they are read (one sync per 256 checks), so memory stays bounded
+
+
+def defer_check(flag, fail):
+    """Queue a device check: `flag` a 0-d bool array, `fail()` raises the error when it is True."""
+    _pending_checks.append((flag, fail))
+    if len(_pending_checks) >= _MAX_PENDING:
+        run_deferred_checks()
+
+
+def run_deferred_checks():
+    """Read every queued flag (a device sync) and raise the first failed check's error."""
+    if not _pending_checks:
+        return
+    pending = _pending_checks[:]
+    _pending_checks.clear()
+    for flag, fail in pending:
+        if bool(to_numpy(flag)):
+            fail()
 
 
 def from_host(data, dtype, device):

@@ -91,10 +91,31 @@ class StrictArray:
         return method
 
     def __getitem__(self, index):
-        return _wrap(self._a[_unwrap(index)])
+        return _wrap(self._a[_wrap_around(self._a.shape, _unwrap(index))])
 
     def __setitem__(self, index, value):
-        self._a[_unwrap(index)] = _unwrap(value)
+        self._a[_wrap_around(self._a.shape, _unwrap(index))] = _unwrap(value)
+
+
+def _wrap_around(shape, index):
+    """CuPy wraps out-of-range integer-array indices around where NumPy raises; so does this
+    device, so that code which relies on NumPy's IndexError fails here as it would on a GPU."""
+    parts = index if isinstance(index, tuple) else (index,)
+
+    def consumed(p):  # how many axes of the array an index part walks over
+        if p is None or p is Ellipsis:
+            return 0
+        return p.ndim if isinstance(p, np.ndarray) and p.dtype == np.bool_ else 1
+
+    axis, out = 0, []
+    for p in parts:
+        if p is Ellipsis:
+            axis += len(shape) - sum(consumed(q) for q in parts)
+        elif isinstance(p, np.ndarray) and p.dtype.kind in "iu" and axis < len(shape) and shape[axis] > 0:
+            p = p % shape[axis]
+        axis += consumed(p)
+        out.append(p)
+    return tuple(out) if isinstance(index, tuple) else out[0]
 
 
 def _binary(name):
@@ -145,6 +166,8 @@ def _unwrap(obj):
 def _wrap(obj):
     if isinstance(obj, np.ndarray):
         return StrictArray(obj)
+    if isinstance(obj, np.generic):  # a reduction's result: CuPy returns a 0-d device array
+        return StrictArray(np.asarray(obj))
     if isinstance(obj, tuple):
         return tuple(_wrap(o) for o in obj)
     if isinstance(obj, list):

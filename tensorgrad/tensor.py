@@ -186,16 +186,21 @@ class Tensor:
         return Tensor._make(self.data, self.device, False)
 
     # ------------------------------------------------------------------ conversion
+    # These read values back from the device: they wait for it anyway, so they also run the
+    # checks queued on it (backend.defer_check), which raise here if a check failed.
     def numpy(self):
         """A NumPy copy of the data, from any device."""
+        backend.run_deferred_checks()
         return backend.to_numpy(self.data)
 
     def item(self):
         if self.numel() != 1:
             raise ValueError(f"item(): only a one-element tensor converts to a Python number, shape is {self.shape}")
+        backend.run_deferred_checks()
         return self.data.item()
 
     def tolist(self):
+        backend.run_deferred_checks()
         return self.data.tolist()
 
     def __float__(self):

@@ -149,8 +149,19 @@ def test_gradients_only_for_floats():
 @pytest.mark.parametrize("bad", [7, -1, 5])
 def test_embedding_id_out_of_range_names_the_value(bad, device):
     ids = tg.tensor([[0, 1], [bad, 2]], device=device)
+    # On the CPU the call raises; on a GPU-like device the check is queued without a sync and
+    # raises at the next read of a value (the .numpy() here).
     with pytest.raises(IndexError, match=rf"embedding: .*contains {bad}, outside \[0, 5\)"):
-        F.embedding(ids, randn(5, 3, device=device))
+        F.embedding(ids, randn(5, 3, device=device)).numpy()
+
+
+def test_on_a_gpu_like_device_the_id_check_waits_for_a_read():
+    ids = tg.tensor([[0, 9]], device="strict")
+    out = F.embedding(ids, randn(5, 3, device="strict"))  # no sync here: the check is queued
+    assert out.shape == (1, 2, 3)  # the bad id read a wrapped-around row, as CuPy does
+    with pytest.raises(IndexError, match=r"contains 9, outside \[0, 5\) .*queued on strict, reported at this read"):
+        out.sum().item()
+    assert out.sum().item() == out.sum().item()  # a failed check is reported once
 
 
 def test_embedding_ids_must_be_integers():
@@ -162,7 +173,7 @@ def test_embedding_ids_must_be_integers():
 def test_cross_entropy_target_out_of_range_names_the_value(bad, device):
     logits = randn(3, 4, device=device)
     with pytest.raises(IndexError, match=rf"cross_entropy: target contains {bad}, outside \[0, 4\)"):
-        F.cross_entropy(logits, tg.tensor([0, bad, 1], device=device))
+        F.cross_entropy(logits, tg.tensor([0, bad, 1], device=device)).item()
 
 
 def test_cross_entropy_ignored_target_is_not_out_of_range():

@@ -118,7 +118,8 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
 def _check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
     """Integer ids in [0, n): a clear error instead of a wrapped or out-of-bounds read.
 
-    This reads one number back from the device (a sync on a GPU), once per call.
+    On the CPU the check runs now.  On a GPU it is queued without a sync (backend.defer_check)
+    and its error raised at the next .item() / .numpy(), as PyTorch reports CUDA errors late.
     """
     if ids.dtype.kind not in "iu":
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {ids.dtype}")
@@ -128,10 +129,18 @@ def _check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
     bad = (data < 0) | (data >= n)
     if ignore_index is not None:
         bad &= data != ignore_index
-    if bool(bad.any()):
-        value = int(data[bad].reshape(-1)[0])
+
+    def fail():
+        value = int(backend.to_numpy(data[bad].reshape(-1)[:1])[0])
         kind = "classes" if op == "cross_entropy" else "embeddings"
-        raise IndexError(f"{op}: {what} contains {value}, outside [0, {n}) ({n} = number of {kind})")
+        where = "" if ids.device == "cpu" else f" (a check queued on {ids.device}, reported at this read)"
+        raise IndexError(f"{op}: {what} contains {value}, outside [0, {n}) ({n} = number of {kind}){where}")
+
+    if ids.device == "cpu":
+        if bad.any():
+            fail()
+    else:
+        backend.defer_check(bad.any(), fail)
 
 
 def embedding(input: Tensor, weight: Tensor) -> Tensor:
