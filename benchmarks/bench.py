@@ -49,6 +49,47 @@ def _sync(backend_name):
         cupy.cuda.Device().synchronize()
 
 
+def _clock(kind):
+    """time_ms(fn): how long fn() takes.  "cpu": wall time.  On a GPU ("cupy", "torch-cuda"):
+    CUDA events recorded on the stream before and after fn, read once the second one is done,
+    so the figure is the device's time from start to end (host dispatch included where the
+    device waits for it), not the host's."""
+    if kind == "cpu":
+
+        def time_ms(fn):
+            t = time.perf_counter()
+            fn()
+            return 1000 * (time.perf_counter() - t)
+
+        return time_ms
+    if kind == "cupy":
+        import cupy
+
+        def events():
+            return cupy.cuda.Event(), cupy.cuda.Event()
+
+        def elapsed(start, end):
+            return cupy.cuda.get_elapsed_time(start, end)
+    else:
+        import torch
+
+        def events():
+            return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+        def elapsed(start, end):
+            return start.elapsed_time(end)
+
+    def time_ms(fn):
+        start, end = events()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return elapsed(start, end)
+
+    return time_ms
+
+
 def worker_tensorgrad(preset, steps, backend_name):
     import tensorgrad as tg
     from gpt import build_model, get_config
@@ -67,14 +108,15 @@ def worker_tensorgrad(preset, steps, backend_name):
         loss.backward()
         opt.step()
 
-    result = _time_steps(step, steps, lambda: _sync(backend_name))
+    result = _time_steps(step, steps, _clock("cupy" if backend_name == "cupy" else "cpu"))
     result["floor_ms"] = 1000 * step_flops(config) / GEMM_RATE
     return result
 
 
-def worker_torch(preset, steps, backend_name, threads):
+def worker_torch(preset, steps, backend_name, threads, tf32=False):
     import torch
 
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     from benchmarks.torch_gpt import build_torch_model
     from gpt import get_config
 
@@ -93,28 +135,22 @@ def worker_torch(preset, steps, backend_name, threads):
         loss.backward()
         opt.step()
 
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    return _time_steps(step, steps, sync)
+    return _time_steps(step, steps, _clock("torch-cuda" if device == "cuda" else "cpu"))
 
 
-def _time_steps(step, steps, sync):
-    for _ in range(3):  # warm-up: allocator, BLAS threads, caches
+def _time_steps(step, steps, clock):
+    for _ in range(2):  # warm-up: allocator, BLAS threads, caches
         step()
-    sync()
-    times = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        step()
-        sync()
-        times.append(time.perf_counter() - t)
+    clock(step)
+    times = [clock(step) for _ in range(steps)]
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"ms": 1000 * statistics.median(times), "min_ms": 1000 * min(times), "peak_mb": rss_mb}
+    return {"ms": statistics.median(times), "min_ms": min(times), "peak_mb": rss_mb}
 
 
-def run_worker(framework, preset, steps, backend_name, threads):
+def run_worker(framework, preset, steps, backend_name, threads, tf32=False):
     """One measurement in a fresh process; returns its JSON result (or None if it failed)."""
     cmd = [sys.executable, __file__, "--worker", framework, "--presets", preset, "--steps", str(steps),
-           "--backend", backend_name, "--threads", str(threads)]  # fmt: skip
+           "--backend", backend_name, "--threads", str(threads)] + (["--tf32"] if tf32 else [])  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         print(f"  ({framework} {preset} failed: {proc.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
@@ -133,9 +169,9 @@ def _alternate(preset, steps, repeats, args, with_torch):
     the speed of a shared machine drifts, and alternating exposes both to the same drift."""
     ours, theirs = [], []
     for _ in range(repeats):
-        ours.append(run_worker("tensorgrad", preset, steps, args.backend, args.threads))
+        ours.append(run_worker("tensorgrad", preset, steps, args.backend, args.threads, args.tf32))
         if with_torch:
-            theirs.append(run_worker("torch", preset, steps, args.backend, args.threads))
+            theirs.append(run_worker("torch", preset, steps, args.backend, args.threads, args.tf32))
 
     def median_run(runs):
         runs = sorted((r for r in runs if r), key=lambda r: r["ms"])
@@ -145,17 +181,10 @@ def _alternate(preset, steps, repeats, args, with_torch):
 
 
 # ----------------------------------------------------------------------------- per-op timings
-def _median_ms(fn, sync, repeats=5):
-    """Median wall time of fn() in ms, after one warm-up call, synchronising the device each time."""
-    fn()
-    sync()
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        sync()
-        ts.append(time.perf_counter() - t)
-    return 1000 * statistics.median(ts)
+def _median_ms(fn, clock, repeats=5):
+    """Median time of fn() in ms (by `clock`), after one warm-up call."""
+    clock(fn)
+    return statistics.median(clock(fn) for _ in range(repeats))
 
 
 def op_table(backend_name, with_torch, repeats):
@@ -191,8 +220,9 @@ def op_table(backend_name, with_torch, repeats):
         ours = [tg.tensor(a, device=device, requires_grad=a.dtype == np.float32) for a in inputs]
         out = fn(ours)
         g = tg.tensor(np.ones(out.shape, np.float32) / out.numel(), device=device)
-        fwd = _median_ms(lambda: fn(ours), lambda: _sync(backend_name), repeats)
-        both = _median_ms(lambda: fn(ours).backward(g), lambda: _sync(backend_name), repeats)
+        clock = _clock("cupy" if backend_name == "cupy" else "cpu")
+        fwd = _median_ms(lambda: fn(ours), clock, repeats)
+        both = _median_ms(lambda: fn(ours).backward(g), clock, repeats)
         row = [name, fwd, both - fwd]
         if with_torch:
             import torch
@@ -209,9 +239,9 @@ def op_table(backend_name, with_torch, repeats):
             theirs = [torch.tensor(a, device=tdev, requires_grad=a.dtype == np.float32) for a in inputs]
             tg_out = tfns[name](theirs)
             tgrad = torch.ones_like(tg_out) / tg_out.numel()
-            tsync = torch.cuda.synchronize if tdev == "cuda" else (lambda: None)
-            tfwd = _median_ms(lambda: tfns[name](theirs), tsync, repeats)
-            tboth = _median_ms(lambda: tfns[name](theirs).backward(tgrad), tsync, repeats)
+            tclock = _clock("torch-cuda" if tdev == "cuda" else "cpu")
+            tfwd = _median_ms(lambda: tfns[name](theirs), tclock, repeats)
+            tboth = _median_ms(lambda: tfns[name](theirs).backward(tgrad), tclock, repeats)
             row += [tfwd, tboth - tfwd]
         rows.append(row)
     return rows
@@ -228,7 +258,8 @@ def adamw_row(backend_name, with_torch, repeats):
         p.grad = tg.ones_like(p) * 1e-3
     opt = tg.optim.AdamW(model.parameters(), lr=3e-4)
 
-    row = ["AdamW step (10.8M params)", _median_ms(opt.step, lambda: _sync(backend_name), repeats), 0.0]
+    clock = _clock("cupy" if device == "cuda" else "cpu")
+    row = ["AdamW step (10.8M params)", _median_ms(opt.step, clock, repeats), 0.0]
     if with_torch:
         import torch
 
@@ -240,7 +271,7 @@ def adamw_row(backend_name, with_torch, repeats):
         for p in tm.parameters():
             p.grad = torch.full_like(p, 1e-3)
         topt = torch.optim.AdamW(tm.parameters(), lr=3e-4)
-        row += [_median_ms(topt.step, torch.cuda.synchronize if tdev == "cuda" else (lambda: None), repeats), 0.0]
+        row += [_median_ms(topt.step, _clock("torch-cuda" if tdev == "cuda" else "cpu"), repeats), 0.0]
     return row
 
 
@@ -291,15 +322,18 @@ def main():
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--skip", nargs="*", default=[], choices=["steps", "ops", "generate"])
     p.add_argument("--gen-tokens", type=int, default=500)
+    p.add_argument("--tf32", action="store_true", help="GPU: TF32 matmuls in both frameworks")
     p.add_argument("--worker", choices=["tensorgrad", "torch"], help=argparse.SUPPRESS)
     args = p.parse_args()
 
+    if args.tf32:  # what tg.cuda.allow_tf32() sets (this process need not import the engine); workers inherit it
+        os.environ["CUPY_TF32"] = "1"
     if args.worker:
         preset = args.presets[0]
         if args.worker == "tensorgrad":
             out = worker_tensorgrad(preset, args.steps, args.backend)
         else:
-            out = worker_torch(preset, args.steps, args.backend, args.threads)
+            out = worker_torch(preset, args.steps, args.backend, args.threads, args.tf32)
         print(json.dumps(out))
         return
 

@@ -43,6 +43,7 @@ def parse_args(argv=None):
         help="scale attention by head_size ** -0.5 (default) or the video's n_embd ** -0.5",
     )
     p.add_argument("--slow-attention", action="store_true", help="the lecture's loop over heads (for study)")
+    p.add_argument("--tf32", action="store_true", help="GPU only: TF32 tensor cores for float32 matmuls (faster)")
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--data", default=None, help="path of input.txt (default: data/tinyshakespeare/input.txt)")
     p.add_argument("--out-dir", default=None, help="where to write checkpoints, log.jsonl and curves.png")
@@ -97,6 +98,8 @@ def plot_curves(history, reference, path):
 def main(argv=None):
     args = parse_args(argv)
     device = "cuda" if args.backend == "cupy" else "cpu"
+    if args.tf32:
+        tg.cuda.allow_tf32()
     config = config_from_args(args)
     try:
         data = ShakespeareData.load(args.data, device=device)
