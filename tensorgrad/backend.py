@@ -460,9 +460,15 @@ def elementwise(xp, fn, *arrays):
     if xp is not np or _THREADS < 2 or first.size < _PARALLEL_MIN:
         fn(*arrays, out=out)
         return out
-    flat = [a.reshape(-1) for a in arrays]
-    flat_out = out.reshape(-1)
-    parallel(xp, first.size, first.size, lambda sl: fn(*(a[sl] for a in flat), out=flat_out[sl]))
+    # Halves of the rows, the last axis kept whole (fn may broadcast a row against it); a single
+    # row is split as a flat array.
+    if first.ndim >= 2 and first.size > first.shape[-1]:
+        parts = [a.reshape(-1, first.shape[-1]) for a in arrays]
+        part_out = out.reshape(-1, first.shape[-1])
+    else:
+        parts = [a.reshape(-1) for a in arrays]
+        part_out = out.reshape(-1)
+    parallel(xp, part_out.shape[0], first.size, lambda sl: fn(*(a[sl] for a in parts), out=part_out[sl]))
     return out
 
 

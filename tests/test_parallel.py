@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tensorgrad as tg
 from gpt import build_model
@@ -64,9 +65,10 @@ def test_fused_adamw_split_equals_one_pass(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)  # float64, regrouped sums only
 
 
-def test_relu_and_dropout_split_equal_one_pass(monkeypatch):
+@pytest.mark.parametrize("shape", [(7, 9), (31,), (1, 12)])  # rows split; a single row split flat
+def test_relu_and_dropout_split_equal_one_pass(monkeypatch, shape):
     def case():
-        x = tg.tensor(np.random.default_rng(2).standard_normal((7, 9)), requires_grad=True)
+        x = tg.tensor(np.random.default_rng(2).standard_normal(shape), requires_grad=True)
         tg.manual_seed(4)
         y = F.dropout(F.relu(x), p=0.4)
         return _grads(y, x)
