@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
+from tensorgrad import backend
 
 # Every check here is float64 against NumPy float64 doing the same arithmetic in a possibly
 # different order: 1e-10 leaves room for rounding only.
@@ -334,6 +335,30 @@ def test_scaled_dot_product_attention_matches_the_composition(device, data, caus
     ref = _attention_reference(q, k, v, mask, scale, g)
     for got, want in zip((out, tq.grad, tk.grad, tv.grad), ref):
         np.testing.assert_allclose(got.numpy(), want, **TOL)
+
+
+@given(data=st.data(), p=st.sampled_from([0.2, 0.5]), seed=st.integers(0, 2**16))
+def test_scaled_dot_product_attention_with_dropout_matches_the_composition(device, data, p, seed):
+    """Dropout on the attention weights: out = (P * R / (1 - p)) v, with R the mask the op draws
+    (the same seeded draw is repeated here), and the gradients of that composition."""
+    b, t, d = (data.draw(st.integers(1, 4)) for _ in range(3))
+    q, k, v = (data.draw(S.float_arrays((b, t, d))) for _ in range(3))
+    tg.manual_seed(seed)
+    keep = backend.to_numpy(backend.rng(device).keep_mask((b, t, t), p))  # the op's first draw
+    tg.manual_seed(seed)
+    tq, tk, tv = leaf(q, device), leaf(k, device), leaf(v, device)
+    out = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True, dropout_p=p)
+    g = backprop(out, device)
+    causal = np.tril(np.ones((t, t), dtype=bool))
+    s = np.where(causal, q @ k.swapaxes(-1, -2) * d**-0.5, -np.inf)
+    P = np.exp(s - s.max(axis=-1, keepdims=True))
+    P /= P.sum(axis=-1, keepdims=True)
+    Pd = P * keep / (1 - p)
+    dP = g @ v.swapaxes(-1, -2) * keep / (1 - p)
+    dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))
+    want = (Pd @ v, dS @ k * d**-0.5, dS.swapaxes(-1, -2) @ q * d**-0.5, Pd.swapaxes(-1, -2) @ g)
+    for got, w in zip((out, tq.grad, tk.grad, tv.grad), want):
+        np.testing.assert_allclose(got.numpy(), w, **TOL)
 
 
 @given(data=st.data())

@@ -29,6 +29,13 @@ class ScaledDotProductAttention(Function):
         dq  = dS k * scale
         dk  = dS^T q * scale
     Masked places have P = 0, so dS = 0 there: no gradient flows through a masked score.
+
+    The (..., T, T) arrays are the big ones, so the softmax backward is written with Pd, which
+    the forward keeps:  P * dP = P * dPd * R / (1 - p) = Pd * dPd,  so with r = sum_j(Pd * dPd)
+        dS = Pd * dPd - P * r
+    (three passes over the scores instead of seven).  The forward keeps P' = P / (1 - p) rather
+    than P: the 1 / (1 - p) rides along the softmax's division, and P * r = P' * (r (1 - p)).
+    Without dropout, Pd = P' = P is one array.
     """
 
     def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
@@ -43,7 +50,8 @@ class ScaledDotProductAttention(Function):
         keep = None  # R, drawn for the whole batch first: the same draws however the work is split
         if dropout_p > 0:
             keep = backend.rng(device).keep_mask(scores_shape, dropout_p)
-        p = xp.empty(scores_shape, dtype=q.dtype)
+        p = xp.empty(scores_shape, dtype=q.dtype)  # P' = P / (1 - p)
+        pd = p if keep is None else xp.empty(scores_shape, dtype=q.dtype)  # Pd = P' * R
         out = xp.empty(batch + (q.shape[-2], v.shape[-1]), dtype=q.dtype)
 
         def rows(sl):  # the whole forward for a slice of the leading (batch) dim
@@ -53,19 +61,20 @@ class ScaledDotProductAttention(Function):
                 s += _rows_of(add, sl, p.ndim)
             s -= backend.max_last(xp, s)
             xp.exp(s, out=s)  # in place: the scores are not needed any more
-            s /= backend.sum_last(xp, s)  # P
-            pd = s
+            total = backend.sum_last(xp, s)
             if keep is not None:
-                pd = s * keep[sl]
-                pd *= 1.0 / (1.0 - dropout_p)
-            backend.matmul(pd, v[sl], out=out[sl])
+                total *= 1.0 - dropout_p
+            s /= total  # P' (P itself without dropout)
+            if keep is not None:
+                xp.multiply(s, keep[sl], out=pd[sl])  # Pd
+            backend.matmul(pd[sl], v[sl], out=out[sl])
 
         self._split(rows, q, k, v, p.size)
-        self.save_for_backward(q, k, v, p, keep, scale, dropout_p)
+        self.save_for_backward(q, k, v, p, pd, scale, 1.0 - dropout_p)
         return out  # (..., T, dv)
 
     def backward(self, g):
-        q, k, v, p, keep, scale, dropout_p = self.saved
+        q, k, v, p, pd, scale, keep_prob = self.saved  # p is P' = P / keep_prob
         xp = self.xp
         batch = p.shape[:-2]  # gradients come out with the broadcast batch shape; the engine sums them back
         dq = xp.empty(batch + q.shape[-2:], q.dtype)
@@ -73,21 +82,17 @@ class ScaledDotProductAttention(Function):
         dv = xp.empty(batch + v.shape[-2:], v.dtype)
 
         def rows(sl):
-            p_ = p[sl]
-            pd = p_
-            if keep is not None:
-                pd = p_ * keep[sl]
-                pd *= 1.0 / (1.0 - dropout_p)
-            backend.matmul(pd.swapaxes(-1, -2), g[sl], out=dv[sl])  # dv = Pd^T g
-            dp = backend.matmul(g[sl], v[sl].swapaxes(-1, -2))  # dPd = g v^T
-            if keep is not None:
-                dp *= keep[sl]
-                dp *= 1.0 / (1.0 - dropout_p)  # dP
-            dp -= backend.sum_last(xp, dp * p_)  # dP - sum_j dP_ij P_ij
-            dp *= p_  # dS
-            backend.matmul(dp, k[sl], out=dq[sl])
+            pd_ = pd[sl]
+            backend.matmul(pd_.swapaxes(-1, -2), g[sl], out=dv[sl])  # dv = Pd^T g
+            ds = backend.matmul(g[sl], v[sl].swapaxes(-1, -2))  # dPd = g v^T
+            ds *= pd_  # Pd * dPd
+            r = backend.sum_last(xp, ds)  # r = sum_j Pd * dPd, (..., T, 1)
+            if keep_prob != 1.0:
+                r *= keep_prob
+            ds -= p[sl] * r  # dS = Pd * dPd - P' * (r * keep_prob)
+            backend.matmul(ds, k[sl], out=dq[sl])
             dq[sl] *= scale  # dq = dS k * scale
-            backend.matmul(dp.swapaxes(-1, -2), q[sl], out=dk[sl])
+            backend.matmul(ds.swapaxes(-1, -2), q[sl], out=dk[sl])
             dk[sl] *= scale  # dk = dS^T q * scale
 
         self._split(rows, q, k, v, p.size)
