@@ -27,15 +27,21 @@ def adamw_update_(
     """
     if weight_decay != 0:
         p *= 1 - lr * weight_decay
-    m += (1 - beta1) * (g - m)
+    tmp = xp.subtract(g, m)  # one scratch array for every product below (no other temporaries)
+    tmp *= 1 - beta1
+    m += tmp  # m + (1 - b1) * (g - m)
     v *= beta2
-    v += (1 - beta2) * g * g
+    xp.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    v += tmp  # v * b2 + ((1 - b2) * g) * g
     step_size = lr / (1 - beta1**step)
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
     denom = xp.sqrt(v)
     denom /= bias_correction2_sqrt
     denom += eps
-    p += (-step_size * m) / denom
+    xp.multiply(m, -step_size, out=tmp)
+    tmp /= denom
+    p += tmp  # p + (-step_size * m) / denom
 
 
 class AdamW(Optimizer):
