@@ -49,12 +49,12 @@ def _sync(backend_name):
         cupy.cuda.Device().synchronize()
 
 
-def _clock(kind):
-    """time_ms(fn): how long fn() takes.  "cpu": wall time.  On a GPU ("cupy", "torch-cuda"):
-    CUDA events recorded on the stream before and after fn, read once the second one is done,
-    so the figure is the device's time from start to end (host dispatch included where the
-    device waits for it), not the host's."""
-    if kind == "cpu":
+def _clock(framework, device):
+    """time_ms(fn): how long fn() takes.  On the CPU: wall time.  On a GPU ("cuda"): CUDA events
+    of `framework` ("tensorgrad": CuPy's, "torch": PyTorch's) recorded on the stream before and
+    after fn, read once the second one is done, so the figure is the device's time from start to
+    end (host dispatch included where the device waits for it), not the host's."""
+    if device == "cpu":
 
         def time_ms(fn):
             t = time.perf_counter()
@@ -62,7 +62,7 @@ def _clock(kind):
             return 1000 * (time.perf_counter() - t)
 
         return time_ms
-    if kind == "cupy":
+    if framework == "tensorgrad":
         import cupy
 
         def events():
@@ -108,7 +108,7 @@ def worker_tensorgrad(preset, steps, backend_name):
         loss.backward()
         opt.step()
 
-    result = _time_steps(step, steps, _clock("cupy" if backend_name == "cupy" else "cpu"))
+    result = _time_steps(step, steps, _clock("tensorgrad", device))
     result["floor_ms"] = 1000 * step_flops(config) / GEMM_RATE
     return result
 
@@ -135,7 +135,7 @@ def worker_torch(preset, steps, backend_name, threads, tf32=False):
         loss.backward()
         opt.step()
 
-    return _time_steps(step, steps, _clock("torch-cuda" if device == "cuda" else "cpu"))
+    return _time_steps(step, steps, _clock("torch", device))
 
 
 def _time_steps(step, steps, clock):
@@ -220,7 +220,7 @@ def op_table(backend_name, with_torch, repeats):
         ours = [tg.tensor(a, device=device, requires_grad=a.dtype == np.float32) for a in inputs]
         out = fn(ours)
         g = tg.tensor(np.ones(out.shape, np.float32) / out.numel(), device=device)
-        clock = _clock("cupy" if backend_name == "cupy" else "cpu")
+        clock = _clock("tensorgrad", device)
         fwd = _median_ms(lambda: fn(ours), clock, repeats)
         both = _median_ms(lambda: fn(ours).backward(g), clock, repeats)
         row = [name, fwd, both - fwd]
@@ -239,7 +239,7 @@ def op_table(backend_name, with_torch, repeats):
             theirs = [torch.tensor(a, device=tdev, requires_grad=a.dtype == np.float32) for a in inputs]
             tg_out = tfns[name](theirs)
             tgrad = torch.ones_like(tg_out) / tg_out.numel()
-            tclock = _clock("torch-cuda" if tdev == "cuda" else "cpu")
+            tclock = _clock("torch", tdev)
             tfwd = _median_ms(lambda: tfns[name](theirs), tclock, repeats)
             tboth = _median_ms(lambda: tfns[name](theirs).backward(tgrad), tclock, repeats)
             row += [tfwd, tboth - tfwd]
@@ -258,7 +258,7 @@ def adamw_row(backend_name, with_torch, repeats):
         p.grad = tg.ones_like(p) * 1e-3
     opt = tg.optim.AdamW(model.parameters(), lr=3e-4)
 
-    clock = _clock("cupy" if device == "cuda" else "cpu")
+    clock = _clock("tensorgrad", device)
     row = ["AdamW step (10.8M params)", _median_ms(opt.step, clock, repeats), 0.0]
     if with_torch:
         import torch
@@ -271,7 +271,7 @@ def adamw_row(backend_name, with_torch, repeats):
         for p in tm.parameters():
             p.grad = torch.full_like(p, 1e-3)
         topt = torch.optim.AdamW(tm.parameters(), lr=3e-4)
-        row += [_median_ms(topt.step, _clock("torch-cuda" if tdev == "cuda" else "cpu"), repeats), 0.0]
+        row += [_median_ms(topt.step, _clock("torch", tdev), repeats), 0.0]
     return row
 
 

@@ -201,8 +201,8 @@ def is_array(obj) -> bool:
 
 def to_numpy(array) -> np.ndarray:
     """An explicit copy to a host NumPy array, from any device."""
-    if isinstance(array, (np.ndarray, np.generic)):  # (the strict device's 0-d results are NumPy scalars)
-        return np.array(array)
+    if isinstance(array, np.ndarray):
+        return array.copy()
     if isinstance(array, backend_strict.StrictArray):
         return backend_strict.to_numpy(array)
     return _load_cupy().asnumpy(array)
@@ -481,14 +481,14 @@ def elementwise(xp, fn, *arrays):
 # faster than NumPy's sum for rows of 256 and 384 too), a max over short rows as an elementwise
 # maximum over the columns.  Other devices use the plain reduction.
 _SHORT_ROW = 64
-_ONES: dict = {}  # (n, dtype) -> a vector of n ones, for sums as matrix-vector products
+_VECTORS: dict = {}  # (n, value, dtype) -> a vector of n `value`s, for sums and means as matrix-vector products
 
 
-def _ones(n, dtype):
-    ones = _ONES.get((n, dtype))
-    if ones is None:
-        ones = _ONES[(n, dtype)] = np.ones(n, dtype=dtype)
-    return ones
+def _filled(n, value, dtype):
+    vector = _VECTORS.get((n, value, dtype))
+    if vector is None:
+        vector = _VECTORS[(n, value, dtype)] = np.full(n, value, dtype=dtype)
+    return vector
 
 
 def sum_last(xp, a, keepdims=True):
@@ -496,7 +496,7 @@ def sum_last(xp, a, keepdims=True):
     n = a.shape[-1] if a.ndim else 0
     if xp is np and n > 0 and a.ndim > 1 and a.dtype.kind == "f":
         _set_blas_threads(1 if a.size < _BLAS_SMALL else _BLAS_MAX)
-        out = a.reshape(-1, n) @ _ones(n, a.dtype)  # (rows,)
+        out = a.reshape(-1, n) @ _filled(n, 1.0, a.dtype)  # (rows,)
         return out.reshape(a.shape[:-1] + ((1,) if keepdims else ()))
     return a.sum(axis=-1, keepdims=keepdims)
 
@@ -507,11 +507,7 @@ def mean_last(xp, a):
     n = a.shape[-1] if a.ndim else 0
     if xp is np and n > 0 and a.ndim > 1:
         _set_blas_threads(1 if a.size < _BLAS_SMALL else _BLAS_MAX)
-        key = (-n, a.dtype)  # negative n: the 1/n vectors share _ONES with the ones vectors
-        inv = _ONES.get(key)
-        if inv is None:
-            inv = _ONES[key] = np.full(n, 1.0 / n, dtype=a.dtype)
-        return (a.reshape(-1, n) @ inv).reshape(a.shape[:-1] + (1,))
+        return (a.reshape(-1, n) @ _filled(n, 1.0 / n, a.dtype)).reshape(a.shape[:-1] + (1,))
     return a.mean(axis=-1, keepdims=True)
 
 
@@ -520,7 +516,7 @@ def sum_first(xp, a):
     (measured: 4.3 ms against 10.5 ms for a (16384, 1536) float32 array)."""
     if xp is np and a.ndim == 2 and a.dtype.kind == "f" and a.shape[0] > 0:
         _set_blas_threads(1 if a.size < _BLAS_SMALL else _BLAS_MAX)
-        return _ones(a.shape[0], a.dtype) @ a
+        return _filled(a.shape[0], 1.0, a.dtype) @ a
     return a.sum(axis=0)
 
 

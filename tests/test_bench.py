@@ -23,7 +23,7 @@ def test_a_tensorgrad_step_worker_reports_time_and_memory():
 def test_the_cpu_clock_measures_wall_time():
     import time
 
-    ms = bench._clock("cpu")(lambda: time.sleep(0.02))
+    ms = bench._clock("tensorgrad", "cpu")(lambda: time.sleep(0.02))
     assert 15 < ms < 1000
 
 

@@ -57,18 +57,24 @@ def scaled_dot_product_attention(
         raise ValueError(
             f"scaled_dot_product_attention: query {query.shape}, key {key.shape} and value {value.shape} do not fit"
         )
-    if is_causal:
-        if attn_mask is not None:
-            raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal, not both")
-        attn_mask = tril(ones(T, S, dtype=backend.bool_, device=query.device))
-    if attn_mask is not None and attn_mask.dtype != backend.bool_:
-        raise TypeError(f"scaled_dot_product_attention: attn_mask must be bool, got {attn_mask.dtype}")
-    if not 0 <= dropout_p < 1:
-        raise ValueError(f"dropout probability has to be in [0, 1), got {dropout_p}")
+    attn_mask = _attention_mask("scaled_dot_product_attention", attn_mask, is_causal, dropout_p, T, S, query.device)
     scale = query.shape[-1] ** -0.5 if scale is None else scale
     return ScaledDotProductAttention.apply(
         query, key, value, attn_mask, scale=scale, dropout_p=dropout_p, device=query.device
     )
+
+
+def _attention_mask(op, attn_mask, is_causal, dropout_p, t, s, device):
+    """The checks both attention functions share; returns the bool mask (None: no mask)."""
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError(f"{op}: pass attn_mask or is_causal, not both")
+        attn_mask = tril(ones(t, s, dtype=backend.bool_, device=device))
+    if attn_mask is not None and attn_mask.dtype != backend.bool_:
+        raise TypeError(f"{op}: attn_mask must be bool, got {attn_mask.dtype}")
+    if not 0 <= dropout_p < 1:
+        raise ValueError(f"dropout probability has to be in [0, 1), got {dropout_p}")
+    return attn_mask
 
 
 def packed_self_attention(
@@ -88,17 +94,9 @@ def packed_self_attention(
             f"with num_heads={num_heads}"
         )
     T = qkv.shape[1]
-    if is_causal:
-        if attn_mask is not None:
-            raise ValueError("packed_self_attention: pass attn_mask or is_causal, not both")
-        attn_mask = tril(ones(T, T, dtype=backend.bool_, device=qkv.device))
-    if attn_mask is not None:
-        if attn_mask.dtype != backend.bool_:
-            raise TypeError(f"packed_self_attention: attn_mask must be bool, got {attn_mask.dtype}")
-        if attn_mask.shape != (T, T):
-            raise ValueError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
-    if not 0 <= dropout_p < 1:
-        raise ValueError(f"dropout probability has to be in [0, 1), got {dropout_p}")
+    attn_mask = _attention_mask("packed_self_attention", attn_mask, is_causal, dropout_p, T, T, qkv.device)
+    if attn_mask is not None and attn_mask.shape != (T, T):
+        raise ValueError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
     head_size = qkv.shape[-1] // (3 * num_heads)
     scale = head_size**-0.5 if scale is None else scale
     return PackedSelfAttention.apply(

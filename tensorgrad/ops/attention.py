@@ -137,21 +137,19 @@ class PackedSelfAttention(Function):
         v = xp.ascontiguousarray(parts[:, :, 2].transpose(0, 2, 1, 3))  # (B, H, T, d)
         attention = ScaledDotProductAttention(xp)
         out = attention.forward(q, k_t.swapaxes(-1, -2), v, mask, scale, dropout_p, device)  # (B, H, T, d)
-        self.save_for_backward(attention, qkv.shape)
+        self.save_for_backward(attention, H, d)
         return out.transpose(0, 2, 1, 3).reshape(B, T, H * d)  # (B, T, H * d)
 
     def backward(self, g):
-        attention, shape = self.saved
+        attention, H, d = self.saved
         xp = self.xp
-        B, T, three_hd = shape
-        H = attention.saved[0].shape[1]
-        d = three_hd // (3 * H)
+        B, T = g.shape[:2]
         g_heads = xp.ascontiguousarray(g.reshape(B, T, H, d).transpose(0, 2, 1, 3))  # (B, H, T, d)
         dq, dk, dv, _ = attention.backward(g_heads)  # each (B, H, T, d)
         dqkv = xp.empty((B, T, 3, H, d), dtype=dq.dtype)
         for i, part in enumerate((dq, dk, dv)):
             dqkv[:, :, i] = part.transpose(0, 2, 1, 3)  # (B, T, H, d)
-        return dqkv.reshape(shape), None
+        return dqkv.reshape(B, T, 3 * H * d), None
 
 
 def _broadcast(*shapes):
