@@ -214,3 +214,7 @@ def to_numpy(a: StrictArray) -> np.ndarray:
 
 def add_at(target: StrictArray, index, values):
     np.add.at(target._a, _unwrap(index), _unwrap(values))
+
+
+def ufunc_at(ufunc, target: StrictArray, index, values):
+    ufunc.at(target._a, _unwrap(index), _unwrap(values))

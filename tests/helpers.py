@@ -43,6 +43,14 @@ MASK_44 = np.array(
 )  # (4, 4): not causal, each row attends
 
 
+# Index constants of the indexing and shape ops (repeats on purpose: their gradients must add up).
+IDX_G0 = np.array([[0, 1, 1, 2], [2, 2, 0, 0]])  # (2, 4) rows of a (3, 4) input, along dim 0
+IDX_G1 = np.array([[3, 3], [0, 1], [2, 0]])  # (3, 2) columns of a (3, 4) input, along dim 1
+IDX_S1 = np.array([[3, 0, 1], [2, 1, 0]])  # (2, 3) distinct per row: scatter's writes do not collide
+IDX_SEL = np.array([2, 0, 2])
+REPEATS_3 = np.array([1, 0, 2])
+
+
 def packed_self_attention(lib, qkv, heads, **kwargs):
     """tensorgrad's packed op; for torch, the split / permute / sdpa / reshape it stands for."""
     if lib is tg:
@@ -254,6 +262,54 @@ OPS = [
     C("packed_attention_causal", [(2, 4, 18)], lambda lib, qkv: packed_self_attention(lib, qkv, 3, is_causal=True)),
     C("packed_attention_mask_scale", [(3, 4, 12)],
       lambda lib, qkv: packed_self_attention(lib, qkv, 2, attn_mask=const(lib, qkv, MASK_44), scale=0.7)),
+    # ---- indexing and shape (ops/indexing.py, ops/rearrange.py, ops/pad.py, ops/einsum.py)
+    C("gather_dim0", [(3, 4)], lambda lib, x: x.gather(0, const(lib, x, IDX_G0))),
+    C("gather_dim1_fn", [(3, 4)], lambda lib, x: lib.gather(x, -1, const(lib, x, IDX_G1))),
+    C("scatter_src", [(2, 4), (2, 3)], lambda lib, x, s: x.scatter(1, const(lib, x, IDX_S1), s)),
+    C("scatter_value", [(3, 4)], lambda lib, x: x.scatter(0, const(lib, x, IDX_G0), 1.5)),
+    C("scatter_add", [(3, 4), (2, 4)], lambda lib, x, s: x.scatter_add(0, const(lib, x, IDX_G0), s)),
+    C("scatter_reduce_sum", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "sum")),
+    C("scatter_reduce_prod", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "prod")),
+    C("scatter_reduce_mean", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "mean")),
+    C("scatter_reduce_amax", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "amax")),
+    C("scatter_reduce_amin_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "amin", include_self=False)),
+    C("scatter_reduce_prod_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "prod", include_self=False)),
+    C("scatter_reduce_mean_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "mean", include_self=False)),
+    C("index_select", [(4, 3)], lambda lib, x: x.index_select(0, const(lib, x, IDX_SEL))),
+    C("index_select_fn_dim1", [(3, 4)], lambda lib, x: lib.index_select(x, 1, const(lib, x, IDX_SEL))),
+    C("masked_select", [(3, 4)], lambda lib, x: x.masked_select(const(lib, x, MASK_4))),
+    C("repeat", [(2, 3)], lambda lib, x: x.repeat(2, 1, 2)),
+    C("repeat_interleave", [(2, 3)], lambda lib, x: x.repeat_interleave(2, dim=1)),
+    C("repeat_interleave_tensor", [(3, 2)], lambda lib, x: x.repeat_interleave(const(lib, x, REPEATS_3), dim=0)),
+    C("repeat_interleave_flat", [(2, 3)], lambda lib, x: lib.repeat_interleave(x, 2)),
+    C("flip", [(2, 3, 4)], lambda lib, x: x.flip(0, 2)),
+    C("roll", [(3, 4)], lambda lib, x: x.roll((1, -3), (0, 1))),
+    C("roll_flat", [(3, 4)], lambda lib, x: lib.roll(x, 5)),
+    C("tril", [(2, 3, 4)], lambda lib, x: x.tril(1)),
+    C("triu_fn", [(3, 4)], lambda lib, x: lib.triu(x, -1)),
+    C("diagonal", [(3, 4)], lambda lib, x: x.diagonal()),
+    C("diagonal_offset_dims", [(2, 3, 4)], lambda lib, x: lib.diagonal(x, -1, 2, 1)),
+    C("unfold", [(2, 7)], lambda lib, x: x.unfold(1, 3, 2)),
+    C("unfold_overlap", [(5, 2)], lambda lib, x: x.unfold(0, 3, 1)),
+    C("pad_constant", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 2, 0, 1), value=0.5)),
+    C("pad_constant_crop", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (-1, 2, 1, -2))),
+    C("pad_reflect", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (2, 3, 2, 1), mode="reflect")),
+    C("pad_replicate", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (3, 1), mode="replicate")),
+    C("pad_circular", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 4, 3, 2), mode="circular")),
+    C("einsum_bmm", [(2, 3, 4), (2, 4, 5)], lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b)),
+    C("einsum_implicit_three", [(2, 3), (3, 4), (4,)], lambda lib, a, b, c: lib.einsum("ij,jk,k", a, b, c)),
+    C("einsum_trace", [(3, 3)], lambda lib, a: lib.einsum("ii", a)),
+    C("einsum_diagonal_outer", [(3, 3), (2,)], lambda lib, a, b: lib.einsum("ii,j->ij", a, b)),
+    C("einsum_sum_only_here", [(2, 3, 4), (3,)], lambda lib, a, b: lib.einsum("ijk,j->i", a, b)),
+    C("einsum_ellipsis_broadcast", [(2, 3, 4), (1, 3, 4)], lambda lib, a, b: lib.einsum("...ij,...ij->...i", a, b)),
+    C("meshgrid", [(3,), (2,)], lambda lib, a, b: lib.meshgrid(a, b, indexing="xy")),
 ]
 # fmt: on
 
