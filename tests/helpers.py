@@ -51,6 +51,20 @@ IDX_SEL = np.array([2, 0, 2])
 REPEATS_3 = np.array([1, 0, 2])
 
 
+# Loss constants: class weights, probability targets, ids for (N, C, d) logits, BCE weights.
+WEIGHTS_4 = np.array([0.5, 1.0, 2.0, 1.5])  # (4,) per class
+PROBS_54 = np.array(
+    [[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25] * 4, [0.5, 0.0, 0.5, 0.0], [0.0, 0.3, 0.0, 0.7]]
+)  # (5, 4) rows of class probabilities
+TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) logits, one ignored
+POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), spelled with ops both libraries have: BCE inputs and targets in (0, 1)."""
+    return 1 / (1 + (-x).exp())
+
+
 def packed_self_attention(lib, qkv, heads, **kwargs):
     """tensorgrad's packed op; for torch, the split / permute / sdpa / reshape it stands for."""
     if lib is tg:
@@ -310,6 +324,45 @@ OPS = [
     C("einsum_sum_only_here", [(2, 3, 4), (3,)], lambda lib, a, b: lib.einsum("ijk,j->i", a, b)),
     C("einsum_ellipsis_broadcast", [(2, 3, 4), (1, 3, 4)], lambda lib, a, b: lib.einsum("...ij,...ij->...i", a, b)),
     C("meshgrid", [(3,), (2,)], lambda lib, a, b: lib.meshgrid(a, b, indexing="xy")),
+    # ---- losses (ops/losses.py; cross_entropy's extensions are compositions around it)
+    C("nll_loss_weight_ignore", [(5, 4)], lambda lib, x: F(lib).nll_loss(
+        x.log_softmax(-1), const(lib, x, TARGETS_5_IGNORED), weight=const(lib, x, WEIGHTS_4))),
+    C("nll_loss_3d_none", [(2, 4, 3)], lambda lib, x: F(lib).nll_loss(x, const(lib, x, TARGETS_23), reduction="none")),
+    C("cross_entropy_label_smoothing", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5_IGNORED), label_smoothing=0.2)),
+    C("cross_entropy_smoothing_weight_sum", [(5, 4)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, TARGETS_5_IGNORED), weight=const(lib, x, WEIGHTS_4), reduction="sum", label_smoothing=0.3)),
+    C("cross_entropy_weight_mean", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), weight=const(lib, x, WEIGHTS_4))),
+    C("cross_entropy_probs", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, PROBS_54))),
+    C("cross_entropy_probs_smoothing_weight_none", [(5, 4)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, PROBS_54), weight=const(lib, x, WEIGHTS_4), reduction="none", label_smoothing=0.1)),
+    C("cross_entropy_3d", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_23))),
+    C("cross_entropy_3d_smoothing_none", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, TARGETS_23), reduction="none", label_smoothing=0.25)),
+    C("cross_entropy_unbatched", [(4,)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, np.array(2)))),
+    C("cross_entropy_loss_module", [(5, 4)],
+      lambda lib, x: lib.nn.CrossEntropyLoss(label_smoothing=0.1)(x, const(lib, x, TARGETS_5))),
+    C("nll_loss_module_sum", [(5, 4)],
+      lambda lib, x: lib.nn.NLLLoss(reduction="sum")(x.log_softmax(1), const(lib, x, TARGETS_5))),
+    C("binary_cross_entropy_weight", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).binary_cross_entropy(
+        sigmoid(x), sigmoid(y), weight=const(lib, x, WEIGHTS_4))),
+    C("bce_loss_module_none", [(3, 4)],
+      lambda lib, x: lib.nn.BCELoss(reduction="none")(sigmoid(x), const(lib, x, PROBS_54[:3]))),
+    C("bce_with_logits", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).binary_cross_entropy_with_logits(x * 4, sigmoid(y))),
+    C("bce_with_logits_pos_weight_sum", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).binary_cross_entropy_with_logits(
+        x * 4, sigmoid(y), weight=const(lib, x, WEIGHTS_4), reduction="sum", pos_weight=const(lib, x, POS_WEIGHT_4))),
+    C("bce_with_logits_module", [(3, 4)], lambda lib, x: lib.nn.BCEWithLogitsLoss(
+        pos_weight=const(lib, x, POS_WEIGHT_4))(x, const(lib, x, PROBS_54[:3]))),
+    C("mse_loss", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).mse_loss(x, y)),
+    C("mse_loss_module_none", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.MSELoss(reduction="none")(x, y)),
+    C("l1_loss_sum", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).l1_loss(x, y, reduction="sum")),
+    C("l1_loss_module", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.L1Loss()(x, y)),
+    C("normalize", [(2, 3, 4)], lambda lib, x: F(lib).normalize(x)),
+    C("normalize_p3_last", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=3.0, dim=-1), domain="nonzero"),
+    C("normalize_p1_dim0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=1, dim=0), domain="nonzero"),
+    C("normalize_below_eps", [(3, 4)], lambda lib, x: F(lib).normalize(x * 1e-7, dim=1, eps=1e-5)),
 ]
 # fmt: on
 
