@@ -745,11 +745,14 @@ class Tensor:
         x, d = (self.reshape(-1), 0) if dim is None else (self, normalize_dim(dim, self.ndim, "repeat_interleave"))
         n = x.shape[d]
         xp = backend.namespace(self.device)
-        counts = repeats.data if isinstance(repeats, Tensor) else xp.full((n,), int(repeats), dtype=backend.int64)
-        if counts.ndim == 0 or counts.shape[0] == 1:
-            counts = xp.broadcast_to(counts.reshape(-1), (n,))
-        if counts.shape != (n,):
-            raise ValueError(f"repeat_interleave: repeats has shape {tuple(counts.shape)}, expected ({n},) or one")
+        # the counts are read to the host (CuPy's repeat takes a list): the output's size depends on them
+        counts = repeats.tolist() if isinstance(repeats, Tensor) else int(repeats)
+        if isinstance(counts, list) and len(counts) == 1:
+            counts = counts[0]
+        if isinstance(counts, list) and len(counts) != n:
+            raise ValueError(f"repeat_interleave: repeats has {len(counts)} counts, expected {n} or one")
+        if min(counts if isinstance(counts, list) else [counts], default=0) < 0:
+            raise ValueError("repeat_interleave: repeats must be non-negative")
         index = xp.repeat(xp.arange(n), counts)
         return IndexSelect.apply(x, index, dim=d)
 
