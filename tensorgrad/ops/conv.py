@@ -18,6 +18,7 @@ as KH * KW strided `+=` (no slice repeats a pixel, so each `+=` is exact).
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -45,6 +46,16 @@ def add_windows(xp, cols, shape, stride, dilation):
         for j in range(kw):
             dx[:, :, _tap(i, dh, sh, oh), _tap(j, dw, sw, ow)] += cols[:, :, i, j]
     return dx
+
+
+def grouped(xp, a, b):
+    """out[g] = a[g] @ b[g] for every group g, as 2-d products (a (G, m, k), b (G, k, n)).
+
+    2-d products go to BLAS whatever their operands' layout; a 3-d `@` with a transposed
+    operand can fall back to a much slower loop."""
+    if a.shape[0] == 1:
+        return backend.matmul(a[0], b[0])[None]
+    return xp.stack([backend.matmul(a[g], b[g]) for g in range(a.shape[0])])
 
 
 def zero_pad(xp, x, padding):
@@ -100,7 +111,7 @@ class Conv2d(Function):
         cols = windows(xp, xpad, (kh, kw), stride, dilation, (oh, ow))  # (N, C, KH, KW, OH, OW)
         cols = cols.reshape(n, g, cg * kh * kw, oh * ow).transpose(1, 2, 0, 3).reshape(g, cg * kh * kw, n * oh * ow)
         wm = w.reshape(g, o // g, cg * kh * kw)  # (G, Og, K)
-        y = wm @ cols  # (G, Og, P)
+        y = grouped(xp, wm, cols)  # (G, Og, P)
         y = y.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)  # (N, O, OH, OW)
         if b is not None:
             y = y + b.reshape(1, o, 1, 1)
@@ -112,10 +123,10 @@ class Conv2d(Function):
         g, og, k = wm.shape
         n, o, oh, ow = dy.shape
         dym = dy.transpose(1, 0, 2, 3).reshape(g, og, n * oh * ow)  # (G, Og, P)
-        dw = (dym @ cols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
+        dw = grouped(self.xp, dym, cols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
         dx = None
         if self.needs_grad(0):
-            dcols = wm.transpose(0, 2, 1) @ dym  # (G, K, P)
+            dcols = grouped(self.xp, wm.transpose(0, 2, 1), dym)  # (G, K, P)
             c = xpad_shape[1]
             dcols = dcols.reshape(g, c // g, w_shape[2], w_shape[3], n, oh, ow).transpose(4, 0, 1, 2, 3, 5, 6)
             dcols = dcols.reshape(n, c, w_shape[2], w_shape[3], oh, ow)
@@ -152,7 +163,7 @@ class ConvTranspose2d(Function):
         full = (full_h, full_w)
         xm = x.reshape(n, g, c // g, h * wd).transpose(1, 2, 0, 3).reshape(g, c // g, n * h * wd)  # (G, Cg, P)
         wm = w.reshape(g, c // g, og * kh * kw)  # (G, Cg, Og*K)
-        cols = wm.transpose(0, 2, 1) @ xm  # (G, Og*KH*KW, P)
+        cols = grouped(xp, wm.transpose(0, 2, 1), xm)  # (G, Og*KH*KW, P)
         cols = cols.reshape(g * og, kh, kw, n, h, wd).transpose(3, 0, 1, 2, 4, 5)  # (N, O, KH, KW, H, W)
         pads = ((padding[0], padding[0]), (padding[1], padding[1]))
         y = crop(add_windows(xp, cols, (n, g * og) + full, stride, dilation), pads)
@@ -173,7 +184,7 @@ class ConvTranspose2d(Function):
         dcols = dcols.reshape(n, g, og * kh * kw, h * wd).transpose(1, 2, 0, 3).reshape(g, og * kh * kw, n * h * wd)
         dx = None
         if self.needs_grad(0):
-            dx = (wm @ dcols).reshape(c, n, h, wd).transpose(1, 0, 2, 3)  # (N, C, H, W)
-        dw = (xm @ dcols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
+            dx = grouped(xp, wm, dcols).reshape(c, n, h, wd).transpose(1, 0, 2, 3)  # (N, C, H, W)
+        dw = grouped(xp, xm, dcols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
         db = dy.sum(axis=(0, 2, 3)) if self.needs_grad(2) else None
         return dx, dw, db
