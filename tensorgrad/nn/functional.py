@@ -191,7 +191,8 @@ def cross_entropy(
         _check_ids(target, n_classes, "cross_entropy", "target", ignore_index)
     x = _classes_last(input)  # (M, C)
     if not probs and weight is None and label_smoothing == 0.0:
-        loss = CrossEntropy.apply(x, target.reshape(-1), reduction=reduction, ignore_index=ignore_index)
+        ids = target if target.ndim == 1 else target.reshape(-1)  # (M,): no reshape node for plain targets
+        loss = CrossEntropy.apply(x, ids, reduction=reduction, ignore_index=ignore_index)
         return loss.reshape(want) if reduction == "none" else loss
     logp = x.log_softmax(-1)  # (M, C)
     w = None if weight is None else weight.to(logp.dtype)
