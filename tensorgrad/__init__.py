@@ -77,9 +77,10 @@ from .functions import (  # noqa: E402  indexing and shape
     scatter,
     scatter_add,
     scatter_reduce,
+    tile,
 )
 
 __all__ += [
     "diagonal", "einsum", "eye", "flip", "gather", "index_select", "linspace", "masked_select", "meshgrid",
-    "nonzero", "repeat_interleave", "roll", "scatter", "scatter_add", "scatter_reduce",
+    "nonzero", "repeat_interleave", "roll", "scatter", "scatter_add", "scatter_reduce", "tile",
 ]  # fmt: skip

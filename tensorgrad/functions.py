@@ -134,6 +134,10 @@ def repeat_interleave(input: Tensor, repeats, dim=None, output_size=None) -> Ten
     return input.repeat_interleave(repeats, dim, output_size=output_size)
 
 
+def tile(input: Tensor, dims) -> Tensor:
+    return input.tile(dims)
+
+
 def flip(input: Tensor, dims) -> Tensor:
     return input.flip(dims)
 

@@ -739,6 +739,11 @@ class Tensor:
             raise ValueError(f"repeat: repeat counts must be non-negative, got {sizes}")
         return Repeat.apply(self, reps=sizes)
 
+    def tile(self, *dims):
+        """repeat, with missing leading counts taken as 1 (torch.tile)."""
+        dims = _shape_arg(dims)
+        return self.repeat(*((1,) * (self.ndim - len(dims)) + dims))
+
     def repeat_interleave(self, repeats, dim=None, output_size=None):
         """Each element (dim=None: of the flattened tensor) or slice along dim repeated `repeats` times,
         as an index_select whose index repeats each position (so repeats of one slice add up in backward)."""

@@ -300,6 +300,7 @@ OPS = [
     C("index_select_fn_dim1", [(3, 4)], lambda lib, x: lib.index_select(x, 1, const(lib, x, IDX_SEL))),
     C("masked_select", [(3, 4)], lambda lib, x: x.masked_select(const(lib, x, MASK_4))),
     C("repeat", [(2, 3)], lambda lib, x: x.repeat(2, 1, 2)),
+    C("tile_fn", [(2, 3)], lambda lib, x: lib.tile(x, (2,))),
     C("repeat_interleave", [(2, 3)], lambda lib, x: x.repeat_interleave(2, dim=1)),
     C("repeat_interleave_tensor", [(3, 2)], lambda lib, x: x.repeat_interleave(const(lib, x, REPEATS_3), dim=0)),
     C("repeat_interleave_flat", [(2, 3)], lambda lib, x: lib.repeat_interleave(x, 2)),
