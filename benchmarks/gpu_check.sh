@@ -15,6 +15,8 @@ mkdir -p data/tinyshakespeare
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 | tee "$out/gpu.txt"
 python3 -c "import cupy; print('cupy', cupy.__version__, cupy.cuda.runtime.runtimeGetVersion())" 2>&1 | tee -a "$out/gpu.txt"
 timeout 180 python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider 2>&1 | tail -15 | tee "$out/gpu_tests.txt"
+timeout 180 python3 -m pytest -q -m gpu tests/test_cuda_kernels_gpu.py -p no:cacheprovider 2>&1 | tail -15 \
+    | tee "$out/cuda_kernel_tests.txt"  # the CUDA kernels against the reference ops
 timeout 200 python3 examples/train_shakespeare.py --backend cupy --preset large --max-iters 300 --eval-interval 100 \
     --eval-iters 20 --sample-tokens 200 2>&1 | tee "$out/large_300.txt"
 timeout 200 python3 benchmarks/bench.py --backend cupy --presets small large --steps 20 2>&1 | tee "$out/bench_cupy.txt"

@@ -6,8 +6,9 @@ CuPy's current stream (cuda_launch.py).  The kernels themselves are in cuda_rows
 row: layernorm, attention softmax, cross-entropy) and cuda_elementwise.py (AdamW, ReLU, GELU,
 dropout, embedding backward); each names, in its docstring, the reference op it must equal.
 
-Kernels compile on first use for each dtype (float32, float64) and input layout.  A kernel that
-fails to compile raises kernels.KernelError naming it and the way to run the reference ops.
+Kernels compile on first use for each dtype (float32, float64) and variant (with or without a
+weight, mask, dropout), and are cached on disk (cache=True) for later runs.  A kernel that fails
+to compile raises kernels.KernelError naming it and the way to run the reference ops.
 
 Without a GPU, the same functions run on NumPy arrays in Numba's CUDA simulator
 (NUMBA_ENABLE_CUDASIM=1); tests/test_cuda_kernels.py runs them there against the reference ops

@@ -20,7 +20,7 @@ INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
 # --------------------------------------------------------------------------- AdamW
-@cuda.jit
+@cuda.jit(cache=True)
 def adamw_elements(param, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, beta2, one_minus_beta2,
                    neg_step_size, bias_correction2_sqrt, eps):  # fmt: skip
     """One AdamW step, in place, per element.  Must equal optim.adamw.adamw_update_, in torch's
@@ -45,7 +45,7 @@ def adamw_elements(param, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, bet
 
 
 # --------------------------------------------------------------------------- ReLU, GELU, dropout
-@cuda.jit
+@cuda.jit(cache=True)
 def relu_forward_elements(x, y):
     """y = max(x, 0) (NaN stays NaN).  Must equal ops.elementwise.ReLU.forward."""
     start = cuda.grid(1)
@@ -56,7 +56,7 @@ def relu_forward_elements(x, y):
         y[i] = zero if v < zero else v
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def relu_backward_elements(g, y, dx):
     """dx = g where y > 0, else 0.  Must equal ops.elementwise.ReLU.backward."""
     start = cuda.grid(1)
@@ -66,7 +66,7 @@ def relu_backward_elements(g, y, dx):
         dx[i] = g[i] if y[i] > zero else zero
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gelu_forward_elements(x, y):
     """y = x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 (the exact GELU).  Must equal
     ops.elementwise.GELU.forward with approximate="none"."""
@@ -80,7 +80,7 @@ def gelu_forward_elements(x, y):
         y[i] = v * (half * (one + math.erf(v * inv_sqrt2)))
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gelu_backward_elements(g, x, dx):
     """dx = g * (Phi(x) + x * phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi).  Must equal
     ops.elementwise.GELU.backward with approximate="none"."""
@@ -97,7 +97,7 @@ def gelu_backward_elements(g, x, dx):
         dx[i] = g[i] * (cdf + v * pdf)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def dropout_elements(x, keep, scale, y):
     """y = x * keep * scale (inverted dropout; keep is bool).  Must equal ops.dropout.Dropout's
     forward, and its backward when x is the gradient."""
@@ -109,7 +109,7 @@ def dropout_elements(x, keep, scale, y):
 
 
 # --------------------------------------------------------------------------- embedding backward
-@cuda.jit
+@cuda.jit(cache=True)
 def embedding_backward_rows(order, starts, dout, dweight):
     """dweight[v, :] = the sum of dout[n, :] over the positions n with ids[n] == v, added in
     increasing n.  Must equal ops.embedding.Embedding.backward (a scatter-add).

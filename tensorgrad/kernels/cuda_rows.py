@@ -70,7 +70,7 @@ def block_max(shared, value):
 
 
 # --------------------------------------------------------------------------- layernorm
-@cuda.jit
+@cuda.jit(cache=True)
 def layernorm_forward_rows(x, weight, bias, eps, y, mean, rstd):
     """Row n of x (N, C) -> y, mean[n], rstd[n].  Must equal ops.layernorm.LayerNorm.forward:
         mean = sum(x) / C,  var = sum((x - mean)^2) / C,  rstd = 1 / sqrt(var + eps)
@@ -107,7 +107,7 @@ def layernorm_forward_rows(x, weight, bias, eps, y, mean, rstd):
         rstd[n] = r
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def layernorm_backward_rows(dy, x, mean, rstd, weight, dx):
     """Row n of dx.  Must equal the dx of ops.layernorm.LayerNorm.backward:
         xhat = (x - mean) * rstd,  dxhat = dy * w   (dy when w is None)
@@ -142,7 +142,7 @@ def layernorm_backward_rows(dy, x, mean, rstd, weight, dx):
         dx[n, j] = r * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def layernorm_param_partials(dy, x, mean, rstd, rows_per_chunk, dweight_part, dbias_part):
     """dweight_part[k, c] = sum of dy * xhat over chunk k of the rows, dbias_part[k, c] = sum of dy:
     the first half of LayerNorm.backward's  dw = sum_n g * xhat,  db = sum_n g.
@@ -164,7 +164,7 @@ def layernorm_param_partials(dy, x, mean, rstd, rows_per_chunk, dweight_part, db
     dbias_part[k, c] = db
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def sum_partials(part, out):
     """out[c] = part[0, c] + part[1, c] + ... in that order (the second half of a column sum).
     Grid: enough threads for the columns."""
@@ -178,7 +178,7 @@ def sum_partials(part, out):
 
 
 # --------------------------------------------------------------------------- attention softmax
-@cuda.jit
+@cuda.jit(cache=True)
 def attention_softmax_forward_rows(scores, scale, mask, keep, keep_prob, p, pd):
     """Row (r, i) of scores (R, T, S) -> p (may be scores itself) and pd.  Must equal the S, P, Pd
     lines of ops.attention.ScaledDotProductAttention.forward:
@@ -220,7 +220,7 @@ def attention_softmax_forward_rows(scores, scale, mask, keep, keep_prob, p, pd):
             pd[r, i, j] = v / keep_prob if keep[r, i, j] else zero
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def attention_softmax_backward_rows(dpd, p, keep, keep_prob, ds):
     """Row (r, i) of ds (may be dpd itself).  Must equal the dP, dS lines of
     ops.attention.ScaledDotProductAttention.backward:
@@ -252,7 +252,7 @@ def attention_softmax_backward_rows(dpd, p, keep, keep_prob, ds):
 
 
 # --------------------------------------------------------------------------- cross-entropy
-@cuda.jit
+@cuda.jit(cache=True)
 def cross_entropy_forward_rows(logits, targets, ignore_index, losses, lse):
     """Row n of logits (N, C) -> losses[n], lse[n].  Must equal ops.loss.CrossEntropy.forward
     with reduction="none":
@@ -289,7 +289,7 @@ def cross_entropy_forward_rows(logits, targets, ignore_index, losses, lse):
             losses[n] = logits.dtype.type(math.nan)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def cross_entropy_backward_rows(logits, lse, targets, ignore_index, gscale, dlogits):
     """Row n of dlogits.  Must equal ops.loss.CrossEntropy.backward:
         dx = (softmax(x) - onehot(t)) * gscale[n],  softmax(x) = exp(x - lse);  0 on ignored rows
