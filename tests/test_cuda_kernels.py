@@ -13,6 +13,7 @@ runs the same checks as (1) on CuPy arrays.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -28,7 +29,23 @@ from tensorgrad.kernels import cuda_elementwise, cuda_rows  # noqa: E402
 from tensorgrad.kernels.cuda_signatures import signatures  # noqa: E402
 
 TESTS = Path(__file__).parent
+KERNELS = TESTS.parent / "tensorgrad" / "kernels"
 ARCHS = [(8, 0), (9, 0)]
+
+
+def _public_functions(path: Path) -> dict:
+    """{name: parameter names} of a module's public functions, read without importing it (cuda.py
+    imports CuPy)."""
+    tree = ast.parse(path.read_text())
+    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")]
+    return {f.name: [a.arg for a in f.args.args] for f in functions}
+
+
+def test_same_functions_and_parameters_as_the_cpu_kernels():
+    """The contract of kernels/__init__.py: both device modules have the same functions."""
+    if not (KERNELS / "cpu.py").exists():
+        pytest.skip("no CPU kernel module in this checkout")
+    assert _public_functions(KERNELS / "cuda.py") == _public_functions(KERNELS / "cpu.py")
 
 
 def test_kernels_match_the_reference_in_the_cuda_simulator():
