@@ -27,7 +27,16 @@ ROW_BLOCK = 4 if SIMULATOR else 128
 ELEMENT_BLOCK = 8 if SIMULATOR else 256
 MAX_ELEMENT_BLOCKS = 4 if SIMULATOR else 8192  # beyond this, threads loop (grid-stride)
 
-_streams: dict = {}  # CuPy stream pointer -> Numba's handle on that stream
+# Errors of compilation (typing, lowering, NVVM, linking), reported as KernelError; errors of
+# running (CudaAPIError: a bad launch, memory) pass through as they are.
+_COMPILE_ERRORS: tuple = (NumbaError,)
+if not SIMULATOR:  # the simulator has no NVVM and no linker
+    from numba.cuda.cudadrv.driver import LinkerError
+    from numba.cuda.cudadrv.error import NvvmError
+
+    _COMPILE_ERRORS += (NvvmError, LinkerError)
+
+_streams: dict = {}  # CuPy stream pointer -> Numba's handle on that stream (one GPU: CuPy's current device)
 
 
 def array_namespace():
@@ -73,7 +82,7 @@ def launch(name: str, kernel, grid, block: int, *args) -> None:
     args = tuple(_device_array(a) for a in args)
     try:
         kernel[grid, block, current_stream()](*args)
-    except NumbaError as e:
+    except _COMPILE_ERRORS as e:
         raise compile_error(name, e) from e
 
 
