@@ -75,9 +75,11 @@ def test_every_kernel_has_its_signatures():
 def no_device(monkeypatch):
     """numba-cuda compiles the device functions a kernel calls (block_sum, block_max) for the
     current device's compute capability, even inside compile_ptx; with no GPU there is no current
-    device, so name one.  The kernel's own PTX is still made for the `cc` passed to compile_ptx."""
+    device, so name one (for this test only).  The kernel's own PTX is still made for the `cc` passed to compile_ptx."""
     import numba.cuda.dispatcher  # noqa: PLC0415
 
+    if numba_cuda.is_available():  # a real GPU: nothing to fake
+        return
     device = pytypes.SimpleNamespace(compute_capability=(8, 0))
     monkeypatch.setattr(numba.cuda.dispatcher, "get_current_device", lambda: device)
 
