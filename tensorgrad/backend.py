@@ -238,9 +238,11 @@ def _apply_tf32(cupy, enabled):
     - 2-d products: cublasGemmEx with the compute type CuPy keeps per dtype (its CUPY_TF32 variable
       is read once, at the first float32 product), settable with set_compute_type at any time;
     - batched products (ndim > 2): cublasGemmStridedBatchedEx with the legacy compute type
-      CUDA_R_32F, which cuBLAS resolves by the handle's math mode; so the mode is set on the handle
-      (CuPy keeps one per thread and device: this covers the thread that runs the engine).
-    Below compute capability 8.0 there are no TF32 tensor cores and nothing is changed (as in PyTorch).
+      CUDA_R_32F, for which cuBLAS allows TF32 when the handle's math mode is
+      CUBLAS_TF32_TENSOR_OP_MATH (PyTorch's switch works the same way); so the mode is set on the
+      handle (CuPy keeps one per thread and device: this covers the thread that runs the engine).
+    tests/test_gpu.py measures both on a GPU.  Below compute capability 8.0 there are no TF32
+    tensor cores and nothing is changed (as in PyTorch).
     """
     from cupy._core import _routines_linalg as linalg  # noqa: PLC0415
     from cupy_backends.cuda.libs import cublas  # noqa: PLC0415
@@ -327,14 +329,13 @@ def run_deferred_checks():
         return
     pending = _pending_checks[:]
     _pending_checks.clear()
-    failed = {}  # id of a flag -> whether its check failed
-    for device in {device_of(flag) for flag, _ in pending}:
-        flags = [flag for flag, _ in pending if device_of(flag) == device]
-        for flag, bad in zip(flags, to_numpy(namespace(device).stack(flags))):
-            failed[id(flag)] = bool(bad)
-    for flag, fail in pending:
-        if failed[id(flag)]:
-            fail()
+    failed = []
+    for device in dict.fromkeys(device_of(flag) for flag, _ in pending):
+        checks = [(flag, fail) for flag, fail in pending if device_of(flag) == device]
+        bad = to_numpy(namespace(device).stack([flag for flag, _ in checks]))
+        failed += [fail for (_, fail), b in zip(checks, bad) if b]
+    if failed:
+        failed[0]()
 
 
 def from_host(data, dtype, device):
@@ -436,8 +437,8 @@ class _DeviceRNG:
         name = state.get("bit_generator") if isinstance(state, dict) else None
         if name != type(bits).__name__ or state.get("threads") != _CUDA_RNG_THREADS:
             raise ValueError(
-                f"this random state is not the GPU generator's ({name}, {state.get('threads') if name else '?'} "
-                f"threads; expected {type(bits).__name__}, {_CUDA_RNG_THREADS}): it was saved on another device"
+                f"this random state was saved on another device (generator {name!r}); the GPU's is "
+                f"{type(bits).__name__} with {_CUDA_RNG_THREADS} threads"
             )
         raw = np.frombuffer(base64.b64decode(state["state"]), dtype=np.int8)
         if raw.size != bits._state.size:
