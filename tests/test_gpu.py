@@ -139,3 +139,20 @@ def test_erf_keeps_float16_and_index_add_accumulates_on_the_gpu():
     assert backend.erf(cupy, cupy.ones(3, dtype=cupy.float16)).dtype == np.float16
     target = backend.index_add(cupy, cupy.zeros(3), cupy.asarray([0, 0, 2]), cupy.ones(3))
     np.testing.assert_array_equal(cupy.asnumpy(target), [2.0, 0.0, 1.0])
+
+
+def test_a_gpu_run_resumes_on_the_same_trajectory(tmp_path):
+    """As tests/test_gpt_train.py on the CPU: batches and dropout masks come from the GPU
+    generator, whose state goes into last.npz, so stopping and resuming changes nothing."""
+    from gpt import ShakespeareData, get_config
+    from gpt.train import train
+
+    data = ShakespeareData("First Citizen:\nBefore we proceed any further, hear me speak.\n" * 50, device="cuda")
+    config = get_config("large", n_layer=1, n_embd=32, n_head=2, block_size=16, batch_size=8,
+                        max_iters=20, eval_interval=10, eval_iters=2)  # fmt: skip
+    full = train(config, data, device="cuda", seed=7, out_dir=tmp_path / "full", log=lambda *a: None)
+    train(config.replace(max_iters=11), data, device="cuda", seed=7, out_dir=tmp_path / "cut", log=lambda *a: None)
+    resumed = train(config, data, device="cuda", seed=123, out_dir=tmp_path / "cut", resume=True, log=lambda *a: None)
+    a, b = full.model.state_dict(), resumed.model.state_dict()
+    for k in a:  # the same kernels in the same order on the same GPU: bit for bit
+        np.testing.assert_array_equal(a[k].numpy(), b[k].numpy(), err_msg=k)
