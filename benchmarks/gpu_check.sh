@@ -31,18 +31,7 @@ step() {  # step NAME SECONDS COMMAND...: run with a timeout, full log to $out/N
 }
 
 # 0. the dataset first, loudly
-data=data/tinyshakespeare/input.txt
-want=86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed
-if [ ! -f "$data" ]; then
-    echo "FATAL: $data is missing. It is gitignored: carry it with the command" \
-        "(carry=[\"$data\"]); this machine has no network to download it." | tee "$out/FAILED.txt"
-    exit 100
-fi
-if [ "$(sha256sum "$data" | cut -d' ' -f1)" != "$want" ]; then
-    echo "FATAL: $data is not Tiny Shakespeare (sha256 differs from $want)" | tee "$out/FAILED.txt"
-    exit 100
-fi
-echo "dataset: $data ($(wc -c <"$data") bytes, sha256 ok)"
+. benchmarks/gpu_data.sh
 step env 20 bash -c 'nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv;
     python3 -c "import cupy, torch; print(\"cupy\", cupy.__version__, \"CUDA runtime\", cupy.cuda.runtime.runtimeGetVersion(),
     \"torch\", torch.__version__, torch.cuda.is_available()); import tensorgrad as tg; print(\"tg.cuda.is_available()\", tg.cuda.is_available())"'

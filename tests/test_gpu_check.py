@@ -14,7 +14,10 @@ import pytest
 
 from gpt import data as gdata
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu_check.sh"
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+SCRIPT = BENCHMARKS / "gpu_check.sh"
+FULL_RUN = BENCHMARKS / "gpu_full_run.sh"  # the second command: the 5000-step large run
+DATA_CHECK = BENCHMARKS / "gpu_data.sh"  # sourced by both
 BUDGET_S = 520  # of the 600 s a command may take: room for start-up, the data check and the summary
 
 
@@ -47,31 +50,40 @@ def test_it_runs_the_gpu_tests_in_parallel_the_large_run_and_both_benches():
 
 def test_the_dataset_is_checked_before_anything_runs():
     text = SCRIPT.read_text()
-    assert text.index("data/tinyshakespeare/input.txt") < text.index("\nstep ")
-    assert gdata.SHA256 in text  # the same file the training script would accept
+    assert text.index(". benchmarks/gpu_data.sh") < text.index("\nstep ")
+    full = FULL_RUN.read_text()
+    assert full.index(". benchmarks/gpu_data.sh") < full.index("python3")
+    assert gdata.SHA256 in DATA_CHECK.read_text()  # the same file the training script would accept
+
+
+def test_the_full_run_fits_one_command():
+    assert [int(t) for t in re.findall(r"timeout (\d+)", FULL_RUN.read_text())] == [560]  # of 600 s
+    assert "--preset large" in FULL_RUN.read_text() and "log.jsonl" in FULL_RUN.read_text()
 
 
 @pytest.fixture
 def tree(tmp_path):
-    """A copy of the script in an otherwise empty tree, and the $OUT it writes to."""
+    """A copy of the scripts in an otherwise empty tree, and the $OUT they write to."""
     (tmp_path / "benchmarks").mkdir()
-    shutil.copy(SCRIPT, tmp_path / "benchmarks" / "gpu_check.sh")
+    for script in (SCRIPT, FULL_RUN, DATA_CHECK):
+        shutil.copy(script, tmp_path / "benchmarks" / script.name)
     return tmp_path
 
 
-def _run(tree):
+def _run(tree, script="gpu_check.sh"):
     out = tree / "out"
-    proc = subprocess.run(["bash", str(tree / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True,
+    proc = subprocess.run(["bash", str(tree / "benchmarks" / script)], capture_output=True, text=True,
                           env={"OUT": str(out), "PATH": "/usr/bin:/bin"}, timeout=60)  # fmt: skip
     return proc, out
 
 
-def test_without_the_dataset_it_stops_at_once_and_says_how_to_carry_it(tree):
-    proc, out = _run(tree)
+@pytest.mark.parametrize("script", ["gpu_check.sh", "gpu_full_run.sh"])
+def test_without_the_dataset_it_stops_at_once_and_says_how_to_carry_it(tree, script):
+    proc, out = _run(tree, script)
     assert proc.returncode == 100
     assert "input.txt is missing" in proc.stdout and "carry" in proc.stdout
     assert "carry" in (out / "FAILED.txt").read_text()
-    assert not (out / "env.txt").exists()  # nothing else ran
+    assert sorted(p.name for p in out.iterdir()) == ["FAILED.txt"]  # nothing else ran
 
 
 def test_a_wrong_dataset_is_refused(tree):
