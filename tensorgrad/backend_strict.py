@@ -151,7 +151,7 @@ class StrictArray:
 
 
 # Functions and methods that read a count back to the host in CuPy 14 (the size of their output).
-_READING = {"nonzero", "argwhere", "flatnonzero", "unique", "bincount", "extract", "compress"}
+_READING = {"nonzero", "argwhere", "flatnonzero", "unique", "bincount", "extract", "compress", "random.randint"}
 
 
 def _read_if_masked(index):
@@ -260,7 +260,7 @@ class _Namespace:
 
         def function(*args, **kwargs):
             _called("xp", qualname, kwargs)
-            if qualname in _READING or qualname == "random.randint" or (qualname == "where" and len(args) == 1):
+            if qualname in _READING or (qualname == "where" and len(args) == 1):
                 _read(qualname)
             return _wrap(attr(*_unwrap(args), **_unwrap(kwargs)))
 
