@@ -68,9 +68,7 @@ def tensors(draw, shape=None, dtype=None, device=None, low=-3.0, high=3.0, requi
 @st.composite
 def broadcastable_shapes(draw, min_dims=0, max_dims=MAX_DIMS):
     """(shape_a, shape_b): two shapes that broadcast together under NumPy's (and PyTorch's) rule."""
-    bs = draw(
-        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=min_dims, max_dims=max_dims, max_side=MAX_SIDE)
-    )
+    bs = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=min_dims, max_dims=max_dims, max_side=MAX_SIDE))
     return bs.input_shapes[0], bs.input_shapes[1]
 
 
