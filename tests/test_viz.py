@@ -102,3 +102,25 @@ def test_draw_block_example(tmp_path, no_graphviz, capsys):
     for name in ("PackedSelfAttention", "ln1.weight", "ffwd.net.0.weight", "LayerNorm", "ReLU", "|grad| = "):
         assert name in dot, name
     assert (tmp_path / "block.png").stat().st_size > 10_000
+
+
+def test_leaves_sit_just_above_their_first_user():
+    x = tg.randn(3, requires_grad=True)
+    w = tg.randn(3, requires_grad=True)
+    y = (x.exp().tanh() * w).sum()  # w is used three rows below x
+    nodes, edges = viz.collect(y, params={"w": w})
+    boxes = viz.layout(nodes, edges)["boxes"]
+    by_name = {n["lines"][0]: boxes[n["id"]] for n in nodes}
+    assert by_name["w"][1] > by_name["Exp"][1]  # on the row of Tanh, not on x's
+    assert by_name["w"][1] < by_name["Mul"][1]
+
+
+def test_saved_bytes_count_an_op_kept_inside_another():
+    """The packed attention op keeps its inner attention op, whose arrays are what it saved."""
+    import tensorgrad.nn.functional as F
+
+    qkv = tg.randn(2, 4, 12, requires_grad=True)
+    out = F.packed_self_attention(qkv, 2, is_causal=True)
+    saved = viz._nbytes(out.grad_fn.saved)
+    assert saved >= 2 * 2 * 4 * 4 * 4  # at least the (B, H, T, T) float32 attention weights
+    assert f"saved {viz._size(saved)}" in viz.draw_graph(out)
