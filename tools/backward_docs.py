@@ -73,7 +73,11 @@ def op_table_cases() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for case in OPS:
         xs = [tg.tensor(a, requires_grad=True) for a in make_inputs(case)]
-        out = case.fn(tg, *xs)
+        try:
+            out = case.fn(tg, *xs)
+        except Exception as e:  # a case that cannot run here (e.g. needs a GPU): listed under no op
+            print(f"note: op-table case {case.name} did not run ({type(e).__name__}: {e})", file=sys.stderr)
+            continue
         stack, seen = list(out) if isinstance(out, (tuple, list)) else [out], set()
         while stack:
             t = stack.pop()
