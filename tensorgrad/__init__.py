@@ -84,3 +84,7 @@ __all__ += [
     "diagonal", "einsum", "eye", "flip", "gather", "index_select", "linspace", "masked_select", "meshgrid",
     "nonzero", "repeat_interleave", "roll", "scatter", "scatter_add", "scatter_reduce", "tile",
 ]  # fmt: skip
+
+from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
+
+__all__ += ["autograd", "testing"]
