@@ -15,7 +15,16 @@ The engine, not each op, does the work every op shares:
 - accumulation: a tensor used twice receives the sum of both gradients;
 - ordering: nodes are visited in reverse topological order, found without
   recursion so deep graphs do not hit Python's recursion limit;
-- releasing: each node's saved arrays are dropped as soon as its backward ran.
+- releasing: each node's saved arrays are dropped as soon as its backward ran;
+- checking: a saved array that an in-place write changed after the forward pass
+  (x[0] = 1, x += 1, opt.step()) makes backward raise instead of using the new values.
+
+Version counters (as PyTorch's): every tensor has one, a one-element list shared with
+its views (an op whose output array is a view of an input's shares that input's list);
+each in-place write bumps it.  When an op records itself, `apply` notes, for every array
+it saved, the tensor whose storage that array is (an input or the output) and its version
+then; `run_backward` compares them with the versions now before running the op's
+backward.  The ops themselves know nothing of this.
 
 Because ops see arrays, a test can run one backward without a graph:
 
@@ -75,12 +84,13 @@ class enable_grad(_GradMode):
 class Function:
     """One differentiable op: forward and backward side by side (see module docstring)."""
 
-    __slots__ = ("xp", "parents", "saved")
+    __slots__ = ("xp", "parents", "saved", "versions")
 
     def __init__(self, xp):
         self.xp = xp  # the array namespace of the inputs' device
         self.parents = None  # the input Tensors (None for non-tensor args), set by apply
         self.saved = None
+        self.versions = None  # (counter, version, what) for each tensor whose array was saved
 
     def save_for_backward(self, *arrays):
         self.saved = arrays
@@ -109,7 +119,7 @@ class Function:
                         f"{cls.__name__}: expected all tensors on the same device, got {device} and {a.device}"
                     )
                 requires_grad = requires_grad or a.requires_grad
-                arrays.append(a.data)
+                arrays.append(a._data)
             else:
                 arrays.append(a)
         if device is None:
@@ -119,10 +129,52 @@ class Function:
         out = backend.ensure_array(xp, ctx.forward(*arrays, **params))
         requires_grad = requires_grad and _grad_enabled
         result = Tensor._make(out, device, requires_grad)
+        storage = backend.storage_of(out)
+        if storage is not out:  # a view (reshape, transpose, slice): of an input's storage?
+            for a in args:
+                if isinstance(a, Tensor) and backend.storage_of(a._data) is storage:
+                    result._counter = a._counter  # views share their base's version counter
+                    break
         if requires_grad:
             ctx.parents = args
             result._ctx = ctx
+            if ctx.saved:
+                ctx.versions = _saved_versions(ctx.saved, args, result)
         return result
+
+
+def _saved_versions(saved, args, result):
+    """For each tensor (input or output) whose storage a saved array shares: its version
+    counter, its version now, and how to name it in an error.  Saved arrays of the op's own
+    (intermediates no tensor holds) cannot be written by the user and need no record."""
+    tensors = [(a, f"input {i}") for i, a in enumerate(args) if isinstance(a, Tensor)]
+    tensors.append((result, "output 0"))
+    roots = None
+    records = []
+    for item in saved:
+        for array in item if isinstance(item, (tuple, list)) else (item,):
+            if not backend.is_array(array):
+                continue  # a shape, a dtype, a flag, a Python number
+            if roots is None:
+                roots = [backend.storage_of(t._data) for t, _ in tensors]
+            root = backend.storage_of(array)
+            for (t, what), r in zip(tensors, roots):
+                if r is root and all(c is not t._counter for c, _, _ in records):
+                    records.append((t._counter, t._counter[0], (what, t.shape, t.dtype)))
+    return records or None
+
+
+def _check_versions(ctx):
+    """Raise if an array `ctx` saved was written in place after its forward pass."""
+    for counter, version, (what, shape, dtype) in ctx.versions:
+        if counter[0] != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{dtype} tensor of shape {tuple(shape)}], which is {what} of "
+                f"{type(ctx).__name__}Backward, is at version {counter[0]}; expected version {version} "
+                "instead. Hint: the write came after the forward pass that saved it (x[...] = v, x += v, "
+                "x.add_(v), opt.step()); write to a clone(), or call backward before the write."
+            )
 
 
 def unbroadcast(grad, shape):
@@ -182,7 +234,7 @@ def run_backward(root, grad, retain_graph=False):
         ctx = node._ctx
         if ctx is None:  # a leaf: accumulate into .grad
             if node.grad is not None:
-                node.grad.data += g
+                node.grad._data += g
                 continue
             buffer = getattr(node, "_grad_buffer", None)  # a Parameter may bring its own array
             if buffer is not None and buffer.shape == g.shape and buffer.dtype == g.dtype:
@@ -191,6 +243,8 @@ def run_backward(root, grad, retain_graph=False):
             else:
                 node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
             continue
+        if ctx.versions is not None:
+            _check_versions(ctx)
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)

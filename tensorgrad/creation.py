@@ -10,7 +10,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of `data`, with PyTorch's dtype rules: Python floats -> float32,
     ints -> int64, bools -> bool; a NumPy array keeps its dtype (float64 stays float64)."""
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -131,7 +131,7 @@ def multinomial(probs: Tensor, num_samples: int, replacement=False) -> Tensor:
     if num_samples != 1 and not replacement:
         raise NotImplementedError("multinomial: without replacement only num_samples=1 is supported")
     xp = backend.namespace(probs.device)
-    p = probs.data if probs.ndim == 2 else probs.data[None, :]
+    p = probs._data if probs.ndim == 2 else probs._data[None, :]
     cdf = xp.cumsum(p, axis=-1)  # (R, C)
     u = backend.rng(probs.device).uniform((p.shape[0], num_samples), cdf.dtype) * cdf[:, -1:]  # (R, S)
     ids = (cdf[:, None, :] <= u[:, :, None]).sum(axis=-1)  # (R, S)

@@ -123,7 +123,7 @@ def _check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {ids.dtype}")
     if ids.numel() == 0:
         return
-    data = ids.data
+    data = ids._data
     bad = (data < 0) | (data >= n)
     if ignore_index is not None:
         bad &= data != ignore_index

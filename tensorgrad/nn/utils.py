@@ -20,7 +20,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     """
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    grads = [p.grad.data for p in parameters if p.grad is not None]
+    grads = [p.grad._data for p in parameters if p.grad is not None]
     if not grads:
         return Tensor(0.0)
     device = backend.device_of(grads[0])
