@@ -11,7 +11,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     ints -> int64, bools -> bool; a NumPy array keeps its dtype (float64 stays float64)."""
     if isinstance(data, Tensor):
         data = data._data
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    if backend.is_array(data) and backend.storage_of(t._data) is backend.storage_of(data):
+        t._data = t._data.copy()  # a copy, as torch.tensor: an alias would escape the version counter
+    return t
 
 
 def _filled(fill, shape, dtype, device, requires_grad):

@@ -311,3 +311,13 @@ def test_manual_update_reaches_the_fused_optimizer_flat_buffer():
         opt.step()
     for p, q in zip(model.parameters(), ref.parameters()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=0, atol=1e-7)  # fused vs per-tensor: float32 rounding
+
+
+def test_tensor_from_an_array_or_tensor_is_a_copy():
+    # as torch.tensor: an alias would share storage without sharing the version counter
+    a = np.ones(3)
+    t = tg.tensor(a)
+    u = tg.tensor(t)
+    a[0] = 5.0
+    t[1] = 7.0
+    assert t.tolist() == [1, 7, 1] and u.tolist() == [1, 1, 1]
