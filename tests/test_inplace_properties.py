@@ -70,37 +70,32 @@ def build(values, program, device):
 
 
 program_steps = st.tuples(st.sampled_from(sorted(OPS)), st.integers(0, 20), st.integers(0, 20))
-write_steps = st.tuples(
-    st.integers(0, 20), st.sampled_from(sorted(VIEWS)), st.sampled_from(sorted(WRITES)), st.floats(-1, 1)
-)
+write_steps = st.tuples(st.integers(0, 20), st.sampled_from(sorted(WRITES)), st.floats(-1, 1))
 
 
 @given(
     seed=st.integers(0, 2**16),
     program=st.lists(program_steps, min_size=1, max_size=6),
-    writes=st.lists(write_steps, min_size=0, max_size=3),
+    writes=st.lists(write_steps, min_size=1, max_size=3),
 )
 def test_backward_after_inplace_writes_raises_or_is_exact(device, seed, program, writes):
     rng = np.random.default_rng(seed)
     values = [rng.uniform(-1.5, 1.5, SHAPE) for _ in range(4)]  # float64
-    pool, loss = build(values, program, device)
-    with tg.no_grad():
-        for target, view, write, x in writes:
-            WRITES[write](VIEWS[view](pool[target % len(pool)]), x)
-    try:
-        loss.backward()
-    except RuntimeError as e:
-        assert MODIFIED in str(e)  # the only error allowed: a stale saved array was noticed
-        assert writes, "raised without any in-place write"
-        return
     ref_pool, ref_loss = build(values, program, device)  # the untouched graph, from the original values
     ref_loss.backward()
-    for k in range(2):
-        got, want = pool[k].grad, ref_pool[k].grad
-        assert (got is None) == (want is None)
-        if got is not None:
+    for view in VIEWS:  # the same writes, through each way of reaching a tensor's storage
+        pool, loss = build(values, program, device)
+        with tg.no_grad():
+            for target, write, x in writes:
+                WRITES[write](VIEWS[view](pool[target % len(pool)]), x)
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            assert MODIFIED in str(e)  # the only error allowed: a stale saved array was noticed
+            continue
+        for k in range(2):
             # the same float64 ops on the same values in the same order: identical
-            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            np.testing.assert_array_equal(pool[k].grad.numpy(), ref_pool[k].grad.numpy())
 
 
 def test_the_property_sees_writes_that_matter():
