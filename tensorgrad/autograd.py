@@ -129,8 +129,8 @@ class Function:
         out = backend.ensure_array(xp, ctx.forward(*arrays, **params))
         requires_grad = requires_grad and _grad_enabled
         result = Tensor._make(out, device, requires_grad)
-        storage = backend.storage_of(out)
-        if storage is not out:  # a view (reshape, transpose, slice): of an input's storage?
+        if getattr(out, "base", None) is not None:  # a view (reshape, transpose, slice): of an input?
+            storage = backend.storage_of(out)
             for a in args:
                 if isinstance(a, Tensor) and backend.storage_of(a._data) is storage:
                     result._counter = a._counter  # views share their base's version counter
@@ -143,37 +143,56 @@ class Function:
         return result
 
 
+_NOT_ARRAYS = (int, float, bool, str, type(None))
+
+
 def _saved_versions(saved, args, result):
-    """For each tensor (input or output) whose storage a saved array shares: its version
-    counter, its version now, and how to name it in an error.  Saved arrays of the op's own
-    (intermediates no tensor holds) cannot be written by the user and need no record."""
-    tensors = [(a, f"input {i}") for i, a in enumerate(args) if isinstance(a, Tensor)]
-    tensors.append((result, "output 0"))
-    roots = None
+    """For each tensor (an input or the output) whose storage a saved array shares: its version
+    counter and its version now.  Arrays of the op's own (intermediates no tensor holds) cannot
+    be written by the user and need no record.  Plain loops: this runs for every recorded op."""
     records = []
     for item in saved:
-        for array in item if isinstance(item, (tuple, list)) else (item,):
-            if not backend.is_array(array):
-                continue  # a shape, a dtype, a flag, a Python number
-            if roots is None:
-                roots = [backend.storage_of(t._data) for t, _ in tensors]
-            root = backend.storage_of(array)
-            for (t, what), r in zip(tensors, roots):
-                if r is root and all(c is not t._counter for c, _, _ in records):
-                    records.append((t._counter, t._counter[0], (what, t.shape, t.dtype)))
+        if isinstance(item, _NOT_ARRAYS):
+            continue
+        if type(item) is tuple or type(item) is list:  # e.g. an index: look one level in
+            for array in item:
+                if not isinstance(array, _NOT_ARRAYS):
+                    _record_views(array, args, result, records)
+            continue
+        if item is result._data:
+            records.append((result._counter, result._counter[0]))
+            continue
+        for a in args:
+            if isinstance(a, Tensor) and a._data is item:  # the common case: an input's own array
+                records.append((a._counter, a._counter[0]))
+                break
+        else:
+            _record_views(item, args, result, records)
     return records or None
 
 
-def _check_versions(ctx):
-    """Raise if an array `ctx` saved was written in place after its forward pass."""
-    for counter, version, (what, shape, dtype) in ctx.versions:
+def _record_views(array, args, result, records):
+    """Record every tensor whose storage `array` shares (a view of an input or of the output, or a
+    storage several inputs share: the parameters of a fused optimizer are views of one array)."""
+    root = backend.storage_of(array)
+    for t in (result, *args):
+        if isinstance(t, Tensor) and backend.storage_of(t._data) is root:
+            records.append((t._counter, t._counter[0]))
+
+
+def _check_versions(ctx, output):
+    """Raise if an array `ctx` (which made `output`) saved was written in place after its forward."""
+    for counter, version in ctx.versions:
         if counter[0] != version:
+            i = next((i for i, p in enumerate(ctx.parents) if isinstance(p, Tensor) and p._counter is counter), None)
+            t, what = (output, "output 0") if i is None else (ctx.parents[i], f"input {i}")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{dtype} tensor of shape {tuple(shape)}], which is {what} of "
-                f"{type(ctx).__name__}Backward, is at version {counter[0]}; expected version {version} "
-                "instead. Hint: the write came after the forward pass that saved it (x[...] = v, x += v, "
-                "x.add_(v), opt.step()); write to a clone(), or call backward before the write."
+                f"operation: [{t.dtype} tensor of shape {tuple(t.shape)}], which is {what} of "
+                f"{type(ctx).__name__}Backward, is at version {counter[0]}; "
+                f"expected version {version} instead. Hint: the write came after the forward pass that saved "
+                "it (x[...] = v, x += v, x.add_(v), opt.step()); write to a clone(), or call backward before "
+                "the write."
             )
 
 
@@ -244,7 +263,7 @@ def run_backward(root, grad, retain_graph=False):
                 node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
             continue
         if ctx.versions is not None:
-            _check_versions(ctx)
+            _check_versions(ctx, node)
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
