@@ -135,6 +135,11 @@ class Function:
                 if isinstance(a, Tensor) and backend.storage_of(a._data) is storage:
                     result._counter = a._counter  # views share their base's version counter
                     break
+        else:
+            for i, a in enumerate(arrays):
+                if a is out:  # an op that returned its input's array as it is: the same storage
+                    result._counter = args[i]._counter
+                    break
         if requires_grad:
             ctx.parents = args
             result._ctx = ctx

@@ -321,3 +321,18 @@ def test_tensor_from_an_array_or_tensor_is_a_copy():
     a[0] = 5.0
     t[1] = 7.0
     assert t.tolist() == [1, 7, 1] and u.tolist() == [1, 1, 1]
+
+
+def test_an_op_returning_its_input_array_shares_the_version_counter():
+    class Identity(tg.Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, g):
+            return g
+
+    x = vec(1, 2, 3)
+    y = Identity.apply(x)
+    assert y._data is x._data
+    y[0] = 5.0
+    assert x._version == 1 and x.tolist() == [5, 2, 3]
