@@ -194,7 +194,7 @@ def test_inplace_operators_write_the_storage_not_a_new_tensor(device):
     np.testing.assert_array_equal(x.numpy(), [1.5, 2.5, 3.5])
 
 
-def test_inplace_matches_torch():
+def test_inplace_matches_torch(device):
     torch = pytest.importorskip("torch")
     a = np.array([[0.5, -1.0, 2.0], [3.0, -0.25, 1.0]])
     b = np.array([1.5, -2.0, 0.5])
@@ -210,8 +210,8 @@ def test_inplace_matches_torch():
         lambda t, o: t.zero_(),
     ]
     for case in cases:
-        ours, theirs = tg.tensor(a.copy()), torch.tensor(a.copy())
-        case(ours, tg.tensor(b))
+        ours, theirs = tg.tensor(a, device=device), torch.tensor(a.copy())
+        case(ours, tg.tensor(b, device=device))
         case(theirs, torch.tensor(b))
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())  # the same float64 ops: exact
 
