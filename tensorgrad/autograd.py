@@ -90,7 +90,7 @@ class Function:
         self.xp = xp  # the array namespace of the inputs' device
         self.parents = None  # the input Tensors (None for non-tensor args), set by apply
         self.saved = None
-        self.versions = None  # (counter, version, what) for each tensor whose array was saved
+        self.versions = None  # (counter, version) of each tensor whose storage a saved array is
 
     def save_for_backward(self, *arrays):
         self.saved = arrays
@@ -136,9 +136,9 @@ class Function:
                     result._counter = a._counter  # views share their base's version counter
                     break
         else:
-            for i, a in enumerate(arrays):
-                if a is out:  # an op that returned its input's array as it is: the same storage
-                    result._counter = args[i]._counter
+            for a in args:
+                if isinstance(a, Tensor) and a._data is out:  # an op returned its input's array as is
+                    result._counter = a._counter
                     break
         if requires_grad:
             ctx.parents = args
