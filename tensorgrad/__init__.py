@@ -62,3 +62,7 @@ __all__ = [
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
 __all__ += ["ShapeError"]
+
+from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
+
+__all__ += ["autograd", "testing"]

@@ -31,11 +31,16 @@ Because ops see arrays, a test can run one backward without a graph:
     op = Softmax(np)
     y = op.forward(x, dim=-1)
     dx, = op.backward(dy)
+
+Your own ops can also be written in PyTorch's form, `forward(ctx, ...)` / `backward(ctx, ...)`
+as staticmethods on Tensors, subclassing this same `Function` (`tg.autograd.Function`); see
+custom_function.py for how that form maps onto this one.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 
 from . import backend
 
@@ -91,6 +96,16 @@ class Function:
         self.parents = None  # the input Tensors (None for non-tensor args), set by apply
         self.saved = None
         self.versions = None  # (counter, version) of each tensor whose storage a saved array is
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass whose `forward` is a staticmethod is written in PyTorch's form
+        (forward(ctx, *args) / backward(ctx, *grads) on Tensors): its `apply` is the one in
+        custom_function.py.  Ops written on raw arrays (every op in ops/) keep the `apply` below."""
+        super().__init_subclass__(**kwargs)
+        if isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
+            from . import custom_function
+
+            custom_function.adopt(cls)
 
     def save_for_backward(self, *arrays):
         self.saved = arrays
@@ -190,11 +205,14 @@ def _check_versions(ctx, output):
     for counter, version in ctx.versions:
         if counter[0] != version:
             i = next((i for i, p in enumerate(ctx.parents) if isinstance(p, Tensor) and p._counter is counter), None)
-            t, what = (output, "output 0") if i is None else (ctx.parents[i], f"input {i}")
+            if i is not None or output._counter is counter:
+                t, what = (ctx.parents[i], f"input {i}") if i is not None else (output, "output 0")
+                which = f"[{t.dtype} tensor of shape {tuple(t.shape)}], which is {what} of"
+            else:  # a tensor a custom Function made inside its forward and saved
+                which = "a tensor saved by"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{t.dtype} tensor of shape {tuple(t.shape)}], which is {what} of "
-                f"{type(ctx).__name__}Backward, is at version {counter[0]}; "
+                f"operation: {which} {type(ctx).__name__}Backward, is at version {counter[0]}; "
                 f"expected version {version} instead. Hint: the write came after the forward pass that saved "
                 "it (x[...] = v, x += v, x.add_(v), opt.step()); write to a clone(), or call backward before "
                 "the write."
@@ -290,3 +308,12 @@ def run_backward(root, grad, retain_graph=False):
         if not retain_graph:
             ctx.parents = None
             ctx.saved = None
+
+
+def __getattr__(name):
+    """tg.autograd.gradcheck, as torch.autograd.gradcheck (gradcheck.py imports this module, so lazily)."""
+    if name in ("gradcheck", "GradcheckError"):
+        import importlib
+
+        return getattr(importlib.import_module("tensorgrad.gradcheck"), name)
+    raise AttributeError(f"module 'tensorgrad.autograd' has no attribute {name!r}")

@@ -336,3 +336,48 @@ def test_an_op_returning_its_input_array_shares_the_version_counter():
     assert y._data is x._data
     y[0] = 5.0
     assert x._version == 1 and x.tolist() == [5, 2, 3]
+
+
+# ------------------------------------------------------------------ custom Functions in PyTorch's form
+class MulAdd(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y + 1
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y, g * x
+
+
+class ExpOut(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = x.exp()
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out
+
+
+def test_custom_function_saved_input_written_in_place_raises():
+    w = vec(1, 2, 3, requires_grad=True)
+    x = vec(1, 1, 1)
+    y = MulAdd.apply(w, x).sum()
+    x[0] = 100.0
+    with pytest.raises(RuntimeError, match=r"float64 tensor of shape \(3,\)\], which is input 1 of MulAddBackward"):
+        y.backward()
+
+
+def test_custom_function_saved_output_written_in_place_raises():
+    w = vec(0.5, 1.0, requires_grad=True)
+    y = ExpOut.apply(w)
+    loss = y.sum()
+    with tg.no_grad():
+        y *= 2  # the output shares its storage (and version counter) with the tensor forward saved
+    with pytest.raises(RuntimeError, match=r"which is output 0 of ExpOutBackward, is at version 1"):
+        loss.backward()
