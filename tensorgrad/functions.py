@@ -4,6 +4,7 @@ spellings of Tensor methods (tg.exp(x) == x.exp())."""
 from __future__ import annotations
 
 from . import backend
+from .backend import ShapeError
 from .ops.einsum import Einsum
 from .ops.masking import Where
 from .ops.shape import Cat, Stack
@@ -28,7 +29,7 @@ def cat(tensors, dim=0) -> Tensor:
     first = tensors[0].shape
     for t in tensors[1:]:
         if t.ndim != len(first) or t.shape[:d] + t.shape[d + 1 :] != first[:d] + first[d + 1 :]:
-            raise ValueError(f"cat: shapes {first} and {t.shape} differ outside dim {dim}")
+            raise backend.ShapeError(f"cat: shapes {first} and {t.shape} differ outside dim {dim}")
     return Cat.apply(*tensors, axis=d)
 
 
@@ -37,7 +38,7 @@ def stack(tensors, dim=0) -> Tensor:
     tensors = _same_kind(tensors, "stack")
     for t in tensors[1:]:
         if t.shape != tensors[0].shape:
-            raise ValueError(f"stack: expects tensors of equal shape, got {tensors[0].shape} and {t.shape}")
+            raise backend.ShapeError(f"stack: expects tensors of equal shape, got {tensors[0].shape} and {t.shape}")
     return Stack.apply(*tensors, axis=normalize_dim(dim, tensors[0].ndim + 1, "stack"))
 
 
@@ -159,7 +160,7 @@ def meshgrid(*tensors, indexing="ij"):
         raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     for t in tensors:
         if t.ndim > 1:
-            raise ValueError(f"meshgrid: expects 0-d or 1-d tensors, got shape {t.shape}")
+            raise ShapeError(f"meshgrid: expects 0-d or 1-d tensors, got shape {t.shape}")
     order = list(range(len(tensors)))
     if indexing == "xy" and len(tensors) >= 2:
         order[0], order[1] = 1, 0
@@ -199,7 +200,7 @@ def einsum(equation: str, *operands) -> Tensor:
             raise ValueError(f"einsum: invalid subscript {term!r} in {equation!r} (letters and one '...' only)")
         k = t.ndim - len(letters)
         if ("..." in term and k < 0) or ("..." not in term and k != 0):
-            raise ValueError(f"einsum: subscript {term!r} has {len(letters)} labels for an operand of shape {t.shape}")
+            raise ShapeError(f"einsum: subscript {term!r} has {len(letters)} labels for an operand of shape {t.shape}")
         spelled.append(term.replace("...", "".join(free[n_ellipsis - k : n_ellipsis])))
     ellipsis = "".join(free[:n_ellipsis])
     if arrow:
@@ -211,7 +212,7 @@ def einsum(equation: str, *operands) -> Tensor:
     for term, t in zip(spelled, operands):
         for c, n in zip(term, t.shape):
             if sizes.get(c, 1) != 1 and n != 1 and sizes[c] != n:
-                raise ValueError(f"einsum: label {c!r} has sizes {sizes[c]} and {n} in {equation!r}")
+                raise ShapeError(f"einsum: label {c!r} has sizes {sizes[c]} and {n} in {equation!r}")
             sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     for c in output:
         if c not in sizes or output.count(c) > 1:

@@ -4,6 +4,7 @@ PyTorch's names and signatures.  Each is wired to one op in tensorgrad/ops/."""
 from __future__ import annotations
 
 from .. import backend
+from ..backend import ShapeError
 from ..creation import ones, tril
 from ..ops.attention import PackedSelfAttention, ScaledDotProductAttention
 from ..ops.conv import Conv2d, ConvTranspose2d
@@ -35,12 +36,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one op: ops/linear.py)."""
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
-        raise ValueError(
+        raise ShapeError(
             f"linear: input has {input.shape[-1] if input.ndim else 0} features (shape {input.shape}) but the "
             f"weight expects {weight.shape[-1]} (weight shape {weight.shape})"
         )
     if bias is not None and bias.shape != weight.shape[:1]:
-        raise ValueError(f"linear: bias has shape {bias.shape}, expected {weight.shape[:1]}")
+        raise ShapeError(f"linear: bias has shape {bias.shape}, expected {weight.shape[:1]}")
     if input.dtype != weight.dtype:
         input = input.to(weight.dtype)
     return LinearOp.apply(input, weight, bias)
@@ -58,7 +59,7 @@ def scaled_dot_product_attention(
     """
     T, S = query.shape[-2], key.shape[-2]
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
+        raise ShapeError(
             f"scaled_dot_product_attention: query {query.shape}, key {key.shape} and value {value.shape} do not fit"
         )
     attn_mask = _attention_mask("scaled_dot_product_attention", attn_mask, is_causal, dropout_p, T, S, query.device)
@@ -93,14 +94,14 @@ def packed_self_attention(
     is_causal and scale are as in scaled_dot_product_attention.
     """
     if qkv.ndim != 3 or num_heads < 1 or qkv.shape[-1] % (3 * num_heads):
-        raise ValueError(
+        raise ShapeError(
             f"packed_self_attention: qkv must be (B, T, 3 * num_heads * head_size); got shape {qkv.shape} "
             f"with num_heads={num_heads}"
         )
     T = qkv.shape[1]
     attn_mask = _attention_mask("packed_self_attention", attn_mask, is_causal, dropout_p, T, T, qkv.device)
     if attn_mask is not None and attn_mask.shape != (T, T):
-        raise ValueError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
+        raise ShapeError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
     head_size = qkv.shape[-1] // (3 * num_heads)
     scale = head_size**-0.5 if scale is None else scale
     return PackedSelfAttention.apply(
@@ -127,7 +128,7 @@ def _check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {ids.dtype}")
     if ids.numel() == 0:
         return
-    data = ids.data
+    data = ids._data
     bad = (data < 0) | (data >= n)
     if ignore_index is not None:
         bad &= data != ignore_index
@@ -173,7 +174,7 @@ def cross_entropy(
                              label_smoothing)  # fmt: skip
         return loss.squeeze(0) if reduction == "none" else loss
     if input.ndim == 0:
-        raise ValueError("cross_entropy: expects logits of shape (N, C) or (N, C, d1, ...), got a 0-d tensor")
+        raise ShapeError("cross_entropy: expects logits of shape (N, C) or (N, C, d1, ...), got a 0-d tensor")
     probs = backend.is_floating(target.dtype)
     n_classes = input.shape[1]
     want = input.shape if probs else input.shape[:1] + input.shape[2:]
@@ -182,7 +183,7 @@ def cross_entropy(
         hint = ""
         if not probs and input.ndim == 3 and target.shape == input.shape[:2]:
             hint = "; the classes are dim 1: for (B, T, C) logits pass logits.view(B * T, C), targets.view(B * T)"
-        raise ValueError(
+        raise ShapeError(
             f"cross_entropy: target of shape {target.shape} does not match logits {input.shape} "
             f"(expected {kind} of shape {want}){hint}"
         )
@@ -210,7 +211,7 @@ def cross_entropy(
         smooth = -(logp if w is None else logp * w).sum(-1).masked_fill(~keep, 0.0)  # (M,)
         if reduction == "mean":
             xp = backend.namespace(t.device)
-            picked = keep.data if w is None else w.data[xp.where(keep.data, t.data, 0)] * keep.data
+            picked = keep._data if w is None else w._data[xp.where(keep._data, t._data, 0)] * keep._data
             smooth = smooth.sum() / Tensor._make(picked.sum().astype(logp.dtype), t.device, False)
         else:
             smooth = _reduce(smooth, reduction)
@@ -230,7 +231,7 @@ def nll_loss(
         return loss.squeeze(0) if reduction == "none" else loss
     want = input.shape[:1] + input.shape[2:] if input.ndim >= 2 else None
     if want is None or target.shape != want:
-        raise ValueError(f"nll_loss: target of shape {target.shape} does not match input {input.shape} (want {want})")
+        raise ShapeError(f"nll_loss: target of shape {target.shape} does not match input {input.shape} (want {want})")
     _check_weight("nll_loss", weight, input.shape[1])
     _check_ids(target, input.shape[1], "nll_loss", "target", ignore_index)
     w = None if weight is None else weight.to(input.dtype)
@@ -307,7 +308,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 
 def _same_shape(op, input, target):
     if target.shape != input.shape:
-        raise ValueError(
+        raise ShapeError(
             f"{op}: target size {target.shape} is different from the input size {input.shape}; make them the same shape"
         )
     if not backend.is_floating(input.dtype):
@@ -316,7 +317,7 @@ def _same_shape(op, input, target):
 
 def _check_weight(op, weight, n_classes):
     if weight is not None and weight.shape != (n_classes,):
-        raise ValueError(f"{op}: weight must have shape ({n_classes},), one per class, got {weight.shape}")
+        raise ShapeError(f"{op}: weight must have shape ({n_classes},), one per class, got {weight.shape}")
 
 
 def _classes_last(x: Tensor) -> Tensor:
@@ -338,7 +339,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     if mode == "constant":
         for n, (b, a) in zip(input.shape, pads):
             if n + b + a < 0:
-                raise ValueError(f"pad: padding {pad} crops more than the input {input.shape} holds")
+                raise ShapeError(f"pad: padding {pad} crops more than the input {input.shape} holds")
         return ConstantPad.apply(input, pads=tuple(pads), value=0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"pad: mode {mode!r} is not supported (constant, reflect, replicate, circular)")
@@ -350,7 +351,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     for n, (b, a) in zip(input.shape, pads):
         if min(b, a) < 0 or (mode == "reflect" and max(b, a) >= n) or (mode == "circular" and max(b, a) > n) or n == 0:
             limit = {"reflect": "smaller than", "circular": "at most", "replicate": "(non-negative) for"}[mode]
-            raise ValueError(f"pad: {mode} padding {pad} must be {limit} the padded dims of the input {input.shape}")
+            raise ShapeError(f"pad: {mode} padding {pad} must be {limit} the padded dims of the input {input.shape}")
     return IndexPad.apply(input, pads=tuple(pads), mode=mode)
 
 
@@ -365,7 +366,7 @@ def _pair(v, op, name):
 def _spatial(op, input: Tensor, weight: Tensor | None = None):
     """(N, C, H, W) or unbatched (C, H, W) input; returns (4-d input, batched?)."""
     if input.ndim not in (3, 4):
-        raise ValueError(f"{op}: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape {input.shape}")
+        raise ShapeError(f"{op}: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape {input.shape}")
     if not backend.is_floating(input.dtype):
         raise TypeError(f"{op}: expected a floating-point input, got dtype {input.dtype}")
     if weight is not None and weight.dtype != input.dtype:
@@ -376,7 +377,7 @@ def _spatial(op, input: Tensor, weight: Tensor | None = None):
 def _out_side(op, n, k, s, d, p_total):
     out = (n + p_total - d * (k - 1) - 1) // s + 1
     if out < 1:
-        raise ValueError(
+        raise ShapeError(
             f"{op}: the (padded) input side {n + p_total} is smaller than the dilated kernel {d * (k - 1) + 1}"
         )
     return out
@@ -389,15 +390,15 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     x, batched = _spatial("conv2d", input, weight)
     stride, dilation = _pair(stride, "conv2d", "stride"), _pair(dilation, "conv2d", "dilation")
     if weight.ndim != 4:
-        raise ValueError(f"conv2d: weight must be 4-d (out_channels, in_channels / groups, KH, KW), got {weight.shape}")
+        raise ShapeError(f"conv2d: weight must be 4-d (out_channels, in_channels / groups, KH, KW), got {weight.shape}")
     o, cg, kh, kw = weight.shape
     if groups < 1 or x.shape[1] % groups or o % groups or x.shape[1] // groups != cg:
-        raise ValueError(
+        raise ShapeError(
             f"conv2d: input has {x.shape[1]} channels and weight {weight.shape} with groups={groups}: "
             f"expected weight (out_channels, {x.shape[1] // max(groups, 1)}, KH, KW), channels divisible by groups"
         )
     if bias is not None and bias.shape != (o,):
-        raise ValueError(f"conv2d: bias has shape {bias.shape}, expected ({o},)")
+        raise ShapeError(f"conv2d: bias has shape {bias.shape}, expected ({o},)")
     pads = _conv_padding("conv2d", padding, (kh, kw), stride, dilation)
     for n, k, s, d, (a, b) in zip(x.shape[2:], (kh, kw), stride, dilation, pads):
         _out_side("conv2d", n, k, s, d, a + b)
@@ -426,7 +427,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            groups: int = 1) -> Tensor:  # fmt: skip
     """1-d cross-correlation: input (N, C, L), weight (O, C / groups, K); conv2d on a height-1 image."""
     if input.ndim not in (2, 3) or weight.ndim != 3:
-        raise ValueError(f"conv1d: expected input (N, C, L) or (C, L) and weight (O, C / groups, K), got "
+        raise ShapeError(f"conv1d: expected input (N, C, L) or (C, L) and weight (O, C / groups, K), got "
                          f"{input.shape} and {weight.shape}")  # fmt: skip
     one = lambda v: (1, v if isinstance(v, int) else tuple(v)[0])  # noqa: E731
     pad = padding if isinstance(padding, str) else (0, padding if isinstance(padding, int) else tuple(padding)[0])
@@ -441,7 +442,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     output_padding + 1."""
     x, batched = _spatial("conv_transpose2d", input, weight)
     if weight.ndim != 4 or weight.shape[0] != x.shape[1] or groups < 1 or x.shape[1] % groups:
-        raise ValueError(
+        raise ShapeError(
             f"conv_transpose2d: weight {weight.shape} does not fit an input of {x.shape[1]} channels with "
             f"groups={groups}: expected (in_channels, out_channels / groups, KH, KW)"
         )
@@ -455,10 +456,10 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
             )
     o = weight.shape[1] * groups
     if bias is not None and bias.shape != (o,):
-        raise ValueError(f"conv_transpose2d: bias has shape {bias.shape}, expected ({o},)")
+        raise ShapeError(f"conv_transpose2d: bias has shape {bias.shape}, expected ({o},)")
     for n, k, s, d, p, op_ in zip(x.shape[2:], weight.shape[2:], stride, dilation, padding, output_padding):
         if (n - 1) * s - 2 * p + d * (k - 1) + op_ + 1 < 1:
-            raise ValueError(f"conv_transpose2d: padding {padding} leaves an empty output for input {x.shape}")
+            raise ShapeError(f"conv_transpose2d: padding {padding} leaves an empty output for input {x.shape}")
     y = ConvTranspose2d.apply(x, weight, bias, stride=stride, padding=padding, output_padding=output_padding,
                               dilation=dilation, groups=groups)  # fmt: skip
     return y if batched else y.squeeze(0)
@@ -477,7 +478,7 @@ def _pool_geometry(op, x, kernel_size, stride, padding, dilation, ceil_mode):
             raise ValueError(f"{op}: padding {padding} should be at most half the kernel size {kernel}")
         span = n + 2 * p - d * (k - 1) - 1
         if span < 0:
-            raise ValueError(f"{op}: the kernel {kernel} does not fit the (padded) input {x.shape}")
+            raise ShapeError(f"{op}: the kernel {kernel} does not fit the (padded) input {x.shape}")
         m = (-(-span // s) if ceil_mode else span // s) + 1
         if ceil_mode and (m - 1) * s >= n + p:
             m -= 1
@@ -497,7 +498,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     if not return_indices:
         return y
     xp = backend.namespace(x.device)
-    _, arg, _ = window_max(xp, x.data, kernel, stride, pads, dilation, out)
+    _, arg, _ = window_max(xp, x._data, kernel, stride, pads, dilation, out)
     indices = max_indices(xp, arg, kernel, stride, pads, dilation, x.shape[3]).astype(backend.int64)
     return y, Tensor._make(indices if batched else indices[0], x.device, False)
 

@@ -32,11 +32,13 @@ class Repeat(Function):
 
 
 class Flip(Function):
-    """z = x reversed along dims:  z[i] = x[n - 1 - i].   Reversing twice is the identity:  dx = flip(g)."""
+    """z = x reversed along dims:  z[i] = x[n - 1 - i].   Reversing twice is the identity:  dx = flip(g).
+
+    (z is a copy, as PyTorch's flip: an in-place write to z leaves x alone.)"""
 
     def forward(self, x, dims):
         self.save_for_backward(dims)
-        return self.xp.flip(x, axis=dims)
+        return self.xp.flip(x, axis=dims).copy()
 
     def backward(self, g):
         (dims,) = self.saved
