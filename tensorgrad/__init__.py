@@ -27,20 +27,31 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .functions import (
+from .functions import (  # noqa: A004
+    amax,
+    amin,
+    argmax,
+    argmin,
+    argsort,
     cat,
     exp,
     log,
     log_softmax,
     masked_fill,
     matmul,
+    max,
+    maximum,
     mean,
+    min,
+    minimum,
     relu,
     softmax,
+    sort,
     sqrt,
     stack,
     sum,
     tanh,
+    topk,
     where,
 )
 from .gradcheck import GradcheckError, gradcheck
@@ -61,3 +72,4 @@ __all__ = [
     "triu", "uint8", "where", "zeros", "zeros_like",
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
+__all__ += ["amax", "amin", "argmax", "argmin", "argsort", "max", "maximum", "min", "minimum", "sort", "topk"]

@@ -98,3 +98,48 @@ def log_softmax(x: Tensor, dim) -> Tensor:
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     return x.masked_fill(mask, value)
+
+
+# ---------------------------------------------------------------- selection (Tensor methods as functions)
+def topk(x: Tensor, k, dim=-1, largest=True, sorted=True):  # noqa: A002 (PyTorch's name)
+    return x.topk(k, dim, largest, sorted)
+
+
+def sort(x: Tensor, dim=-1, descending=False, *, stable=False):
+    return x.sort(dim, descending, stable=stable)
+
+
+def argsort(x: Tensor, dim=-1, descending=False, *, stable=False) -> Tensor:
+    return x.argsort(dim, descending, stable=stable)
+
+
+def max(x: Tensor, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)
+    return x.max(dim, keepdim)
+
+
+def min(x: Tensor, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)
+    return x.min(dim, keepdim)
+
+
+def amax(x: Tensor, dim=None, keepdim=False) -> Tensor:
+    return x.amax(dim, keepdim)
+
+
+def amin(x: Tensor, dim=None, keepdim=False) -> Tensor:
+    return x.amin(dim, keepdim)
+
+
+def argmax(x: Tensor, dim=None, keepdim=False) -> Tensor:
+    return x.argmax(dim, keepdim)
+
+
+def argmin(x: Tensor, dim=None, keepdim=False) -> Tensor:
+    return x.argmin(dim, keepdim)
+
+
+def maximum(x: Tensor, other: Tensor) -> Tensor:
+    return x.maximum(other)
+
+
+def minimum(x: Tensor, other: Tensor) -> Tensor:
+    return x.minimum(other)

@@ -14,12 +14,16 @@ from .ops.elementwise import GELU, Add, Cast, Clone, Div, Exp, Log, Mul, Neg, Po
 from .ops.layernorm import LayerNorm
 from .ops.masking import MaskedFill
 from .ops.matmul import MatMul
-from .ops.reduce import Amax, Mean, Sum, Var
+from .ops.reduce import Amax, Amin, Mean, Sum, Var
+from .ops.selection import Maximum, Minimum, TakeAlongDim, sort_indices
 from .ops.shape import Expand, Index, Permute, Reshape
 from .ops.softmax import LogSoftmax, Softmax
 from .ops.transfer import ToDevice
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
+MinResult = collections.namedtuple("min", ["values", "indices"])
+TopkResult = collections.namedtuple("topk", ["values", "indices"])
+SortResult = collections.namedtuple("sort", ["values", "indices"])
 
 
 def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
@@ -438,10 +442,13 @@ class Tensor:
         return Amax.apply(self, dim=normalize_dims(dim, self.ndim, "amax"), keepdim=keepdim)
 
     def max(self, dim=None, keepdim=False):
-        """max() -> the largest value; max(dim) -> (values, indices), as in PyTorch."""
+        """max() -> the largest value (ties share the gradient); max(dim) -> (values, indices), the
+        gradient going to the returned index; max(other) -> maximum(other).  As in PyTorch."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
         if dim is None:
             return self.amax()
-        return MaxResult(self.amax(dim, keepdim), self.argmax(dim, keepdim))
+        return MaxResult(*self._extreme(dim, keepdim, largest=True, op="max"))
 
     def argmax(self, dim=None, keepdim=False):
         if dim is None:
@@ -461,6 +468,81 @@ class Tensor:
     def _require_float(self, op: str):
         if not backend.is_floating(self.dtype):
             raise TypeError(f"{op}: expected a floating-point tensor, got dtype {self.dtype}")
+
+    # ------------------------------------------------------------------ selection (ops/selection.py)
+    def _take(self, index, dim: int) -> Tensor:
+        """The values at integer positions `index` (an array) along dim; differentiable."""
+        return TakeAlongDim.apply(self, index=index, dim=dim)
+
+    def _extreme(self, dim, keepdim, largest, op):
+        """(values, indices) of the max or min along dim: the first position of the extreme."""
+        d = normalize_dim(dim, self.ndim, op)
+        xp = backend.namespace(self.device)
+        if self.ndim == 0:
+            return self.clone(), Tensor._make(xp.zeros((), dtype=backend.int64), self.device, False)
+        index = xp.expand_dims(self.data.argmax(axis=d) if largest else self.data.argmin(axis=d), d)
+        values, index = self._take(index.astype(backend.int64, copy=False), d), Tensor._make(index, self.device, False)
+        return (values, index) if keepdim else (values.squeeze(d), index.squeeze(d))
+
+    def min(self, dim=None, keepdim=False):
+        """min() -> the smallest value; min(dim) -> (values, indices); min(other) -> minimum(other)."""
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
+        if dim is None:
+            return self.amin()
+        return MinResult(*self._extreme(dim, keepdim, largest=False, op="min"))
+
+    def amin(self, dim=None, keepdim=False):
+        return Amin.apply(self, dim=normalize_dims(dim, self.ndim, "amin"), keepdim=keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        if dim is None:
+            out = self.data.reshape(-1).argmin()
+        else:
+            out = self.data.argmin(axis=normalize_dim(dim, self.ndim, "argmin"), keepdims=keepdim)
+        out = backend.ensure_array(backend.namespace(self.device), out).astype(backend.int64, copy=False)
+        return Tensor._make(out, self.device, False)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """The k largest (or smallest) entries along dim and their indices, largest first; ties keep
+        their order.  The gradient goes to the selected entries.  (Always sorted: PyTorch leaves the
+        order unspecified when sorted=False.)"""
+        d = normalize_dim(dim, self.ndim, "topk")
+        n = self.shape[d] if self.ndim else 1
+        if not isinstance(k, int) or not 0 <= k <= n:
+            raise RuntimeError(f"topk: k={k} is out of range for dim {dim} of size {n} (expected 0..{n})")
+        x = self.reshape(1) if self.ndim == 0 else self
+        order = sort_indices(backend.namespace(self.device), x.data, d, descending=largest)
+        index = order[(slice(None),) * d + (slice(0, k),)]
+        values, index = x._take(index, d), Tensor._make(index, self.device, False)
+        return TopkResult(values.reshape(()), index.reshape(())) if self.ndim == 0 else TopkResult(values, index)
+
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        """(values, indices) sorted along dim; always stable (equal values keep their order)."""
+        d = normalize_dim(dim, self.ndim, "sort")
+        if self.ndim == 0:
+            return SortResult(self.clone(), self.argsort())
+        index = sort_indices(backend.namespace(self.device), self.data, d, descending)
+        return SortResult(self._take(index, d), Tensor._make(index, self.device, False))
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        d = normalize_dim(dim, self.ndim, "argsort")
+        xp = backend.namespace(self.device)
+        if self.ndim == 0:
+            return Tensor._make(xp.zeros((), dtype=backend.int64), self.device, False)
+        return Tensor._make(sort_indices(xp, self.data, d, descending), self.device, False)
+
+    def _other_tensor(self, other, op):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{op}(): argument 'other' must be a Tensor, not {type(other).__name__}")
+        return self._operands(other, op)
+
+    def maximum(self, other):
+        """Elementwise max; a tie splits the gradient in halves (as PyTorch)."""
+        return Maximum.apply(*self._other_tensor(other, "maximum"))
+
+    def minimum(self, other):
+        return Minimum.apply(*self._other_tensor(other, "minimum"))
 
     # ------------------------------------------------------------------ shape
     def reshape(self, *shape):

@@ -257,6 +257,37 @@ OPS = [
 ]
 # fmt: on
 
+# fmt: off
+# ---- selection (ops/selection.py).  Inputs are distinct random values, so no max or sort ties
+# except where a case builds one on purpose (*_ties: a column repeated by cat; finite differences
+# move both copies together, so any split of the gradient between them sums to the same number).
+# Integer outputs (indices) are compared with PyTorch too; they carry no gradient.
+OPS += [
+    C("topk", [(3, 5)], lambda lib, x: x.topk(2)),
+    C("topk_smallest_dim0", [(4, 3)], lambda lib, x: x.topk(3, dim=0, largest=False)),
+    C("topk_3d_fn", [(2, 3, 4)], lambda lib, x: lib.topk(x, 1, dim=1)),
+    C("sort", [(3, 5)], lambda lib, x: x.sort()),
+    C("sort_descending_dim0", [(4, 3)], lambda lib, x: x.sort(0, descending=True)),
+    C("sort_fn_stable", [(2, 3, 4)], lambda lib, x: lib.sort(x, dim=1, stable=True)),
+    C("argsort_times_x", [(3, 5)], lambda lib, x: x * x.argsort(-1, descending=True)),
+    C("max_dim_keepdim", [(2, 3, 4)], lambda lib, x: x.max(0, keepdim=True)),
+    C("max_dim_ties", [(3, 4)], lambda lib, x: lib.cat([x, x[:, :1]], 1).max(1)),
+    C("max_other", [(3, 4), (4,)], lambda lib, x, y: x.max(y)),
+    C("min_dim", [(2, 3, 4)], lambda lib, x: x.min(-1)),
+    C("min_dim_ties", [(3, 4)], lambda lib, x: lib.cat([x[:, 1:2], x], 1).min(1)),
+    C("min_all", [(2, 3, 4)], lambda lib, x: x.min()),
+    C("min_fn", [(2, 3)], lambda lib, x: lib.min(x, 0)),
+    C("amin_dim", [(2, 3, 4)], lambda lib, x: x.amin(1)),
+    C("amin_tuple_keepdim_fn", [(2, 3, 4)], lambda lib, x: lib.amin(x, (0, 2), keepdim=True)),
+    C("amin_ties", [(3, 4)], lambda lib, x: lib.cat([x, x], 1).amin(1)),
+    C("argmin_times_x", [(3, 4)], lambda lib, x: x * x.argmin(0) + lib.argmin(x)),
+    C("maximum", [(3, 4), (3, 4)], lambda lib, x, y: lib.maximum(x, y)),
+    C("maximum_broadcast", [(3, 1), (4,)], lambda lib, x, y: x.maximum(y)),
+    C("minimum", [(3, 4), (3, 4)], lambda lib, x, y: lib.minimum(x, y)),
+    C("minimum_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x.minimum(y)),
+]
+# fmt: on
+
 assert len({c.name for c in OPS}) == len(OPS), "op names must be unique"
 
 

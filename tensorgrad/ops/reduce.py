@@ -68,6 +68,21 @@ class Amax(Function):
         return _expand_back(g, x.shape, dim, keepdim) * hit
 
 
+class Amin(Function):
+    """z = min_i x_i over `dim`.   As Amax: dx = g * [x == z] / count(x == z) (ties share)."""
+
+    def forward(self, x, dim, keepdim=False):
+        z = x.min(axis=dim, keepdims=True)
+        self.save_for_backward(x, z, dim, keepdim)
+        return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
+
+    def backward(self, g):
+        x, z, dim, keepdim = self.saved
+        hit = (x == z).astype(x.dtype)
+        hit /= hit.sum(axis=dim, keepdims=True)
+        return _expand_back(g, x.shape, dim, keepdim) * hit
+
+
 class Var(Function):
     """v = sum_i (x_i - m)^2 / (N - c), m the mean over `dim`, c the correction (1: unbiased).
 
