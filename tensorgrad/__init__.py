@@ -27,14 +27,25 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .functions import (  # noqa: A004
+from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004
+    abs,
+    add,
     amax,
     amin,
     argmax,
     argmin,
     argsort,
     cat,
+    ceil,
+    clamp,
+    clip,
+    copysign,
+    cos,
+    div,
     exp,
+    floor,
+    floor_divide,
+    fmod,
     log,
     log_softmax,
     masked_fill,
@@ -44,14 +55,24 @@ from .functions import (  # noqa: A004
     mean,
     min,
     minimum,
+    mul,
+    pow,
     relu,
+    remainder,
+    round,
+    sigmoid,
+    sign,
+    sin,
     softmax,
     sort,
     sqrt,
     stack,
+    sub,
     sum,
+    tan,
     tanh,
     topk,
+    trunc,
     where,
 )
 from .gradcheck import GradcheckError, gradcheck
@@ -73,3 +94,7 @@ __all__ = [
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
 __all__ += ["amax", "amin", "argmax", "argmin", "argsort", "max", "maximum", "min", "minimum", "sort", "topk"]
+__all__ += [
+    "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "floor", "floor_divide", "fmod", "mul", "pow",
+    "remainder", "round", "sigmoid", "sign", "sin", "sub", "tan", "trunc",
+]  # fmt: skip

@@ -143,3 +143,94 @@ def maximum(x: Tensor, other: Tensor) -> Tensor:
 
 def minimum(x: Tensor, other: Tensor) -> Tensor:
     return x.minimum(other)
+
+
+# ---------------------------------------------------------------- arithmetic and elementwise math as functions
+def add(input, other, *, alpha=1) -> Tensor:
+    return input.add(other, alpha=alpha) if isinstance(input, Tensor) else other.__radd__(input)
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    if isinstance(input, Tensor):
+        return input.sub(other, alpha=alpha)
+    return (other * alpha if alpha != 1 else other).__rsub__(input)
+
+
+def mul(input, other) -> Tensor:
+    return input * other if isinstance(input, Tensor) else other.__rmul__(input)
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    if isinstance(input, Tensor):
+        return input.div(other, rounding_mode=rounding_mode)
+    if rounding_mode is None:
+        return other.__rtruediv__(input)
+    return Tensor(input, device=other.device).div(other, rounding_mode=rounding_mode)
+
+
+def pow(input, exponent) -> Tensor:  # noqa: A001 (PyTorch's name)
+    """input ** exponent: either may be a number (not both)."""
+    return input**exponent if isinstance(input, Tensor) else exponent.__rpow__(input)
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return input.abs()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def sin(input: Tensor) -> Tensor:
+    return input.sin()
+
+
+def cos(input: Tensor) -> Tensor:
+    return input.cos()
+
+
+def tan(input: Tensor) -> Tensor:
+    return input.tan()
+
+
+def sign(input: Tensor) -> Tensor:
+    return input.sign()
+
+
+def round(input: Tensor, *, decimals=0) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return input.round(decimals)
+
+
+def floor(input: Tensor) -> Tensor:
+    return input.floor()
+
+
+def ceil(input: Tensor) -> Tensor:
+    return input.ceil()
+
+
+def trunc(input: Tensor) -> Tensor:
+    return input.trunc()
+
+
+def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 (PyTorch's names)
+    return input.clamp(min, max)
+
+
+clip = clamp
+
+
+def fmod(input: Tensor, other) -> Tensor:
+    return input.fmod(other)
+
+
+def remainder(input, other) -> Tensor:
+    return input.remainder(other) if isinstance(input, Tensor) else other.__rmod__(input)
+
+
+def copysign(input: Tensor, other) -> Tensor:
+    return input.copysign(other)
+
+
+def floor_divide(input: Tensor, other) -> Tensor:
+    return input.div(other, rounding_mode="floor")

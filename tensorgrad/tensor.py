@@ -9,11 +9,13 @@ import math
 
 from . import autograd, backend
 from .autograd import is_grad_enabled, run_backward
+from .ops.activation import Sigmoid
 from .ops.dropout import Dropout
 from .ops.elementwise import GELU, Add, Cast, Clone, Div, Exp, Log, Mul, Neg, Pow, ReLU, Sqrt, Sub, Tanh
 from .ops.layernorm import LayerNorm
 from .ops.masking import MaskedFill
 from .ops.matmul import MatMul
+from .ops.pointwise import Abs, Clamp, Copysign, Cos, Fmod, Piecewise, PowTensor, Remainder, Sin, Tan
 from .ops.reduce import Amax, Amin, Mean, Sum, Var
 from .ops.selection import Maximum, Minimum, TakeAlongDim, sort_indices
 from .ops.shape import Expand, Index, Permute, Reshape
@@ -333,15 +335,19 @@ class Tensor:
         return Neg.apply(self)
 
     def __pow__(self, exponent):
-        if isinstance(exponent, Tensor) or not isinstance(exponent, (int, float)):
-            raise TypeError("pow: only a Python number exponent is supported (x ** 2, x ** -0.5)")
+        if isinstance(exponent, Tensor):
+            return PowTensor.apply(*self._operands(exponent, "pow"))
+        if not isinstance(exponent, (int, float)):
+            raise TypeError(f"pow: the exponent must be a number or a tensor, got {type(exponent).__name__}")
         a = self if backend.is_floating(self.dtype) or (isinstance(exponent, int) and exponent >= 0) else self.float()
         return Pow.apply(a, exponent)
 
     def __rpow__(self, base):
-        if not isinstance(base, (int, float)) or base <= 0:
-            raise TypeError("rpow: only a positive Python number base is supported (2 ** x)")
-        return (self * math.log(base)).exp()
+        """base ** x for a Python number base (a tensor base is __pow__)."""
+        if not isinstance(base, (int, float)):
+            raise TypeError(f"pow: the base must be a number or a tensor, got {type(base).__name__}")
+        a, b = self._operands(base, "pow")
+        return PowTensor.apply(b, a)
 
     def __matmul__(self, other):
         return self.matmul(other)
@@ -543,6 +549,107 @@ class Tensor:
 
     def minimum(self, other):
         return Minimum.apply(*self._other_tensor(other, "minimum"))
+
+    # ------------------------------------------------------------ more elementwise (ops/activation.py, pointwise.py)
+    def sigmoid(self):
+        return Sigmoid.apply(self._floating("sigmoid"))
+
+    def abs(self):
+        return Abs.apply(self)
+
+    __abs__ = abs
+
+    def sin(self):
+        return Sin.apply(self._floating("sin"))
+
+    def cos(self):
+        return Cos.apply(self._floating("cos"))
+
+    def tan(self):
+        return Tan.apply(self._floating("tan"))
+
+    def sign(self):
+        """-1, 0 or 1; the gradient is zero (as in PyTorch)."""
+        return Piecewise.apply(self, mode="sign")
+
+    def round(self, decimals=0):
+        """Half to even, as in PyTorch; the gradient is zero."""
+        return Piecewise.apply(self, mode="round", decimals=decimals)
+
+    def floor(self):
+        return Piecewise.apply(self, mode="floor")
+
+    def ceil(self):
+        return Piecewise.apply(self, mode="ceil")
+
+    def trunc(self):
+        return Piecewise.apply(self, mode="trunc")
+
+    def clamp(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
+        """Each element limited to [min, max]; the bounds are numbers or tensors (broadcast), None
+        for none.  The gradient goes to whichever of x, min, max the output equals."""
+        if min is None and max is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        x = self
+        for bound in (min, max):
+            if bound is not None:
+                x = x._operands(bound, "clamp")[0]  # x in the common dtype
+        lo, hi = (None if b is None else x._operands(b, "clamp")[1] for b in (min, max))
+        return Clamp.apply(x, lo, hi)
+
+    clip = clamp
+
+    def pow(self, exponent):
+        return self**exponent
+
+    def div(self, other, *, rounding_mode=None):
+        """x / y; rounding_mode "trunc" or "floor" rounds the quotient (integers stay integers, and
+        the gradient is zero, as in PyTorch)."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise RuntimeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+        return Piecewise.apply(*self._operands(other, "div"), mode="div_" + rounding_mode)
+
+    divide = div
+
+    def __floordiv__(self, other):
+        return self.div(other, rounding_mode="floor")
+
+    def __rfloordiv__(self, other):
+        a, b = self._operands(other, "floor_divide")
+        return Piecewise.apply(b, a, mode="div_floor")
+
+    def fmod(self, other):
+        """x - trunc(x / y) * y: the sign of x (C's fmod)."""
+        return Fmod.apply(*self._operands(other, "fmod"))
+
+    def remainder(self, other):
+        """x - floor(x / y) * y: the sign of y (Python's %)."""
+        return Remainder.apply(*self._operands(other, "remainder"))
+
+    __mod__ = remainder
+
+    def __rmod__(self, other):
+        a, b = self._operands(other, "remainder")
+        return Remainder.apply(b, a)
+
+    def copysign(self, other):
+        a, b = self._operands(other, "copysign")
+        return Copysign.apply(a._floating("copysign"), b)
+
+    def add(self, other, *, alpha=1):
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, *, alpha=1):
+        return self - (other * alpha if alpha != 1 else other)
+
+    subtract = sub
+
+    def mul(self, other):
+        return self * other
+
+    multiply = mul
 
     # ------------------------------------------------------------------ shape
     def reshape(self, *shape):

@@ -72,6 +72,7 @@ class Case:
     domain: str = "real"  # "real": U(-2, 2); "positive": U(0.5, 2); "nonzero": +-U(0.5, 2)
     gradcheck: dict = field(default_factory=dict)  # extra gradcheck arguments (eps, atol)
     strict: bool = True  # runs on the strict (CuPy-like) device too
+    torch_tol: dict | None = None  # the PyTorch comparison's tolerance, where not the default
 
     def __repr__(self):
         return self.name
@@ -285,6 +286,68 @@ OPS += [
     C("maximum_broadcast", [(3, 1), (4,)], lambda lib, x, y: x.maximum(y)),
     C("minimum", [(3, 4), (3, 4)], lambda lib, x, y: lib.minimum(x, y)),
     C("minimum_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x.minimum(y)),
+]
+# fmt: on
+
+# fmt: off
+# ---- activations (ops/activation.py) and elementwise math (ops/pointwise.py).  Kinks and jumps
+# (abs and sign at 0, clamp/hardtanh at their bounds, elu/leaky_relu at 0, rounding at integers,
+# fmod/remainder where x / y is an integer) are measure-zero: the seeded uniform inputs land
+# further than eps=1e-6 from every one of them, so the central differences are not straddling one.
+# Piecewise-constant ops have a zero gradient (as PyTorch); `+ x` keeps the checked output live.
+OPS += [
+    C("sigmoid", [(3, 4)], lambda lib, x: x.sigmoid()),
+    C("sigmoid_fn_saturated", [(3, 4)], lambda lib, x: lib.sigmoid(x * 30)),
+    C("silu", [(3, 4)], lambda lib, x: F(lib).silu(x)),
+    C("softplus", [(3, 4)], lambda lib, x: F(lib).softplus(x)),
+    C("softplus_beta_threshold", [(3, 4)], lambda lib, x: F(lib).softplus(x * 3, beta=2.0, threshold=4.0)),
+    C("hardtanh", [(3, 4)], lambda lib, x: F(lib).hardtanh(x)),
+    C("hardtanh_bounds", [(3, 4)], lambda lib, x: F(lib).hardtanh(x, -0.5, 1.5)),
+    C("relu6", [(3, 4)], lambda lib, x: F(lib).relu6(x * 4)),
+    # PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32 (relative error 3e-8)
+    C("hardsigmoid", [(3, 4)], lambda lib, x: F(lib).hardsigmoid(x * 3), torch_tol={"rtol": 1e-7, "atol": 1e-9}),
+    C("softsign", [(3, 4)], lambda lib, x: F(lib).softsign(x)),
+    C("elu", [(3, 4)], lambda lib, x: F(lib).elu(x)),
+    C("elu_alpha", [(3, 4)], lambda lib, x: F(lib).elu(x, 2.0)),
+    C("celu", [(3, 4)], lambda lib, x: F(lib).celu(x, alpha=0.5)),
+    C("leaky_relu", [(3, 4)], lambda lib, x: F(lib).leaky_relu(x)),
+    C("leaky_relu_slope", [(3, 4)], lambda lib, x: F(lib).leaky_relu(x, 0.2)),
+    C("mish", [(3, 4)], lambda lib, x: F(lib).mish(x)),
+    C("tanh_F", [(3, 4)], lambda lib, x: F(lib).tanh(x)),
+    C("activation_modules", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.SiLU(), lib.nn.Softplus(2.0), lib.nn.ELU(0.5), lib.nn.Mish(), lib.nn.LeakyReLU(0.1), lib.nn.CELU(),
+        lib.nn.Softsign(), lib.nn.Sigmoid(), lib.nn.Tanh())(x * 2)),
+    C("activation_modules_bounded", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.Hardtanh(-1.5, 1.0), lib.nn.Hardsigmoid(), lib.nn.ReLU6())(x * 2),
+      torch_tol={"rtol": 1e-7, "atol": 1e-9}),  # hardsigmoid's float32 1/6, as above
+    C("abs", [(3, 4)], lambda lib, x: x.abs(), domain="nonzero"),
+    C("abs_fn_builtin", [(3, 4)], lambda lib, x: lib.abs(x) + abs(x), domain="nonzero"),
+    C("sign_times_x", [(3, 4)], lambda lib, x: x.sign() * x + lib.sign(x), domain="nonzero"),
+    C("rounding", [(3, 4)], lambda lib, x: (x * 3).round() + (x * 3).floor() + lib.ceil(x * 3) + (x * 3).trunc() + x),
+    C("round_decimals", [(3, 4)], lambda lib, x: x.round(decimals=1) + lib.round(x, decimals=2) + x),
+    C("sin", [(3, 4)], lambda lib, x: x.sin()),
+    C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
+    C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
+    C("clamp_numbers", [(3, 4)], lambda lib, x: x.clamp(-0.5, 0.5)),
+    C("clamp_min_only", [(3, 4)], lambda lib, x: x.clamp(min=0.2)),
+    C("clip_max_fn", [(3, 4)], lambda lib, x: lib.clip(x, max=0.3)),
+    C("clamp_tensors", [(3, 4), (3, 4), (4,)], lambda lib, x, lo, hi: x.clamp(lo - 0.5, hi + 0.5)),  # lo > hi too
+    C("clamp_tensor_min_fn", [(3, 4), (4,)], lambda lib, x, lo: lib.clamp(x, min=lo)),
+    C("fmod", [(3, 4), (3, 4)], lambda lib, x, y: lib.fmod(x * 3, y), domain="nonzero"),
+    C("fmod_number", [(3, 4)], lambda lib, x: x.fmod(0.7)),
+    C("remainder_op", [(3, 4), (4,)], lambda lib, x, y: (x * 3) % y, domain="nonzero"),
+    C("remainder_number", [(3, 4)], lambda lib, x: lib.remainder(x, 0.7)),
+    C("div_floor", [(3, 4), (3, 4)], lambda lib, x, y: lib.div(x * 3, y, rounding_mode="floor") + x * y,
+      domain="nonzero"),
+    C("div_trunc", [(3, 4), (4,)], lambda lib, x, y: (x * 3).div(y, rounding_mode="trunc") + x * y,
+      domain="nonzero"),
+    C("copysign", [(3, 4), (3, 4)], lambda lib, x, y: lib.copysign(x, y), domain="nonzero"),
+    C("copysign_number", [(3, 4)], lambda lib, x: x.copysign(-1.0), domain="nonzero"),
+    C("pow_tensor", [(3, 4), (3, 4)], lambda lib, x, y: x**y, domain="positive"),
+    C("pow_tensor_fn_broadcast", [(3, 4), (4,)], lambda lib, x, y: lib.pow(x, y * 3), domain="positive"),
+    C("pow_number_base", [(3, 4)], lambda lib, x: 2.5**x + lib.pow(0.5, x)),
+    C("add_sub_mul_fn", [(3, 4), (4,)], lambda lib, x, y: lib.sub(lib.add(x, y, alpha=2), lib.mul(x, y), alpha=0.5)),
+    C("div_fn", [(3, 4), (4,)], lambda lib, x, y: lib.div(x, y) + lib.div(2.0, y), domain="nonzero"),
 ]
 # fmt: on
 

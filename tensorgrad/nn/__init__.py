@@ -1,7 +1,22 @@
 """tensorgrad.nn: the layer library, with torch.nn's names, signatures and state_dict keys."""
 
 from . import functional, init, utils
-from .activation import GELU, ReLU
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    Hardsigmoid,
+    Hardtanh,
+    LeakyReLU,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softplus,
+    Softsign,
+    Tanh,
+)
 from .containers import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 from .embedding import Embedding
@@ -13,4 +28,8 @@ from .parameter import Parameter
 __all__ = [
     "GELU", "Dropout", "Embedding", "LayerNorm", "Linear", "Module", "ModuleDict", "ModuleList", "Parameter",
     "ReLU", "Sequential", "functional", "init", "utils",
+]  # fmt: skip
+__all__ += [
+    "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",
+    "Tanh",
 ]  # fmt: skip
