@@ -27,11 +27,13 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004
+from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004  # noqa: A004
     abs,
     add,
+    all,
     amax,
     amin,
+    any,
     argmax,
     argmin,
     argsort,
@@ -41,6 +43,10 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004
     clip,
     copysign,
     cos,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
     div,
     exp,
     floor,
@@ -48,6 +54,8 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004
     fmod,
     log,
     log_softmax,
+    logcumsumexp,
+    logsumexp,
     masked_fill,
     matmul,
     max,
@@ -57,6 +65,7 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004
     minimum,
     mul,
     pow,
+    prod,
     relu,
     remainder,
     round,
@@ -67,12 +76,16 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004
     sort,
     sqrt,
     stack,
+    std,
+    std_mean,
     sub,
     sum,
     tan,
     tanh,
     topk,
     trunc,
+    var,
+    var_mean,
     where,
 )
 from .gradcheck import GradcheckError, gradcheck
@@ -97,4 +110,8 @@ __all__ += ["amax", "amin", "argmax", "argmin", "argsort", "max", "maximum", "mi
 __all__ += [
     "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "floor", "floor_divide", "fmod", "mul", "pow",
     "remainder", "round", "sigmoid", "sign", "sin", "sub", "tan", "trunc",
+]  # fmt: skip
+__all__ += [
+    "all", "any", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "logsumexp", "prod", "std", "std_mean",
+    "var", "var_mean",
 ]  # fmt: skip

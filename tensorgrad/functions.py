@@ -80,12 +80,12 @@ def relu(x: Tensor) -> Tensor:
     return x.relu()
 
 
-def sum(x: Tensor, dim=None, keepdim=False) -> Tensor:  # noqa: A001 (PyTorch's name)
-    return x.sum(dim, keepdim)
+def sum(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return x.sum(dim, keepdim, dtype=dtype, axis=axis)
 
 
-def mean(x: Tensor, dim=None, keepdim=False) -> Tensor:
-    return x.mean(dim, keepdim)
+def mean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
+    return x.mean(dim, keepdim, dtype=dtype, axis=axis)
 
 
 def softmax(x: Tensor, dim) -> Tensor:
@@ -234,3 +234,58 @@ def copysign(input: Tensor, other) -> Tensor:
 
 def floor_divide(input: Tensor, other) -> Tensor:
     return input.div(other, rounding_mode="floor")
+
+
+# ---------------------------------------------------------------- reductions and scans as functions
+def var(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None) -> Tensor:
+    return x.var(dim, unbiased, keepdim, correction, axis=axis)
+
+
+def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None) -> Tensor:
+    return x.std(dim, unbiased, keepdim, correction, axis=axis)
+
+
+def var_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """(variance, mean), as torch.var_mean."""
+    return x.var(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
+
+
+def std_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """(standard deviation, mean), as torch.std_mean."""
+    return x.std(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
+
+
+def prod(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
+    return x.prod(dim, keepdim, dtype=dtype, axis=axis)
+
+
+def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.logsumexp(dim, keepdim, axis=axis)
+
+
+def all(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return x.all(dim, keepdim, axis=axis)
+
+
+def any(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return x.any(dim, keepdim, axis=axis)
+
+
+def cumsum(x: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+    return x.cumsum(dim, dtype=dtype, axis=axis)
+
+
+def cumprod(x: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+    return x.cumprod(dim, dtype=dtype, axis=axis)
+
+
+def logcumsumexp(x: Tensor, dim=None, *, axis=None) -> Tensor:
+    return x.logcumsumexp(dim, axis=axis)
+
+
+def cummax(x: Tensor, dim=None, *, axis=None):
+    return x.cummax(dim, axis=axis)
+
+
+def cummin(x: Tensor, dim=None, *, axis=None):
+    return x.cummin(dim, axis=axis)

@@ -16,8 +16,9 @@ from .ops.layernorm import LayerNorm
 from .ops.masking import MaskedFill
 from .ops.matmul import MatMul
 from .ops.pointwise import Abs, Clamp, Copysign, Cos, Fmod, Piecewise, PowTensor, Remainder, Sin, Tan
-from .ops.reduce import Amax, Amin, Mean, Sum, Var
-from .ops.selection import Maximum, Minimum, TakeAlongDim, sort_indices
+from .ops.reduce import Amax, Amin, Logsumexp, Mean, Prod, Std, Sum, Var
+from .ops.scan import Cumprod, Cumsum, Logcumsumexp
+from .ops.selection import Maximum, Minimum, TakeAlongDim, cumulative_extreme_indices, sort_indices
 from .ops.shape import Expand, Index, Permute, Reshape
 from .ops.softmax import LogSoftmax, Softmax
 from .ops.transfer import ToDevice
@@ -26,6 +27,8 @@ MaxResult = collections.namedtuple("max", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
 SortResult = collections.namedtuple("sort", ["values", "indices"])
+CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
+CumminResult = collections.namedtuple("cummin", ["values", "indices"])
 
 
 def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
@@ -437,26 +440,31 @@ class Tensor:
         return GELU.apply(self._floating("gelu"), approximate=approximate)
 
     # ------------------------------------------------------------------ reductions
-    def sum(self, dim=None, keepdim=False):
-        return Sum.apply(self, dim=normalize_dims(dim, self.ndim, "sum"), keepdim=keepdim)
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        x, dim = self._reduce_args(dim, axis, dtype, "sum")
+        return Sum.apply(x, dim=normalize_dims(dim, self.ndim, "sum"), keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim=False):
-        self._require_float("mean")
-        return Mean.apply(self, dim=normalize_dims(dim, self.ndim, "mean"), keepdim=keepdim)
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        x, dim = self._reduce_args(dim, axis, dtype, "mean")
+        x._require_float("mean")
+        return Mean.apply(x, dim=normalize_dims(dim, self.ndim, "mean"), keepdim=keepdim)
 
-    def amax(self, dim=None, keepdim=False):
+    def amax(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "amax")[1]
         return Amax.apply(self, dim=normalize_dims(dim, self.ndim, "amax"), keepdim=keepdim)
 
-    def max(self, dim=None, keepdim=False):
+    def max(self, dim=None, keepdim=False, *, axis=None):
         """max() -> the largest value (ties share the gradient); max(dim) -> (values, indices), the
         gradient going to the returned index; max(other) -> maximum(other).  As in PyTorch."""
         if isinstance(dim, Tensor):
             return self.maximum(dim)
+        dim = self._reduce_args(dim, axis, None, "max")[1]
         if dim is None:
             return self.amax()
         return MaxResult(*self._extreme(dim, keepdim, largest=True, op="max"))
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "argmax")[1]
         if dim is None:
             out = self.data.reshape(-1).argmax()
         else:
@@ -464,8 +472,9 @@ class Tensor:
         out = backend.ensure_array(backend.namespace(self.device), out).astype(backend.int64, copy=False)
         return Tensor._make(out, self.device, False)
 
-    def var(self, dim=None, unbiased=None, keepdim=False, correction=None):
+    def var(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Variance; correction=1 (the default, unbiased) divides by N - 1."""
+        dim = self._reduce_args(dim, axis, None, "var")[1]
         self._require_float("var")
         if correction is None:
             correction = 1 if unbiased is None or unbiased else 0
@@ -474,6 +483,95 @@ class Tensor:
     def _require_float(self, op: str):
         if not backend.is_floating(self.dtype):
             raise TypeError(f"{op}: expected a floating-point tensor, got dtype {self.dtype}")
+
+    # ------------------------------------------------------------ more reductions and scans (ops/reduce.py, scan.py)
+    def _reduce_args(self, dim, axis, dtype, op):
+        """(self cast to dtype, the dim): `axis` is NumPy's spelling of dim, which PyTorch accepts too."""
+        if axis is not None:
+            if dim is not None:
+                raise TypeError(f"{op}(): got both dim and axis; pass one")
+            dim = axis
+        return (self if dtype is None else self.to(dtype)), dim
+
+    def _accumulating(self, dtype=None):
+        """self in `dtype`, or for bools and integers narrower than int64: int64 (PyTorch's sum/prod/cumsum)."""
+        if dtype is not None:
+            return self.to(dtype)
+        if self.dtype.kind == "b" or self.dtype.kind in "iu" and self.dtype.itemsize < 8:
+            return self.long()
+        return self
+
+    def std(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
+        """Standard deviation; correction=1 (the default, unbiased) divides by N - 1."""
+        dim = self._reduce_args(dim, axis, None, "std")[1]
+        self._require_float("std")
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        return Std.apply(self, dim=normalize_dims(dim, self.ndim, "std"), correction=correction, keepdim=keepdim)
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        """Product of all elements, or along one dim; zeros get their true gradient."""
+        dim = self._reduce_args(dim, axis, None, "prod")[1]
+        x = self._accumulating(dtype)
+        if dim is None:
+            return Prod.apply(x, dim=None)
+        return Prod.apply(x, dim=normalize_dim(dim, self.ndim, "prod") if self.ndim else None, keepdim=keepdim)
+
+    def logsumexp(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "logsumexp")[1]
+        x = self._floating("logsumexp")
+        return Logsumexp.apply(x, dim=normalize_dims(dim, self.ndim, "logsumexp"), keepdim=keepdim)
+
+    def _logical_reduce(self, dim, keepdim, axis, op):
+        dim = self._reduce_args(dim, axis, None, op)[1]
+        axes = normalize_dims(dim, self.ndim, op)
+        out = getattr(self.data != 0, op)(axis=axes, keepdims=keepdim)
+        return Tensor._make(backend.ensure_array(backend.namespace(self.device), out), self.device, False)
+
+    def all(self, dim=None, keepdim=False, *, axis=None):
+        """True where every element (along dim) is nonzero; a bool tensor without gradient."""
+        return self._logical_reduce(dim, keepdim, axis, "all")
+
+    def any(self, dim=None, keepdim=False, *, axis=None):
+        return self._logical_reduce(dim, keepdim, axis, "any")
+
+    def _scan_dim(self, dim, axis, op):
+        dim = self._reduce_args(dim, axis, None, op)[1]
+        if dim is None:
+            raise TypeError(f"{op}(): missing the dim argument")
+        return normalize_dim(dim, self.ndim, op)
+
+    def _scan(self, op, fn):
+        """Scans are defined on 1-d slices: a 0-d tensor is scanned as one element."""
+        return fn(self.reshape(1)).reshape(()) if self.ndim == 0 else fn(self)
+
+    def cumsum(self, dim=None, *, dtype=None, axis=None):
+        d = self._scan_dim(dim, axis, "cumsum")
+        x = self._accumulating(dtype)
+        return x._scan("cumsum", lambda t: Cumsum.apply(t, dim=d))
+
+    def cumprod(self, dim=None, *, dtype=None, axis=None):
+        d = self._scan_dim(dim, axis, "cumprod")
+        x = self._accumulating(dtype)
+        return x._scan("cumprod", lambda t: Cumprod.apply(t, dim=d))
+
+    def logcumsumexp(self, dim=None, *, axis=None):
+        d = self._scan_dim(dim, axis, "logcumsumexp")
+        return self._floating("logcumsumexp")._scan("logcumsumexp", lambda t: Logcumsumexp.apply(t, dim=d))
+
+    def _cumulative_extreme(self, dim, axis, largest, op):
+        d = self._scan_dim(dim, axis, op)
+        x = self.reshape(1) if self.ndim == 0 else self
+        index = cumulative_extreme_indices(backend.namespace(self.device), x.data, d, largest)
+        values, index = x._take(index, d), Tensor._make(index, self.device, False)
+        return (values.reshape(()), index.reshape(())) if self.ndim == 0 else (values, index)
+
+    def cummax(self, dim=None, *, axis=None):
+        """(values, indices) of the running max; the gradient goes to each index (ties: the later entry)."""
+        return CummaxResult(*self._cumulative_extreme(dim, axis, True, "cummax"))
+
+    def cummin(self, dim=None, *, axis=None):
+        return CumminResult(*self._cumulative_extreme(dim, axis, False, "cummin"))
 
     # ------------------------------------------------------------------ selection (ops/selection.py)
     def _take(self, index, dim: int) -> Tensor:
@@ -490,18 +588,21 @@ class Tensor:
         values, index = self._take(index.astype(backend.int64, copy=False), d), Tensor._make(index, self.device, False)
         return (values, index) if keepdim else (values.squeeze(d), index.squeeze(d))
 
-    def min(self, dim=None, keepdim=False):
+    def min(self, dim=None, keepdim=False, *, axis=None):
         """min() -> the smallest value; min(dim) -> (values, indices); min(other) -> minimum(other)."""
         if isinstance(dim, Tensor):
             return self.minimum(dim)
+        dim = self._reduce_args(dim, axis, None, "min")[1]
         if dim is None:
             return self.amin()
         return MinResult(*self._extreme(dim, keepdim, largest=False, op="min"))
 
-    def amin(self, dim=None, keepdim=False):
+    def amin(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "amin")[1]
         return Amin.apply(self, dim=normalize_dims(dim, self.ndim, "amin"), keepdim=keepdim)
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "argmin")[1]
         if dim is None:
             out = self.data.reshape(-1).argmin()
         else:

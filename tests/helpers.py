@@ -69,7 +69,7 @@ class Case:
     name: str
     shapes: tuple
     fn: object
-    domain: str = "real"  # "real": U(-2, 2); "positive": U(0.5, 2); "nonzero": +-U(0.5, 2)
+    domain: str = "real"  # "real": U(-2, 2); "positive": U(0.5, 2); "nonzero": +-U(0.5, 2); "zeros": see make_inputs
     gradcheck: dict = field(default_factory=dict)  # extra gradcheck arguments (eps, atol)
     strict: bool = True  # runs on the strict (CuPy-like) device too
     torch_tol: dict | None = None  # the PyTorch comparison's tolerance, where not the default
@@ -87,6 +87,9 @@ def make_inputs(case: Case, seed: int = 0, dtype=np.float64) -> list:
             a = rng.uniform(0.5, 2.0, shape)
         elif case.domain == "nonzero":
             a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+        elif case.domain == "zeros":  # U(-2, 2) with every third element exactly 0
+            a = rng.uniform(-2.0, 2.0, shape)
+            a.reshape(-1)[::3] = 0.0
         else:
             a = rng.uniform(-2.0, 2.0, shape)
         out.append(np.asarray(a, dtype=dtype))
@@ -348,6 +351,41 @@ OPS += [
     C("pow_number_base", [(3, 4)], lambda lib, x: 2.5**x + lib.pow(0.5, x)),
     C("add_sub_mul_fn", [(3, 4), (4,)], lambda lib, x, y: lib.sub(lib.add(x, y, alpha=2), lib.mul(x, y), alpha=0.5)),
     C("div_fn", [(3, 4), (4,)], lambda lib, x, y: lib.div(x, y) + lib.div(2.0, y), domain="nonzero"),
+]
+# fmt: on
+
+# fmt: off
+# ---- reductions and scans (ops/reduce.py, ops/scan.py).  prod and cumprod also run on inputs
+# with exact zeros (domain "zeros": one or two per slice), where a backward that divides by x
+# fails; products are polynomials, smooth there, so the central differences hold.
+# cummax/cummin: distinct inputs, no ties.
+OPS += [
+    C("std_all", [(2, 3, 4)], lambda lib, x: x.std()),
+    C("std_dim", [(2, 3, 4)], lambda lib, x: x.std(1)),
+    C("std_tuple_keepdim_biased", [(2, 3, 4)], lambda lib, x: x.std((0, 2), keepdim=True, correction=0)),
+    C("std_axis_fn", [(3, 4)], lambda lib, x: lib.std(x, axis=1)),
+    C("std_mean", [(2, 3, 4)], lambda lib, x: lib.std_mean(x, dim=1)),
+    C("var_mean_unbiased_false", [(3, 4)], lambda lib, x: lib.var_mean(x, 0, unbiased=False, keepdim=True)),
+    C("prod_all", [(2, 3)], lambda lib, x: x.prod()),
+    C("prod_dim", [(2, 3, 4)], lambda lib, x: x.prod(1)),
+    C("prod_dim_keepdim_fn", [(3, 4)], lambda lib, x: lib.prod(x, -1, keepdim=True)),
+    C("prod_dim_zeros", [(3, 4)], lambda lib, x: x.prod(1), domain="zeros"),  # rows with two, one, one zero
+    C("prod_all_one_zero", [(2,)], lambda lib, x: x.prod(), domain="zeros"),
+    C("prod_all_two_zeros", [(2, 3)], lambda lib, x: x.prod(), domain="zeros"),
+    C("logsumexp", [(3, 5)], lambda lib, x: x.logsumexp(-1)),
+    C("logsumexp_tuple_keepdim_fn", [(2, 3, 4)], lambda lib, x: lib.logsumexp(x * 200, (0, 2), keepdim=True)),
+    C("cumsum", [(3, 5)], lambda lib, x: x.cumsum(1)),
+    C("cumsum_fn_dim0", [(3, 4, 2)], lambda lib, x: lib.cumsum(x, dim=0)),
+    C("cumprod", [(3, 5)], lambda lib, x: x.cumprod(-1)),
+    C("cumprod_fn_dim0", [(4, 3)], lambda lib, x: lib.cumprod(x, 0)),
+    C("cumprod_zeros", [(3, 4)], lambda lib, x: x.cumprod(1), domain="zeros"),
+    C("cummax", [(3, 5)], lambda lib, x: x.cummax(1)),
+    C("cummin_fn_dim0", [(4, 3)], lambda lib, x: lib.cummin(x, 0)),
+    C("logcumsumexp", [(3, 5)], lambda lib, x: x.logcumsumexp(1)),
+    C("logcumsumexp_fn_spread", [(4, 3)], lambda lib, x: lib.logcumsumexp(x * 100, dim=0)),
+    C("sum_mean_axis", [(2, 3, 4)], lambda lib, x: x.sum(axis=1) + lib.mean(x, axis=(1,)) + x.amax(axis=1)),
+    C("sum_dtype", [(3, 4)], lambda lib, x: x.to(lib.float32).sum(1, dtype=lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),  # the float32 step rounds: a wide eps (as cast_f32_f64)
 ]
 # fmt: on
 
