@@ -5,7 +5,7 @@ pass), tensor.py (the Tensor and its methods), ops/ (one file per family of ops,
 backward's derivation in its docstring), nn/, optim/.
 """
 
-from . import cuda, nn, optim
+from . import backend, cuda, nn, optim
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -31,6 +31,7 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004  # noqa: A004
     abs,
     add,
     all,
+    allclose,
     amax,
     amin,
     any,
@@ -52,6 +53,7 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004  # noqa: A004
     floor,
     floor_divide,
     fmod,
+    isclose,
     log,
     log_softmax,
     logcumsumexp,
@@ -115,3 +117,11 @@ __all__ += [
     "all", "any", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "logsumexp", "prod", "std", "std_mean",
     "var", "var_mean",
 ]  # fmt: skip
+__all__ += ["allclose", "isclose"]
+
+# More of PyTorch's dtype names and aliases
+int16 = backend.as_dtype("int16")
+int8 = backend.as_dtype("int8")
+int = int32  # noqa: A001 - PyTorch's aliases
+short = int16
+__all__ += ["int", "int8", "int16", "short"]

@@ -289,3 +289,12 @@ def cummax(x: Tensor, dim=None, *, axis=None):
 
 def cummin(x: Tensor, dim=None, *, axis=None):
     return x.cummin(dim, axis=axis)
+
+
+# ---------------------------------------------------------------- comparing values
+def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    return input.isclose(other, rtol, atol, equal_nan)
+
+
+def allclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return input.allclose(other, rtol, atol, equal_nan)

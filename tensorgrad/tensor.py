@@ -31,6 +31,14 @@ CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
 CumminResult = collections.namedtuple("cummin", ["values", "indices"])
 
 
+# PyTorch's legacy type names, as Tensor.type() speaks them
+_TYPE_NAMES = {
+    "FloatTensor": backend.float32, "DoubleTensor": backend.float64, "HalfTensor": backend.float16,
+    "LongTensor": backend.int64, "IntTensor": backend.int32, "ShortTensor": backend.as_dtype("int16"),
+    "CharTensor": backend.as_dtype("int8"), "ByteTensor": backend.uint8, "BoolTensor": backend.bool_,
+}  # fmt: skip
+
+
 def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
     """NumPy's broadcast rule, with an error that names the op and both shapes."""
     n = max(len(a), len(b))
@@ -243,7 +251,10 @@ class Tensor:
         if device is not None:
             out = out._to_device(backend.normalize_device(device))
         if dtype is not None and backend.as_dtype(dtype) != out.dtype:
-            out = Cast.apply(out, dtype=backend.as_dtype(dtype))
+            dtype = backend.as_dtype(dtype)
+            out = Cast.apply(out, dtype=dtype)
+            if not backend.is_floating(dtype):  # integers and bools carry no gradient (as in PyTorch)
+                out = out.detach()
         return out
 
     def _to_device(self, device) -> Tensor:
@@ -275,6 +286,44 @@ class Tensor:
 
     def bool(self):
         return self.to(backend.bool_)
+
+    # ------------------------------------------------------------------ more dtype conversions
+    def int(self):
+        return self.to(backend.int32)
+
+    def short(self):
+        return self.to(backend.as_dtype("int16"))
+
+    def byte(self):
+        return self.to(backend.uint8)
+
+    def half(self):
+        return self.to(backend.float16)
+
+    def type(self, dtype=None):
+        """type() -> PyTorch's type name ("torch.FloatTensor"); type(dtype or that name) -> converted."""
+        names = {v: k for k, v in _TYPE_NAMES.items()}
+        if dtype is None:
+            prefix = "torch.cuda." if self.device == "cuda" else "torch."
+            return prefix + names.get(self.dtype, str(self.dtype))
+        if isinstance(dtype, str) and dtype.startswith("torch."):
+            key = dtype.removeprefix("torch.").removeprefix("cuda.")
+            if key not in _TYPE_NAMES:
+                raise ValueError(f"type(): invalid type {dtype!r} (expected e.g. 'torch.FloatTensor' or a dtype)")
+            return self.to(_TYPE_NAMES[key])
+        return self.to(dtype)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """|self - other| <= atol + rtol * |other|, elementwise; a bool tensor (as torch.isclose)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"isclose(): argument 'other' must be a Tensor, not {type(other).__name__}")
+        if other.dtype != self.dtype:
+            raise RuntimeError(f"isclose(): the inputs must have the same dtype, got {self.dtype} and {other.dtype}")
+        xp = backend.namespace(self.device)
+        return self._compare(other, lambda a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
 
     def clone(self):
         return Clone.apply(self)

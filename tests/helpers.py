@@ -389,6 +389,13 @@ OPS += [
 ]
 # fmt: on
 
+# ---- dtype conversions: float32 rounding (1e-7 relative) is the only error, so a wide eps (as cast_f32_f64)
+OPS += [
+    C("type_f32_f64", [(3, 4)], lambda lib, x: (x * 3).type(lib.float32).type(lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),
+    C("int_times_x", [(3, 4)], lambda lib, x: (x * 3).int() * x + (x > 0).int()),
+]
+
 assert len({c.name for c in OPS}) == len(OPS), "op names must be unique"
 
 
