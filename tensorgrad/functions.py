@@ -113,28 +113,28 @@ def argsort(x: Tensor, dim=-1, descending=False, *, stable=False) -> Tensor:
     return x.argsort(dim, descending, stable=stable)
 
 
-def max(x: Tensor, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)
-    return x.max(dim, keepdim)
+def max(x: Tensor, dim=None, keepdim=False, *, axis=None):  # noqa: A001 (PyTorch's name)
+    return x.max(dim, keepdim, axis=axis)
 
 
-def min(x: Tensor, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)
-    return x.min(dim, keepdim)
+def min(x: Tensor, dim=None, keepdim=False, *, axis=None):  # noqa: A001 (PyTorch's name)
+    return x.min(dim, keepdim, axis=axis)
 
 
-def amax(x: Tensor, dim=None, keepdim=False) -> Tensor:
-    return x.amax(dim, keepdim)
+def amax(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.amax(dim, keepdim, axis=axis)
 
 
-def amin(x: Tensor, dim=None, keepdim=False) -> Tensor:
-    return x.amin(dim, keepdim)
+def amin(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.amin(dim, keepdim, axis=axis)
 
 
-def argmax(x: Tensor, dim=None, keepdim=False) -> Tensor:
-    return x.argmax(dim, keepdim)
+def argmax(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.argmax(dim, keepdim, axis=axis)
 
 
-def argmin(x: Tensor, dim=None, keepdim=False) -> Tensor:
-    return x.argmin(dim, keepdim)
+def argmin(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.argmin(dim, keepdim, axis=axis)
 
 
 def maximum(x: Tensor, other: Tensor) -> Tensor:

@@ -184,6 +184,9 @@ def test_axis_is_dim(device, data):
     if x.shape[dim] > 1:
         np.testing.assert_array_equal(tg.std(t, axis=dim).numpy(), t.std(dim).numpy())
     np.testing.assert_array_equal(t.max(axis=dim).values.numpy(), t.max(dim).values.numpy())
+    for name in ("sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "logsumexp", "all", "any"):
+        np.testing.assert_array_equal(getattr(tg, name)(t, axis=dim).numpy(), getattr(t, name)(dim).numpy())
+    np.testing.assert_array_equal(tg.min(t, axis=dim).indices.numpy(), t.min(dim).indices.numpy())
 
 
 def test_dtypes_match_torch():
