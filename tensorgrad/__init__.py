@@ -125,3 +125,7 @@ int8 = backend.as_dtype("int8")
 int = int32  # noqa: A001 - PyTorch's aliases
 short = int16
 __all__ += ["int", "int8", "int16", "short"]
+
+from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
+
+__all__ += ["autograd", "testing"]
