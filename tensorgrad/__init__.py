@@ -7,7 +7,7 @@ backward's derivation in its docstring), nn/, optim/.
 
 from . import backend, cuda, nn, optim
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
-from .backend import DeviceError, float16, float32, float64, int32, int64, uint8
+from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
 from .creation import (
     arange,
@@ -125,6 +125,7 @@ int8 = backend.as_dtype("int8")
 int = int32  # noqa: A001 - PyTorch's aliases
 short = int16
 __all__ += ["int", "int8", "int16", "short"]
+__all__ += ["ShapeError"]
 
 from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
 
