@@ -263,7 +263,8 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
 def _load_resume(out: Path, device):
     path = out / "last.npz"
     if not path.exists():
-        raise ResumeError(f"--resume: there is no {path} to continue from")
+        raise ResumeError(f"--resume: there is no {path} to continue from (a run stopped before its first "
+            "checkpoint): start over with --overwrite")
     return tg.load(path, device=device)
 
 
@@ -322,13 +323,13 @@ def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
     check_every = 1 if device == "cpu" else 50  # reading the loss back syncs a GPU
     t0 = time.perf_counter() - elapsed0
     train_time, train_steps = 0.0, 0
-    last_saved = (start if ckpt is not None else None)
+    last_saved = start if ckpt is not None else None
 
     def save(step, evaluated, improved=False):
         nonlocal last_saved
         state = _checkpoint(model, optimizer, config, step, result, data.tokenizer, device, seed,
                             time.perf_counter() - t0, evaluated)  # fmt: skip
-        for name in (("best.npz", "last.npz") if improved else ("last.npz",)):
+        for name in ("best.npz", "last.npz") if improved else ("last.npz",):
             try:
                 tg.save(state, out / name)
             except OSError as e:

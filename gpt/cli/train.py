@@ -111,7 +111,8 @@ def check_args(args):
 def stored_config(out: Path, device):
     path = out / "last.npz"
     if not path.exists():
-        raise ResumeError(f"--resume: there is no {path} to continue from")
+        raise ResumeError(f"--resume: there is no {path} to continue from (a run stopped before its first "
+            "checkpoint): start over with --overwrite")
     ckpt = tg.load(path, device="cpu")
     return read_config(ckpt, path), int(ckpt.get("step", 0))
 
