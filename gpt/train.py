@@ -395,3 +395,9 @@ def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
     result.seconds = time.perf_counter() - t0 - elapsed0
     result.train_seconds, result.steps = train_time, train_steps
     return result
+
+
+if __name__ == "__main__":  # python -m gpt.train: the command-line program, gpt/cli/train.py
+    from gpt.cli.train import main
+
+    main()

@@ -437,3 +437,19 @@ def test_killed_at_random_points_then_resumed_gives_the_uninterrupted_run(tmp_pa
     assert times == sorted(times)
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp") or p.name == ".lock"]
     assert tg.load(out / "best.npz")["best_step"] == tg.load(tmp_path / "full" / "best.npz")["best_step"]
+
+
+@pytest.mark.parametrize(
+    "argv0, command",
+    [
+        ("examples/train_shakespeare.py", "python examples/train_shakespeare.py"),
+        (str(ROOT / "gpt" / "cli" / "train.py"), "python -m gpt.cli.train"),
+        (str(ROOT / "gpt" / "train.py"), "python -m gpt.train"),
+        ("/usr/local/bin/tensorgrad-train", "tensorgrad-train"),
+    ],
+)
+def test_the_resume_hint_names_the_command_as_it_was_started(argv0, command, monkeypatch):
+    from gpt.cli.common import this_command
+
+    monkeypatch.setattr(sys, "argv", [argv0])
+    assert this_command() == command

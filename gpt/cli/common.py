@@ -7,6 +7,7 @@ import functools
 import math
 import os
 import sys
+from pathlib import Path
 
 import tensorgrad as tg
 from tensorgrad.serialization import CheckpointError
@@ -55,8 +56,10 @@ def this_command() -> str:
     """How the user started this program, for hints ("python examples/train_shakespeare.py")."""
     argv0 = sys.argv[0] if sys.argv and sys.argv[0] else "tensorgrad-train"
     if argv0.endswith(".py"):
-        if f"gpt{os.sep}cli{os.sep}" in argv0:
-            return "python -m gpt.cli." + os.path.basename(argv0)[:-3]
+        package_root = Path(__file__).resolve().parents[2]
+        module = Path(argv0).resolve()
+        if module.is_relative_to(package_root / "gpt"):  # python -m gpt.cli.train, python -m gpt.train
+            return "python -m " + ".".join(module.relative_to(package_root).with_suffix("").parts)
         return f"python {argv0}"
     return os.path.basename(argv0)
 
