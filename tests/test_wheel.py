@@ -42,9 +42,10 @@ def test_the_wheel_installs_and_trains_outside_the_checkout(tmp_path):
     sdists = list((tmp_path / "dist").glob(f"tensorgrad_gpt-{tg.__version__}.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list((tmp_path / "dist").iterdir())
 
-    # a fresh venv outside the repo; NumPy comes from the system site-packages (--no-deps: no download)
+    # a fresh venv outside the repo; NumPy (and pip: no ensurepip, which takes seconds) come from the
+    # system site-packages; --no-deps --no-index: nothing is downloaded
     venv = tmp_path / "venv"
-    sh(sys.executable, "-m", "venv", "--system-site-packages", venv, cwd=tmp_path, env=env)
+    sh(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv, cwd=tmp_path, env=env)
     py, bin_ = venv / "bin" / "python", venv / "bin"
     sh(py, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", wheels[0], cwd=tmp_path, env=env)
 
