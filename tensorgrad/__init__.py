@@ -5,6 +5,8 @@ pass), tensor.py (the Tensor and its methods), ops/ (one file per family of ops,
 backward's derivation in its docstring), nn/, optim/.
 """
 
+__version__ = "0.1.0"  # the one place the version is written; setup.cfg reads it
+
 from . import backend, cuda, nn, optim
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
