@@ -5,7 +5,7 @@ pass), tensor.py (the Tensor and its methods), ops/ (one file per family of ops,
 backward's derivation in its docstring), nn/, optim/.
 """
 
-from . import cuda, nn, optim
+from . import cuda, kernels, nn, optim
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -61,3 +61,4 @@ __all__ = [
     "triu", "uint8", "where", "zeros", "zeros_like",
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
+__all__ += ["kernels"]
