@@ -43,3 +43,12 @@ def tg_config(name):
     from gpt import get_config
 
     return get_config(name)
+
+
+def test_the_bench_names_the_blas_kernel_and_measures_the_reference_path():
+    assert bench.blas_report().startswith("BLAS: ")
+    try:
+        result = bench.worker_tensorgrad("small", steps=1, backend_name="numpy", path="reference")
+    finally:
+        tg.kernels.use("kernels")
+    assert result["ms"] > 0
