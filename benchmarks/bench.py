@@ -96,13 +96,15 @@ def _clock(framework, device):
     return time_ms
 
 
-def worker_tensorgrad(preset, steps, backend_name, path="kernels"):
+def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
     import tensorgrad as tg
     from gpt import build_model, get_config
 
     tg.kernels.use(path)
 
     device = "cuda" if backend_name == "cupy" else "cpu"
+    if device == "cuda":
+        tg.cuda.allow_tf32(tf32)
     config = get_config(preset)
     tg.manual_seed(0)
     model = build_model(config).to(device)
@@ -118,7 +120,40 @@ def worker_tensorgrad(preset, steps, backend_name, path="kernels"):
 
     result = _time_steps(step, steps, _clock("tensorgrad", device))
     result["floor_ms"] = 1000 * step_flops(config) / GEMM_RATE
+    if device == "cuda":  # the GPU's own figures, not the host's (see _gpu_gemm_rate, _cupy_peak_mb)
+        result["gemm_tflops"] = _gpu_gemm_rate() / 1e12
+        result["floor_ms"] = 1000 * step_flops(config) / (1e12 * result["gemm_tflops"])
+        result["peak_mb"] = _cupy_peak_mb(step)
     return result
+
+
+def _gpu_gemm_rate(n=4096):
+    """This GPU's float32 GEMM rate (FLOP/s) as CuPy runs it now (TF32 or not): the median of
+    five n x n x n products timed with CUDA events."""
+    import cupy
+
+    a = cupy.full((n, n), 0.5, dtype=cupy.float32)  # (the values do not change a GEMM's speed)
+    return 2 * n**3 / (_median_ms(lambda: a @ a, _clock("tensorgrad", "cuda")) / 1000)
+
+
+def _cupy_peak_mb(step):
+    """The peak of CuPy's memory pool's bytes in use over one more (untimed) step, through a
+    memory hook (a Python call per allocation, so it is kept out of the timed steps)."""
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+
+    class Peak(cupy.cuda.MemoryHook):
+        name = "tensorgrad_bench_peak"
+        peak = pool.used_bytes()
+
+        def malloc_postprocess(self, **kwargs):
+            self.peak = max(self.peak, pool.used_bytes())
+
+    with Peak() as hook:
+        step()
+        cupy.cuda.Device().synchronize()
+    return hook.peak / 2**20
 
 
 def worker_torch(preset, steps, backend_name, threads, tf32=False):
@@ -143,7 +178,10 @@ def worker_torch(preset, steps, backend_name, threads, tf32=False):
         loss.backward()
         opt.step()
 
-    return _time_steps(step, steps, _clock("torch", device))
+    result = _time_steps(step, steps, _clock("torch", device))
+    if device == "cuda":  # the caching allocator's peak of bytes in use, over all the steps
+        result["peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    return result
 
 
 def _time_steps(step, steps, clock):
@@ -155,6 +193,9 @@ def _time_steps(step, steps, clock):
     return {"ms": statistics.median(times), "min_ms": min(times), "peak_mb": rss_mb}
 
 
+_failed = []  # the step measurements whose worker failed: the run then exits with status 1
+
+
 def run_worker(framework, preset, steps, backend_name, threads, tf32=False, path="kernels"):
     """One measurement in a fresh process; returns its JSON result (or None if it failed)."""
     cmd = [sys.executable, __file__, "--worker", framework, "--presets", preset, "--steps", str(steps),
@@ -163,6 +204,7 @@ def run_worker(framework, preset, steps, backend_name, threads, tf32=False, path
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         print(f"  ({framework} {preset} failed: {proc.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+        _failed.append(f"{framework} {preset}")
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -367,12 +409,10 @@ def main():
     p.add_argument("--path", choices=["kernels", "reference"], default="kernels", help=argparse.SUPPRESS)
     args = p.parse_args()
 
-    if args.tf32:  # what tg.cuda.allow_tf32() sets (this process need not import the engine); workers inherit it
-        os.environ["CUPY_TF32"] = "1"
     if args.worker:
         preset = args.presets[0]
         if args.worker == "tensorgrad":
-            out = worker_tensorgrad(preset, args.steps, args.backend, args.path)
+            out = worker_tensorgrad(preset, args.steps, args.backend, args.tf32, args.path)
         else:
             out = worker_torch(preset, args.steps, args.backend, args.threads, args.tf32)
         print(json.dumps(out))
@@ -392,9 +432,15 @@ def main():
 
     if "steps" not in args.skip:
         print("\nTraining step (forward + backward + AdamW), float32, median ms/step")
+        if args.backend == "cupy":  # what each GPU figure measures
+            print(f"On the GPU{' with TF32 matmuls in both' if args.tf32 else ''}: times from CUDA events; PyTorch "
+                  "runs the lecture's model (one Head module per head); GEMM floor: the step's matmul FLOPs at "
+                  "this GPU's measured 4096^3 GEMM rate; peak MB: CuPy's memory pool's peak in use over a step, "
+                  "and torch.cuda.max_memory_allocated()")  # fmt: skip
         print("| preset | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms "
               "| tensorgrad peak MB | PyTorch peak MB | reference ops ms/step | reference / kernels |")  # fmt: skip
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        rates = []  # the GPU's measured GEMM rate, per preset's worker
         for preset in args.presets:
             steps = args.steps or (30 if preset != "large" else 5)
             repeats = args.repeats or (5 if preset != "large" else 1)
@@ -404,11 +450,23 @@ def main():
             r_ms = f"{reference['ms']:.1f}" if reference else "-"
             r_ratio = f"{reference['ms'] / ours['ms']:.2f}" if reference else "-"
             floor = ours["floor_ms"]
+            rates.append(ours.get("gemm_tflops"))
             t_ms = f"{theirs['ms']:.1f}" if theirs else "-"
             ratio = f"{ours['ms'] / theirs['ms']:.2f}" if theirs else "-"
             t_mb = f"{theirs['peak_mb']:.0f}" if theirs else "-"
             print(f"| {preset} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} | {ours['peak_mb']:.0f} | {t_mb} "
                   f"| {r_ms} | {r_ratio} |", flush=True)  # fmt: skip
+        if any(rates):
+            print(f"(GEMM rate measured on this GPU: {max(r for r in rates if r):.1f} TFLOP/s)")
+
+    if args.backend == "cupy" and args.tf32 and ("ops" not in args.skip or "generate" not in args.skip):
+        import tensorgrad as tg  # the ops and generation run in this process: TF32 here too, in both
+
+        tg.cuda.allow_tf32()
+        if with_torch:
+            import torch
+
+            torch.backends.cuda.matmul.allow_tf32 = True
 
     if "ops" not in args.skip:
         print("\nOps at the large model's sizes (B=64, T=256, C=384, 6 heads), median ms")
@@ -433,3 +491,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    if _failed:
+        sys.exit(f"failed: {', '.join(_failed)}")

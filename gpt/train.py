@@ -110,9 +110,7 @@ def _fmt(seconds: float) -> str:
 
 
 def _checkpoint(model, optimizer, config, step, best_val, tokenizer, device):
-    rng_state = None
-    if device != "cuda":  # CuPy's generator state cannot be read back; a GPU resume reseeds
-        rng_state = json.dumps(backend.rng(device).get_state())
+    rng_state = json.dumps(backend.rng(device).get_state())  # on a GPU too: a resume is exact there as well
     cfg = config.to_dict()
     cfg.pop("reference", None)
     return {

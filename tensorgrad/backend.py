@@ -18,6 +18,7 @@ random numbers, scatter-add and a few special functions.
 
 from __future__ import annotations
 
+import base64
 import math
 
 import numpy as np
@@ -97,7 +98,7 @@ class DeviceError(RuntimeError):
 
 
 def _load_cupy():
-    """Import CuPy and check a GPU is there; one clear sentence if not."""
+    """Import CuPy, check a GPU is there and that CuPy can use it; one clear sentence if not."""
     global _cupy
     if _cupy is not None:
         return _cupy
@@ -117,8 +118,68 @@ def _load_cupy():
             "device='cuda' was asked for, but CuPy finds no usable NVIDIA GPU "
             "(cupy.cuda.is_available() is False): check the driver with nvidia-smi, or use device='cpu'"
         )
+    _smoke_test(cupy)
     _cupy = cupy
+    if _tf32 is not None:
+        _apply_tf32(cupy, _tf32)
     return cupy
+
+
+# The CUDA libraries CuPy 14 loads lazily (through cuda-pathfinder), as its errors name them:
+# without them `import cupy` works and the first kernel, GEMM or draw fails with a raw traceback.
+_CUDA_LIBRARIES = (
+    ("nvrtc", "NVRTC (CUDA's runtime compiler, which builds every CuPy kernel)"),
+    ("cublas", "cuBLAS (matrix products)"),
+    ("curand", "cuRAND (random numbers)"),
+    ("cudart", "the CUDA runtime (cudart)"),
+)
+
+
+def _smoke_test(cupy):
+    """A small kernel, a 2-d and a batched GEMM and a random draw, each checked, once per process.
+
+    CuPy imports with only the driver installed; the libraries it needs (NVRTC, cuBLAS) come from a
+    CUDA toolkit or from its `[ctk]` extra.  A failure here becomes a DeviceError naming the library.
+    """
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def kernel():
+        return float((cupy.arange(4, dtype=cupy.float32) * 2 + 1).sum()) == 16.0
+
+    def gemms():
+        d = cupy.asarray(a)
+        return bool((cupy.asnumpy(d @ d.T) == a @ a.T).all() and (cupy.asnumpy(d[None] @ d.T[None]) == a @ a.T).all())
+
+    def draw():
+        u = cupy.random.Generator(cupy.random.Philox4x3210(0, size=256)).random(8, dtype=cupy.float32)
+        return bool(((u >= 0) & (u < 1)).all())
+
+    for what, check in (("an elementwise kernel", kernel), ("a matrix product", gemms), ("a random draw", draw)):
+        try:
+            ok = check()
+        except Exception as e:
+            raise DeviceError(_smoke_test_message(what, e)) from None
+        if not ok:
+            raise DeviceError(f"device='cuda': CuPy computed {what} wrongly on this GPU; use device='cpu'")
+
+
+def _smoke_test_message(what, error) -> str:
+    """One line: what failed, the missing library when the error names one, and the fix."""
+    texts, e = [], error
+    while e is not None and len(texts) < 8:  # the error and its causes
+        texts.append(f"{type(e).__name__}: {e}")
+        e = e.__cause__ or e.__context__
+    said = " ".join(" ".join(texts).split())
+    found = [desc for key, desc in _CUDA_LIBRARIES if key in said.lower()]
+    fix = (
+        "pip install 'tensorgrad-gpt[cuda12]' (or [cuda13]), which brings the CUDA libraries with CuPy "
+        "(cupy-cuda12x[ctk]), or install the CUDA toolkit"
+    )
+    if found:
+        return f"device='cuda': {what} failed on the GPU because {found[0]} could not be loaded: {fix} " \
+               f"(CuPy said: {said[:300]})"  # fmt: skip
+    return f"device='cuda': {what} failed on the GPU ({said[:300]}); " \
+           f"check that CuPy matches the driver's CUDA version: {fix}"  # fmt: skip
 
 
 def cuda_is_available() -> bool:
@@ -127,6 +188,42 @@ def cuda_is_available() -> bool:
     except DeviceError:
         return False
     return True
+
+
+# --------------------------------------------------------------------------- TF32
+_tf32 = None  # None: CuPy's own default is left alone; True / False: set by tg.cuda.allow_tf32
+_CUBLAS_DEFAULT_MATH = 0  # cublasMath_t values (cublas_api.h); CuPy's cublas module names only 0 and 1
+_CUBLAS_TF32_TENSOR_OP_MATH = 3
+
+
+def set_allow_tf32(enabled: bool):
+    """Let float32 GEMMs on the GPU use TF32 tensor cores, now or when CuPy is loaded."""
+    global _tf32
+    _tf32 = bool(enabled)
+    if _cupy is not None:
+        _apply_tf32(_cupy, _tf32)
+
+
+def _apply_tf32(cupy, enabled):
+    """CuPy 14 runs float32 products through two cuBLAS calls (cupy/_core/_routines_linalg.pyx):
+
+    - 2-d products: cublasGemmEx with the compute type CuPy keeps per dtype (its CUPY_TF32 variable
+      is read once, at the first float32 product), settable with set_compute_type at any time;
+    - batched products (ndim > 2): cublasGemmStridedBatchedEx with the legacy compute type
+      CUDA_R_32F, for which cuBLAS allows TF32 when the handle's math mode is
+      CUBLAS_TF32_TENSOR_OP_MATH (PyTorch's switch works the same way); so the mode is set on the
+      handle (CuPy keeps one per thread and device: this covers the thread that runs the engine).
+    tests/test_gpu.py measures both on a GPU.  Below compute capability 8.0 there are no TF32
+    tensor cores and nothing is changed (as in PyTorch).
+    """
+    from cupy._core import _routines_linalg as linalg  # noqa: PLC0415
+    from cupy_backends.cuda.libs import cublas  # noqa: PLC0415
+
+    if enabled and int(cupy.cuda.Device().compute_capability) < 80:
+        return
+    linalg.set_compute_type(cupy.float32, linalg.COMPUTE_TYPE_TF32 if enabled else linalg.COMPUTE_TYPE_DEFAULT)
+    mode = _CUBLAS_TF32_TENSOR_OP_MATH if enabled else _CUBLAS_DEFAULT_MATH
+    cublas.setMathMode(cupy.cuda.device.get_cublas_handle(), mode)
 
 
 def normalize_device(device) -> str:
@@ -199,14 +296,18 @@ def defer_check(flag, fail):
 
 
 def run_deferred_checks():
-    """Read every queued flag (a device sync) and raise the first failed check's error."""
+    """Read every queued flag, one transfer per device (a sync), and raise the first failed check's error."""
     if not _pending_checks:
         return
     pending = _pending_checks[:]
     _pending_checks.clear()
-    for flag, fail in pending:
-        if bool(to_numpy(flag)):
-            fail()
+    failed = []
+    for device in dict.fromkeys(device_of(flag) for flag, _ in pending):
+        checks = [(flag, fail) for flag, fail in pending if device_of(flag) == device]
+        bad = to_numpy(namespace(device).stack([flag for flag, _ in checks]))
+        failed += [fail for (_, fail), b in zip(checks, bad) if b]
+    if failed:
+        failed[0]()
 
 
 def from_host(data, dtype, device):
@@ -236,17 +337,26 @@ def ensure_array(xp, value):
 
 
 # --------------------------------------------------------------------------- random numbers
+# The GPU generator's number of per-thread states: fixed, so a seed gives the same numbers on any
+# GPU and a saved state restores on any GPU (CuPy's default depends on the GPU's SM count).
+# A multiple of 256 (CuPy launches 256-thread blocks over the states); 64 bytes each for Philox.
+_CUDA_RNG_THREADS = 1 << 16
+
+
 class _DeviceRNG:
     """One seeded generator per device, with the few draws the engine needs.
 
-    NumPy uses a PCG64 Generator.  CuPy's Generator API is smaller than NumPy's,
-    so on the GPU the classic RandomState interface is used, which CuPy has in full.
+    NumPy: a PCG64 Generator.  CuPy: a Generator on the counter-based Philox4x32-10 bit generator
+    (cuRAND's device API, compiled into CuPy, as in PyTorch), whose integers are drawn on the
+    device without a host read (CuPy's RandomState.randint reads a count back in a loop), and
+    whose whole state is one device array, so it can be saved and restored exactly.
     """
 
     def __init__(self, device: str, seed: int):
         self.device = device
         if device == "cuda":
-            self._gen = _load_cupy().random.RandomState(seed)
+            cupy = _load_cupy()
+            self._gen = cupy.random.Generator(cupy.random.Philox4x3210(seed, size=_CUDA_RNG_THREADS))
         else:
             self._gen = np.random.Generator(np.random.PCG64(seed))
 
@@ -262,7 +372,7 @@ class _DeviceRNG:
         drop probability is then a multiple of 1/65536 (0.2 becomes 0.19999695).
         """
         if self.device == "cuda":
-            return self._gen.random_sample(shape, dtype=np.float32) >= p
+            return self._gen.random(shape, dtype=np.float32) >= p
         n = int(np.prod(shape))
         words = self._gen.bit_generator.random_raw(-(-n // 4))  # ceil(n / 4) uint64s
         bits = words.view(np.uint16)[:n].reshape(shape)
@@ -270,31 +380,42 @@ class _DeviceRNG:
 
     def uniform(self, shape, dtype):
         """U[0, 1) of the given float dtype."""
-        if self.device == "cuda":
-            return self._gen.random_sample(shape, dtype=dtype)
         return self._wrap(self._gen.random(shape, dtype=dtype))
 
     def normal(self, shape, dtype):
-        if self.device == "cuda":
-            return self._gen.standard_normal(shape, dtype=dtype)
         return self._wrap(self._gen.standard_normal(shape, dtype=dtype))
 
     def integers(self, low, high, shape):
         """Uniform int64 in [low, high)."""
-        if self.device == "cuda":
-            return self._gen.randint(low, high, size=shape, dtype=np.int64)
         return self._wrap(self._gen.integers(low, high, size=shape, dtype=np.int64))
 
     def get_state(self) -> dict:
-        """A JSON-able description of the generator's state (for checkpoints)."""
-        if self.device == "cuda":
-            raise NotImplementedError("saving CuPy's RNG state is not supported; reseed on resume")
-        return self._gen.bit_generator.state
+        """A JSON-able description of the generator's state (for checkpoints).
+
+        On the GPU: the bytes of every thread's Philox state (CuPy 14 keeps them in the bit
+        generator's `_state` array), base64-encoded; reading them waits for the device."""
+        if self.device != "cuda":
+            return self._gen.bit_generator.state
+        bits = self._gen.bit_generator
+        raw = to_numpy(bits._state)
+        return {"bit_generator": type(bits).__name__, "threads": _CUDA_RNG_THREADS,
+                "state": base64.b64encode(raw.tobytes()).decode("ascii")}  # fmt: skip
 
     def set_state(self, state: dict):
-        if self.device == "cuda":
-            raise NotImplementedError("restoring CuPy's RNG state is not supported")
-        self._gen.bit_generator.state = state
+        if self.device != "cuda":
+            self._gen.bit_generator.state = state
+            return
+        bits = self._gen.bit_generator
+        name = state.get("bit_generator") if isinstance(state, dict) else None
+        if name != type(bits).__name__ or state.get("threads") != _CUDA_RNG_THREADS:
+            raise ValueError(
+                f"this random state was saved on another device (generator {name!r}); the GPU's is "
+                f"{type(bits).__name__} with {_CUDA_RNG_THREADS} threads"
+            )
+        raw = np.frombuffer(base64.b64decode(state["state"]), dtype=np.int8)
+        if raw.size != bits._state.size:
+            raise ValueError(f"the saved GPU random state has {raw.size} bytes, this generator {bits._state.size}")
+        bits._state[...] = _load_cupy().asarray(raw)
 
 
 _seed = None  # None: seeded from the OS on first use
@@ -319,20 +440,16 @@ def rng(device: str) -> _DeviceRNG:
 
 # --------------------------------------------------------------------------- kernels that differ
 def index_add(xp, target, index, values):
-    """target[index] += values, with repeated indices accumulating (unbuffered).
+    """target[index] += values, with repeated indices accumulating (unbuffered): ufunc.at.
 
-    NumPy has ufunc.at; CuPy's equivalent (cupyx.scatter_add) uses atomics, which are fast
-    but not bit-for-bit repeatable.  Callers with a 1-d integer index along axis 0 and a small
+    NumPy's add.at is exact and ordered; CuPy's (cupy.add.at) uses atomics, which are fast but
+    not bit-for-bit repeatable.  Callers with a 1-d integer index along axis 0 and a small
     table should prefer `embedding_backward`, which is a deterministic matmul.
     """
-    if xp is np:
-        np.add.at(target, index, values)
-    elif xp is backend_strict.xp:
+    if xp is backend_strict.xp:
         backend_strict.add_at(target, index, values)
     else:
-        import cupyx  # noqa: PLC0415
-
-        cupyx.scatter_add(target, index, values)
+        xp.add.at(target, index, values)
     return target
 
 
@@ -364,10 +481,10 @@ def erf(xp, x):
             return _np_erf(x).astype(x.dtype, copy=False)
         return scipy_erf(x).astype(x.dtype, copy=False)
     if xp is backend_strict.xp:
-        return backend_strict.from_numpy(erf(np, backend_strict.to_numpy(x)))
+        return backend_strict.device_kernel(lambda a: erf(np, a), x)
     from cupyx.scipy.special import erf as cupy_erf  # noqa: PLC0415
 
-    return cupy_erf(x)
+    return cupy_erf(x).astype(x.dtype, copy=False)  # float16 in gives float64 out in CuPy 14
 
 
 _np_erf = np.vectorize(math.erf, otypes=[np.float64])

@@ -15,11 +15,55 @@ the host, a `float(array)` sync hidden in a hot loop is still allowed (CuPy
 allows it) but `np.asarray` is not.
 
 Python scalars and NumPy scalars (np.float32(2.0)) are accepted, as in CuPy.
+
+`recording()` watches the device: every namespace function and array method called (with the
+names of its keywords), so a test can check each against CuPy's real API, and every read back to
+the host.  The reads counted are the explicit ones (float(), int(), bool(), .item(), .tolist(),
+a transfer) and the ones CuPy 14 makes without saying so, each of which waits for the GPU:
+boolean-mask indexing (`a[mask]`, `a[mask] = v`: the output size is the mask's count of Trues,
+read back), one-argument `where(c)` and the nonzero family, and `random.randint` (CuPy's
+RandomState rejects out-of-range samples in a loop that reads a count back).  Like
+`cupy.ndarray`, a StrictArray has no `__index__`: it cannot be a Python index or a range bound.
 """
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass, field
+
 import numpy as np
+
+
+@dataclass
+class Recording:
+    """What the strict device was asked while `recording()` was active."""
+
+    calls: list = field(default_factory=list)  # (kind, name, keyword names): kind "xp" or "ndarray"
+    reads: list = field(default_factory=list)  # one name per read back to the host
+
+
+_recording: Recording | None = None
+
+
+@contextlib.contextmanager
+def recording():
+    """with recording() as rec: ... -> rec.calls, rec.reads (see the module docstring)."""
+    global _recording
+    outer, _recording = _recording, Recording()
+    try:
+        yield _recording
+    finally:
+        _recording = outer
+
+
+def _called(kind, name, kwargs):
+    if _recording is not None:
+        _recording.calls.append((kind, name, tuple(sorted(kwargs))))
+
+
+def _read(name):
+    if _recording is not None:
+        _recording.reads.append(name)
 
 
 class StrictArray:
@@ -37,18 +81,18 @@ class StrictArray:
             "Use an explicit transfer (Tensor.numpy() / backend.to_numpy)."
         )
 
-    # explicit, CuPy-compatible scalar conversions (CuPy syncs for these)
+    # explicit, CuPy-compatible scalar conversions (CuPy syncs for these); no __index__ (CuPy has none)
     def __float__(self):
+        _read("__float__")
         return float(self._a)
 
     def __int__(self):
+        _read("__int__")
         return int(self._a)
 
     def __bool__(self):
+        _read("__bool__")
         return bool(self._a)
-
-    def __index__(self):
-        return self._a.__index__()
 
     def __len__(self):
         return len(self._a)
@@ -58,9 +102,11 @@ class StrictArray:
             yield self[i]
 
     def item(self):
+        _read("item")
         return self._a.item()
 
     def tolist(self):
+        _read("tolist")
         return self._a.tolist()
 
     def __repr__(self):
@@ -86,15 +132,33 @@ class StrictArray:
             return _wrap(attr)
 
         def method(*args, **kwargs):
+            _called("ndarray", name, kwargs)
+            if name in _READING:
+                _read(name)
             return _wrap(attr(*_unwrap(args), **_unwrap(kwargs)))
 
         return method
 
     def __getitem__(self, index):
-        return _wrap(self._a[_wrap_around(self._a.shape, _unwrap(index))])
+        index = _unwrap(index)
+        _read_if_masked(index)
+        return _wrap(self._a[_wrap_around(self._a.shape, index)])
 
     def __setitem__(self, index, value):
-        self._a[_wrap_around(self._a.shape, _unwrap(index))] = _unwrap(value)
+        index = _unwrap(index)
+        _read_if_masked(index)
+        self._a[_wrap_around(self._a.shape, index)] = _unwrap(value)
+
+
+# Functions and methods that read a count back to the host in CuPy 14 (the size of their output).
+_READING = {"nonzero", "argwhere", "flatnonzero", "unique", "bincount", "extract", "compress", "random.randint"}
+
+
+def _read_if_masked(index):
+    """CuPy reads the number of Trues of a boolean-array index back to the host (a sync)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, np.ndarray) and p.dtype == np.bool_ for p in parts):
+        _read("boolean-mask indexing")
 
 
 def _wrap_around(shape, index):
@@ -120,6 +184,7 @@ def _wrap_around(shape, index):
 
 def _binary(name):
     def op(self, other):
+        _called("ndarray", name, {})
         return _wrap(getattr(self._a, name)(_unwrap(other)))
 
     op.__name__ = name
@@ -128,6 +193,7 @@ def _binary(name):
 
 def _unary(name):
     def op(self):
+        _called("ndarray", name, {})
         return _wrap(getattr(self._a, name)())
 
     op.__name__ = name
@@ -181,18 +247,28 @@ class _Namespace:
     ndarray = StrictArray
     newaxis = None
 
+    def __init__(self, module=np, prefix=""):
+        self._module, self._prefix = module, prefix
+
     def __getattr__(self, name):
-        attr = getattr(np, name)
+        if name == "random" and self._module is np:  # numpy.random's functions, randint counted as a read
+            return _Namespace(np.random, "random.")
+        attr = getattr(self._module, name)
         if isinstance(attr, type) or not callable(attr):
             return attr  # dtypes (xp.float32), constants (xp.inf)
+        qualname = self._prefix + name
 
         def function(*args, **kwargs):
+            _called("xp", qualname, kwargs)
+            if qualname in _READING or (qualname == "where" and len(args) == 1):
+                _read(qualname)
             return _wrap(attr(*_unwrap(args), **_unwrap(kwargs)))
 
         function.__name__ = name
         return function
 
     def asarray(self, obj, dtype=None):
+        _called("xp", "asarray", {"dtype": dtype} if dtype is not None else {})
         if isinstance(obj, StrictArray):
             return obj if dtype is None else obj.astype(dtype, copy=False)
         # Python data or NumPy scalars are fine (CuPy accepts them); NumPy arrays are not.
@@ -209,8 +285,16 @@ def from_numpy(a: np.ndarray) -> StrictArray:
 
 def to_numpy(a: StrictArray) -> np.ndarray:
     """An explicit device-to-host transfer."""
+    _read("to_numpy")
     return np.array(a._a)
 
 
+def device_kernel(fn, *arrays: StrictArray) -> StrictArray:
+    """fn (a NumPy function) run on the arrays' data as a stand-in for a device kernel: no read."""
+    return StrictArray(np.asarray(fn(*(a._a for a in arrays))))
+
+
 def add_at(target: StrictArray, index, values):
+    """xp.add.at(target, index, values), recorded as the call CuPy gets (cupy.add.at)."""
+    _called("xp", "add.at", {})
     np.add.at(target._a, _unwrap(index), _unwrap(values))

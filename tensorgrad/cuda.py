@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 from . import backend
 
 
 def is_available() -> bool:
-    """True when CuPy is installed and sees a usable NVIDIA GPU."""
+    """True when CuPy is installed, sees a usable NVIDIA GPU and can run kernels on it."""
     return backend.cuda_is_available()
 
 
@@ -18,9 +15,9 @@ def allow_tf32(enabled: bool = True):
     float32 accumulation): several times the float32 rate on Ampere and later GPUs, at about
     1e-3 relative error per product.  PyTorch's torch.backends.cuda.matmul.allow_tf32.
 
-    CuPy reads this once, when it is imported (its CUPY_TF32 variable), so call this before
-    the first CUDA tensor is made; afterwards it raises rather than silently doing nothing.
+    It can be called at any time, before or after the first CUDA tensor, and covers 2-d and
+    batched products (CuPy's compute type for float32 and the cuBLAS handle's math mode; see
+    backend._apply_tf32).  Off by default, as in PyTorch; allow_tf32(False) turns it off again.
+    On GPUs older than Ampere (compute capability 8.0) it changes nothing.
     """
-    if "cupy" in sys.modules:
-        raise RuntimeError("tg.cuda.allow_tf32() must be called before CuPy is imported (before any CUDA tensor)")
-    os.environ["CUPY_TF32"] = "1" if enabled else "0"
+    backend.set_allow_tf32(enabled)

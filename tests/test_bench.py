@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
-
-import tensorgrad as tg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import bench  # noqa: E402
@@ -27,18 +24,6 @@ def test_the_cpu_clock_measures_wall_time():
     assert 15 < ms < 1000
 
 
-def test_allow_tf32_sets_cupys_switch_before_import_and_refuses_after(monkeypatch):
-    monkeypatch.delenv("CUPY_TF32", raising=False)
-    monkeypatch.delitem(sys.modules, "cupy", raising=False)
-    tg.cuda.allow_tf32()
-    assert os.environ["CUPY_TF32"] == "1"
-    tg.cuda.allow_tf32(False)
-    assert os.environ["CUPY_TF32"] == "0"
-    monkeypatch.setitem(sys.modules, "cupy", object())
-    with pytest.raises(RuntimeError, match="before CuPy is imported"):
-        tg.cuda.allow_tf32()
-
-
 def tg_config(name):
     from gpt import get_config
 
@@ -46,9 +31,30 @@ def tg_config(name):
 
 
 def test_the_bench_names_the_blas_kernel_and_measures_the_reference_path():
+    import tensorgrad as tg
+
     assert bench.blas_report().startswith("BLAS: ")
     try:
         result = bench.worker_tensorgrad("small", steps=1, backend_name="numpy", path="reference")
     finally:
         tg.kernels.use("kernels")
     assert result["ms"] > 0
+
+
+def test_the_gpu_peak_is_the_cupy_pools_peak_in_use_over_a_step(monkeypatch):
+    """_cupy_peak_mb's hook, driven by a stand-in for CuPy's allocator (the real one needs a GPU)."""
+    cupy = pytest.importorskip("cupy")
+    from types import SimpleNamespace
+
+    used = [100 << 20]
+    monkeypatch.setattr(cupy, "get_default_memory_pool", lambda: SimpleNamespace(used_bytes=lambda: used[0]))
+    monkeypatch.setattr(cupy.cuda, "Device", lambda: SimpleNamespace(synchronize=lambda: None))
+
+    def step():  # three allocations, as CuPy's pool reports them to its memory hooks
+        for mb in (300, 500, 200):
+            used[0] = mb << 20
+            for hook in cupy.cuda.memory_hook.get_memory_hooks().values():
+                hook.malloc_postprocess(device_id=0, size=mb << 20, mem_size=mb << 20, mem_ptr=1, pmem_id=1)
+
+    assert bench._cupy_peak_mb(step) == 500
+    assert cupy.cuda.memory_hook.get_memory_hooks() == {}  # the hook is gone after the step
