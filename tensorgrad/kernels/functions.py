@@ -25,6 +25,12 @@ from ..ops import loss as ref_loss
 _FLOATS = (backend.float32, backend.float64)
 
 
+def _contiguous(a):
+    """a itself when C-contiguous, else a C-contiguous copy (keeps 0-d arrays 0-d, which
+    ascontiguousarray does not)."""
+    return a if a.flags.c_contiguous else a.copy()
+
+
 def _fits(*arrays) -> bool:
     """Every array floating point of a kernel dtype (float32, float64), all one dtype."""
     return all(a.dtype == arrays[0].dtype for a in arrays) and arrays[0].dtype in _FLOATS
@@ -45,11 +51,10 @@ class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
         self.plain = (weight is None) != (bias is None) or not _fits(x, *(a for a in (weight, bias) if a is not None))
         if self.plain:
             return super().forward(x, weight, bias, k, eps)
-        xp = self.xp
         n = math.prod(x.shape[x.ndim - k :])
-        x2 = xp.ascontiguousarray(x.reshape(-1, n))  # (rows, N)
-        w = xp.ascontiguousarray(weight.reshape(-1)) if weight is not None else None
-        b = xp.ascontiguousarray(bias.reshape(-1)) if bias is not None else None
+        x2 = _contiguous(x.reshape(-1, n))  # (rows, N)
+        w = _contiguous(weight.reshape(-1)) if weight is not None else None
+        b = _contiguous(bias.reshape(-1)) if bias is not None else None
         y, mean, rstd = self.kernels.layernorm_forward(x2, w, b, eps)
         self.save_for_backward(x2, mean, rstd, w, x.shape, x.shape[x.ndim - k :])
         return y.reshape(x.shape)
@@ -58,7 +63,7 @@ class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
         if self.plain:
             return super().backward(g)
         x2, mean, rstd, w, shape, norm_shape = self.saved
-        dy = self.xp.ascontiguousarray(g.reshape(x2.shape))
+        dy = _contiguous(g.reshape(x2.shape))
         dx, dw, db = self.kernels.layernorm_backward(dy, x2, mean, rstd, w)
         if dw is not None:
             dw, db = dw.reshape(norm_shape), db.reshape(norm_shape)
@@ -75,7 +80,7 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         xp = self.xp
         T, S = q.shape[-2], k.shape[-2]
         if mask is not None and mask.ndim >= 2 and mask.size == T * S:
-            mask = xp.ascontiguousarray(mask.reshape(T, S))  # (1, 1, T, S) and the like
+            mask = _contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
         self.plain = not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) or not _fits(q, k, v)
         self.plain = self.plain or (mask is not None and mask.shape != (T, S))
         if self.plain:
@@ -123,9 +128,9 @@ class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
         B, T, three_hd = qkv.shape
         H, d = num_heads, three_hd // (3 * num_heads)
         parts = qkv.reshape(B, T, 3, H, d)
-        q = xp.ascontiguousarray(parts[:, :, 0].transpose(0, 2, 1, 3))  # (B, H, T, d)
-        k_t = xp.ascontiguousarray(parts[:, :, 1].transpose(0, 2, 3, 1))  # (B, H, d, T): k^T, contiguous
-        v = xp.ascontiguousarray(parts[:, :, 2].transpose(0, 2, 1, 3))  # (B, H, T, d)
+        q = _contiguous(parts[:, :, 0].transpose(0, 2, 1, 3))  # (B, H, T, d)
+        k_t = _contiguous(parts[:, :, 1].transpose(0, 2, 3, 1))  # (B, H, d, T): k^T, contiguous
+        v = _contiguous(parts[:, :, 2].transpose(0, 2, 1, 3))  # (B, H, T, d)
         attention = self.attention(xp)
         out = attention.forward(q, k_t.swapaxes(-1, -2), v, mask, scale, dropout_p, device)  # (B, H, T, d)
         self.save_for_backward(attention, H, d)
@@ -135,7 +140,7 @@ class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
         attention, H, d = self.saved
         xp = self.xp
         B, T = g.shape[:2]
-        g_heads = xp.ascontiguousarray(g.reshape(B, T, H, d).transpose(0, 2, 1, 3))  # (B, H, T, d)
+        g_heads = _contiguous(g.reshape(B, T, H, d).transpose(0, 2, 1, 3))  # (B, H, T, d)
         dq, dk, dv, _ = attention.backward(g_heads)
         dqkv = xp.empty((B, T, 3, H, d), dtype=dq.dtype)
         for i, part in enumerate((dq, dk, dv)):
@@ -150,9 +155,8 @@ class CrossEntropy(_KernelOp, ref_loss.CrossEntropy):
         self.plain = not _fits(x)
         if self.plain:
             return super().forward(x, targets, reduction, ignore_index)
-        xp = self.xp
-        x = xp.ascontiguousarray(x)
-        targets = xp.ascontiguousarray(targets.astype(backend.int64, copy=False))
+        x = _contiguous(x)
+        targets = _contiguous(targets.astype(backend.int64, copy=False))
         losses, lse = self.kernels.cross_entropy_forward(x, targets, ignore_index)
         keep = targets != ignore_index
         count = None
@@ -172,7 +176,7 @@ class CrossEntropy(_KernelOp, ref_loss.CrossEntropy):
         x, lse, targets, keep, reduction, count, ignore_index = self.saved
         xp = self.xp
         if reduction == "none":
-            gscale = xp.ascontiguousarray(g.astype(x.dtype, copy=False))
+            gscale = _contiguous(g.astype(x.dtype, copy=False))
         else:
             gscale = xp.empty(x.shape[0], x.dtype)
             gscale[...] = g / count if reduction == "mean" else g  # one factor for every row
@@ -186,7 +190,7 @@ class ReLU(_KernelOp, ref_elementwise.ReLU):
         self.plain = not _fits(x)
         if self.plain:
             return super().forward(x)
-        z = self.kernels.relu_forward(self.xp.ascontiguousarray(x))
+        z = self.kernels.relu_forward(_contiguous(x))
         self.save_for_backward(z)
         return z
 
@@ -194,7 +198,7 @@ class ReLU(_KernelOp, ref_elementwise.ReLU):
         if self.plain:
             return super().backward(g)
         (z,) = self.saved
-        return self.kernels.relu_backward(self.xp.ascontiguousarray(g), z)
+        return self.kernels.relu_backward(_contiguous(g), z)
 
 
 class GELU(_KernelOp, ref_elementwise.GELU):
@@ -204,7 +208,7 @@ class GELU(_KernelOp, ref_elementwise.GELU):
         self.plain = approximate != "none" or not _fits(x)
         if self.plain:
             return super().forward(x, approximate)
-        x = self.xp.ascontiguousarray(x)
+        x = _contiguous(x)
         self.save_for_backward(x)
         return self.kernels.gelu_forward(x)
 
@@ -212,7 +216,7 @@ class GELU(_KernelOp, ref_elementwise.GELU):
         if self.plain:
             return super().backward(g)
         (x,) = self.saved
-        return self.kernels.gelu_backward(self.xp.ascontiguousarray(g), x)
+        return self.kernels.gelu_backward(_contiguous(g), x)
 
 
 class Dropout(_KernelOp, ref_dropout.Dropout):
@@ -225,13 +229,13 @@ class Dropout(_KernelOp, ref_dropout.Dropout):
         mask = backend.rng(device).keep_mask(x.shape, p)  # the reference's draw
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
-        return self.kernels.dropout_forward(self.xp.ascontiguousarray(x), mask, scale)
+        return self.kernels.dropout_forward(_contiguous(x), mask, scale)
 
     def backward(self, g):
         if self.plain:
             return super().backward(g)
         mask, scale = self.saved
-        return self.kernels.dropout_forward(self.xp.ascontiguousarray(g), mask, scale)
+        return self.kernels.dropout_forward(_contiguous(g), mask, scale)
 
 
 class Embedding(_KernelOp, ref_embedding.Embedding):
@@ -245,9 +249,8 @@ class Embedding(_KernelOp, ref_embedding.Embedding):
         if self.plain:
             return super().backward(g)
         idx, num_embeddings = self.saved
-        xp = self.xp
-        ids = xp.ascontiguousarray(idx.reshape(-1).astype(backend.int64, copy=False))
-        dout = xp.ascontiguousarray(g.reshape(-1, g.shape[-1]))
+        ids = _contiguous(idx.reshape(-1).astype(backend.int64, copy=False))
+        dout = _contiguous(g.reshape(-1, g.shape[-1]))
         return None, self.kernels.embedding_backward(ids, dout, num_embeddings)
 
 
