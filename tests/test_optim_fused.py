@@ -40,9 +40,9 @@ def test_parameters_become_views_and_gradients_are_copied_into_the_flat_buffer_a
     model, opt = _run(fused=True, steps=2)
     flat = next(iter(opt._flat.values()))
     for p, view, gview in zip(model.parameters(), flat.data_views, flat.grad_views):
-        assert p.data is view
-        assert p.grad.data is not gview  # backward knows nothing of the optimizer
-        np.testing.assert_array_equal(gview, p.grad.data)  # the step's copy
+        assert p._data is view
+        assert p.grad._data is not gview  # backward knows nothing of the optimizer
+        np.testing.assert_array_equal(gview, p.grad._data)  # the step's copy
 
 
 def test_moving_the_model_between_steps_keeps_the_trajectory():

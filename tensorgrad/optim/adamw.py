@@ -73,15 +73,16 @@ class AdamW(Optimizer):
                 continue
             s = self.state.get(p) or self._init_state(p)
             s["step"] += 1
-            m, v = s["exp_avg"].data, s["exp_avg_sq"].data
-            _update(p.data, p.grad.data, m, v, s["step"], p.device, hyper)
+            m, v = s["exp_avg"]._data, s["exp_avg_sq"]._data
+            _update(p._data, p.grad._data, m, v, s["step"], p.device, hyper)
+            p._counter[0] += 1  # an in-place write (autograd.py's version counters)
 
     def _init_state(self, p: Tensor) -> dict:
         xp = backend.namespace(p.device)
         s = self.state[p] = {
             "step": 0,
-            "exp_avg": Tensor._make(xp.zeros_like(p.data), p.device, False),
-            "exp_avg_sq": Tensor._make(xp.zeros_like(p.data), p.device, False),
+            "exp_avg": Tensor._make(xp.zeros_like(p._data), p.device, False),
+            "exp_avg_sq": Tensor._make(xp.zeros_like(p._data), p.device, False),
         }
         return s
 
@@ -112,6 +113,8 @@ class AdamW(Optimizer):
             s["step"] = step
         flat.gather_grads()  # the gradients into the group's flat gradient array
         _update(flat.data, flat.grad, flat.state["exp_avg"], flat.state["exp_avg_sq"], step, flat.device, hyper)
+        for p in params:  # every parameter was written in place
+            p._counter[0] += 1
         return True
 
 
