@@ -4,6 +4,11 @@
     python benchmarks/bench.py --presets small --steps 50
     python benchmarks/bench.py --backend cupy          # on an NVIDIA GPU (timed with CUDA events)
     python benchmarks/bench.py --no-torch              # our figures only
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench.py   # NumPy's native BLAS kernel
+
+tensorgrad is measured on both of its paths: the fused kernels (tensorgrad/kernels/, the default)
+and the reference ops (TENSORGRAD_KERNELS=reference).  The BLAS library and the kernel it runs
+(threadpoolctl's "architecture") are printed first: OPENBLAS_CORETYPE forces another kernel.
 
 Each training-step measurement runs in its own process (same model, same batch, same float32
 weights, same thread count for both), so the two frameworks' thread pools never compete and
@@ -13,6 +18,7 @@ the peak memory (max RSS) of each is its own.  Reported: the median of the timed
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -90,9 +96,11 @@ def _clock(framework, device):
     return time_ms
 
 
-def worker_tensorgrad(preset, steps, backend_name, tf32=False):
+def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
     import tensorgrad as tg
     from gpt import build_model, get_config
+
+    tg.kernels.use(path)
 
     device = "cuda" if backend_name == "cupy" else "cpu"
     if device == "cuda":
@@ -188,10 +196,11 @@ def _time_steps(step, steps, clock):
 _failed = []  # the step measurements whose worker failed: the run then exits with status 1
 
 
-def run_worker(framework, preset, steps, backend_name, threads, tf32=False):
+def run_worker(framework, preset, steps, backend_name, threads, tf32=False, path="kernels"):
     """One measurement in a fresh process; returns its JSON result (or None if it failed)."""
     cmd = [sys.executable, __file__, "--worker", framework, "--presets", preset, "--steps", str(steps),
-           "--backend", backend_name, "--threads", str(threads)] + (["--tf32"] if tf32 else [])  # fmt: skip
+           "--backend", backend_name, "--threads", str(threads), "--path", path]  # fmt: skip
+    cmd += ["--tf32"] if tf32 else []
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         print(f"  ({framework} {preset} failed: {proc.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
@@ -209,9 +218,13 @@ def _version(package):
 def _alternate(preset, steps, repeats, args, with_torch):
     """Measure both frameworks `repeats` times, alternating, and keep each one's median run:
     the speed of a shared machine drifts, and alternating exposes both to the same drift."""
-    ours, theirs = [], []
+    ours, reference, theirs = [], [], []
     for _ in range(repeats):
         ours.append(run_worker("tensorgrad", preset, steps, args.backend, args.threads, args.tf32))
+        if args.reference:
+            reference.append(
+                run_worker("tensorgrad", preset, steps, args.backend, args.threads, args.tf32, path="reference")
+            )
         if with_torch:
             theirs.append(run_worker("torch", preset, steps, args.backend, args.threads, args.tf32))
 
@@ -219,7 +232,7 @@ def _alternate(preset, steps, repeats, args, with_torch):
         runs = sorted((r for r in runs if r), key=lambda r: r["ms"])
         return runs[len(runs) // 2] if runs else None
 
-    return median_run(ours), median_run(theirs)
+    return median_run(ours), median_run(reference), median_run(theirs)
 
 
 # ----------------------------------------------------------------------------- per-op timings
@@ -229,8 +242,9 @@ def _median_ms(fn, clock, repeats=5):
     return statistics.median(clock(fn) for _ in range(repeats))
 
 
-def op_table(backend_name, with_torch, repeats):
-    """Forward and backward of the big ops at the large model's sizes, ours against PyTorch's."""
+def op_table(backend_name, with_torch, repeats, reference=True):
+    """Forward and backward of the big ops at the large model's sizes, ours (kernels, then the
+    reference ops) against PyTorch's."""
     import numpy as np
 
     import tensorgrad as tg
@@ -263,9 +277,12 @@ def op_table(backend_name, with_torch, repeats):
         out = fn(ours)
         g = tg.tensor(np.ones(out.shape, np.float32) / out.numel(), device=device)
         clock = _clock("tensorgrad", device)
-        fwd = _median_ms(lambda: fn(ours), clock, repeats)
-        both = _median_ms(lambda: fn(ours).backward(g), clock, repeats)
-        row = [name, fwd, both - fwd]
+        row = [name]
+        for path in ("kernels", "reference") if reference else ("kernels",):
+            with tg.kernels.reference() if path == "reference" else contextlib.nullcontext():
+                fwd = _median_ms(lambda: fn(ours), clock, repeats)
+                both = _median_ms(lambda: fn(ours).backward(g), clock, repeats)
+            row += [fwd, both - fwd]
         if with_torch:
             import torch
             import torch.nn.functional as TF
@@ -289,8 +306,8 @@ def op_table(backend_name, with_torch, repeats):
     return rows
 
 
-def adamw_row(backend_name, with_torch, repeats):
-    """One AdamW step over the large model's 10.8M parameters."""
+def adamw_row(backend_name, with_torch, repeats, reference=True):
+    """One AdamW step over the large model's 10.8M parameters (kernel, reference)."""
     import tensorgrad as tg
     from gpt import build_model
 
@@ -302,6 +319,9 @@ def adamw_row(backend_name, with_torch, repeats):
 
     clock = _clock("tensorgrad", device)
     row = ["AdamW step (10.8M params)", _median_ms(opt.step, clock, repeats), 0.0]
+    if reference:
+        with tg.kernels.reference():
+            row += [_median_ms(opt.step, clock, repeats), 0.0]
     if with_torch:
         import torch
 
@@ -353,6 +373,24 @@ def generation_row(preset, backend_name, with_torch, tokens):
     return row
 
 
+def blas_report() -> str:
+    """Which BLAS NumPy loaded and which of its kernels runs (threadpoolctl), and the variables that
+    force another kernel (OPENBLAS_CORETYPE makes OpenBLAS run e.g. its Haswell kernel on AVX-512)."""
+    import numpy  # noqa: F401  (loads the BLAS library)
+
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "BLAS: (threadpoolctl not installed: pip install threadpoolctl to name the BLAS kernel)"
+    libs = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    found = ", ".join(
+        f"{i.get('internal_api')} {i.get('version')} kernel {i.get('architecture')} ({i.get('num_threads')} threads)"
+        for i in libs
+    )
+    forced = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+    return f"BLAS: {found or 'none found'}" + (f"; forced by {forced}" if forced else "")
+
+
 # ----------------------------------------------------------------------------- main
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -365,13 +403,16 @@ def main():
     p.add_argument("--skip", nargs="*", default=[], choices=["steps", "ops", "generate"])
     p.add_argument("--gen-tokens", type=int, default=500)
     p.add_argument("--tf32", action="store_true", help="GPU: TF32 matmuls in both frameworks")
+    p.add_argument("--no-reference", dest="reference", action="store_false",
+                   help="skip tensorgrad's reference path (TENSORGRAD_KERNELS=reference)")
     p.add_argument("--worker", choices=["tensorgrad", "torch"], help=argparse.SUPPRESS)
+    p.add_argument("--path", choices=["kernels", "reference"], default="kernels", help=argparse.SUPPRESS)
     args = p.parse_args()
 
     if args.worker:
         preset = args.presets[0]
         if args.worker == "tensorgrad":
-            out = worker_tensorgrad(preset, args.steps, args.backend, args.tf32)
+            out = worker_tensorgrad(preset, args.steps, args.backend, args.tf32, args.path)
         else:
             out = worker_torch(preset, args.steps, args.backend, args.threads, args.tf32)
         print(json.dumps(out))
@@ -387,6 +428,7 @@ def main():
           f"Python {platform.python_version()}, NumPy {_version('numpy')}"
           + (f", PyTorch {_version('torch')} ({args.threads} threads)" if with_torch else "")
           + f"; backend {args.backend}")  # fmt: skip
+    print(blas_report())
 
     if "steps" not in args.skip:
         print("\nTraining step (forward + backward + AdamW), float32, median ms/step")
@@ -396,22 +438,24 @@ def main():
                   "this GPU's measured 4096^3 GEMM rate; peak MB: CuPy's memory pool's peak in use over a step, "
                   "and torch.cuda.max_memory_allocated()")  # fmt: skip
         print("| preset | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms "
-              "| tensorgrad peak MB | PyTorch peak MB |")  # fmt: skip
-        print("|---|---:|---:|---:|---:|---:|---:|")
+              "| tensorgrad peak MB | PyTorch peak MB | reference ops ms/step | reference / kernels |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         rates = []  # the GPU's measured GEMM rate, per preset's worker
         for preset in args.presets:
             steps = args.steps or (30 if preset != "large" else 5)
             repeats = args.repeats or (5 if preset != "large" else 1)
-            ours, theirs = _alternate(preset, steps, repeats, args, with_torch)
+            ours, reference, theirs = _alternate(preset, steps, repeats, args, with_torch)
             if ours is None:
                 continue
+            r_ms = f"{reference['ms']:.1f}" if reference else "-"
+            r_ratio = f"{reference['ms'] / ours['ms']:.2f}" if reference else "-"
             floor = ours["floor_ms"]
             rates.append(ours.get("gemm_tflops"))
             t_ms = f"{theirs['ms']:.1f}" if theirs else "-"
             ratio = f"{ours['ms'] / theirs['ms']:.2f}" if theirs else "-"
             t_mb = f"{theirs['peak_mb']:.0f}" if theirs else "-"
-            print(f"| {preset} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} | {ours['peak_mb']:.0f} | {t_mb} |",
-                  flush=True)  # fmt: skip
+            print(f"| {preset} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} | {ours['peak_mb']:.0f} | {t_mb} "
+                  f"| {r_ms} | {r_ratio} |", flush=True)  # fmt: skip
         if any(rates):
             print(f"(GEMM rate measured on this GPU: {max(r for r in rates if r):.1f} TFLOP/s)")
 
@@ -426,10 +470,13 @@ def main():
 
     if "ops" not in args.skip:
         print("\nOps at the large model's sizes (B=64, T=256, C=384, 6 heads), median ms")
-        head = "| op | tensorgrad fwd | tensorgrad bwd |" + (" PyTorch fwd | PyTorch bwd |" if with_torch else "")
+        head = "| op | tensorgrad fwd | tensorgrad bwd |"
+        head += " reference fwd | reference bwd |" if args.reference else ""
+        head += " PyTorch fwd | PyTorch bwd |" if with_torch else ""
         print(head)
         print("|---" * (head.count("|") - 1) + "|")
-        rows = op_table(args.backend, with_torch, repeats=5) + [adamw_row(args.backend, with_torch, repeats=5)]
+        rows = op_table(args.backend, with_torch, 5, args.reference)
+        rows.append(adamw_row(args.backend, with_torch, 5, args.reference))
         for row in rows:
             print("| " + row[0] + " | " + " | ".join(f"{v:.1f}" for v in row[1:]) + " |", flush=True)
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from . import backend
+from . import backend, kernels
 
 _grad_enabled = True
 Tensor = None  # tensor.py sets this (it imports this module, so it cannot be imported here)
@@ -140,7 +140,10 @@ class Function:
         if device is None:
             raise TypeError(f"{cls.__name__}: needs at least one Tensor argument")
         xp = backend.namespace(device)
-        ctx = cls(xp)
+        table = kernels._tables.get(device)
+        if table is None:
+            table = kernels.substitutes(device)
+        ctx = table.get(cls, cls)(xp)  # the device's kernel version of the op, where it has one
         out = backend.ensure_array(xp, ctx.forward(*arrays, **params))
         requires_grad = requires_grad and _grad_enabled
         result = Tensor._make(out, device, requires_grad)
@@ -278,12 +281,7 @@ def run_backward(root, grad, retain_graph=False):
             if node.grad is not None:
                 node.grad._data += g
                 continue
-            buffer = getattr(node, "_grad_buffer", None)  # a Parameter may bring its own array
-            if buffer is not None and buffer.shape == g.shape and buffer.dtype == g.dtype:
-                buffer[...] = g
-                node.grad = Tensor._make(buffer, node.device, False)
-            else:
-                node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
+            node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
             continue
         if ctx.versions is not None:
             _check_versions(ctx, node)

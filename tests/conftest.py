@@ -29,11 +29,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 # Devices every engine test runs on: NumPy, the strict CuPy-like guard, and a real GPU if present.
 DEVICES = ["cpu", "strict"] + (["cuda"] if tg.cuda.is_available() else [])
+# ... and the paths: on "cpu" (and "cuda") the fused kernels run by default (tensorgrad/kernels/);
+# "cpu-reference" is the CPU with the reference ops (tg.kernels.use("reference")).  "strict" always
+# runs the reference.
+_PATHS = ["cpu", "cpu-reference", "strict"] + (["cuda", "cuda-reference"] if tg.cuda.is_available() else [])
 
 
-@pytest.fixture(params=DEVICES)
+@pytest.fixture(params=_PATHS)
 def device(request):
-    return request.param
+    name, _, path = request.param.partition("-")
+    previous = tg.kernels.mode()
+    tg.kernels.use(path or "kernels")
+    yield name
+    tg.kernels.use(previous)
 
 
 @pytest.fixture(autouse=True)

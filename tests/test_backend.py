@@ -21,8 +21,9 @@ else:  # Python 3.10: the same parser, from PyPI (setup.cfg's test extra install
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "tensorgrad"
-ARRAY_LIBS = {"numpy", "cupy", "cupyx"}
+ARRAY_LIBS = {"numpy", "cupy", "cupyx", "numba"}
 BACKEND_FILES = {"backend.py", "backend_strict.py"}
+KERNELS = ENGINE / "kernels"  # the kernels are written against their device's arrays
 
 
 # ------------------------------------------------------------------ the boundary
@@ -42,14 +43,16 @@ def _imported_modules(path: pathlib.Path):
 def test_only_the_backend_imports_numpy_or_cupy():
     offenders = []
     for path in sorted(ENGINE.rglob("*.py")):
-        if path.parent == ENGINE and path.name in BACKEND_FILES:
+        if path.parent == ENGINE and path.name in BACKEND_FILES or path.parent == KERNELS:
             continue
         if ENGINE / "kernels" in path.parents:  # the kernels are written against their device's arrays
             continue
         for lineno, module in _imported_modules(path):
             if module.split(".")[0] in ARRAY_LIBS:
                 offenders.append(f"{path.relative_to(ROOT)}:{lineno} imports {module}")
-    assert not offenders, "only tensorgrad/backend.py may import numpy/cupy:\n" + "\n".join(offenders)
+    assert not offenders, "only tensorgrad/backend.py and kernels/ may import numpy/cupy/numba:\n" + "\n".join(
+        offenders
+    )
 
 
 def test_the_scan_would_catch_an_import(tmp_path):
@@ -63,10 +66,11 @@ def test_ruff_bans_numpy_and_cupy_outside_the_backend():
     lint = config["lint"]
     assert "TID251" in lint["select"]
     banned = lint["flake8-tidy-imports"]["banned-api"]
-    assert {"numpy", "cupy", "cupyx"} <= set(banned)
+    assert {"numpy", "cupy", "cupyx", "numba"} <= set(banned)
     ignores = lint["per-file-ignores"]
     assert "TID251" in ignores["tensorgrad/backend.py"]
     assert "TID251" in ignores["tensorgrad/backend_strict.py"]
+    assert "TID251" in ignores["tensorgrad/kernels/*"]
 
 
 # ------------------------------------------------------------------ the strict guard

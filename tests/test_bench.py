@@ -30,6 +30,17 @@ def tg_config(name):
     return get_config(name)
 
 
+def test_the_bench_names_the_blas_kernel_and_measures_the_reference_path():
+    import tensorgrad as tg
+
+    assert bench.blas_report().startswith("BLAS: ")
+    try:
+        result = bench.worker_tensorgrad("small", steps=1, backend_name="numpy", path="reference")
+    finally:
+        tg.kernels.use("kernels")
+    assert result["ms"] > 0
+
+
 def test_the_gpu_peak_is_the_cupy_pools_peak_in_use_over_a_step(monkeypatch):
     """_cupy_peak_mb's hook, driven by a stand-in for CuPy's allocator (the real one needs a GPU)."""
     cupy = pytest.importorskip("cupy")

@@ -14,9 +14,7 @@ class Parameter(Tensor):
     Parameter return plain Tensors; only the leaf itself is a Parameter.
     """
 
-    # Tensor uses __slots__.  A Parameter adds one: an optional preallocated array (a view into
-    # an optimizer's flat gradient buffer) that backward writes this leaf's gradient into.
-    __slots__ = ("_grad_buffer",)
+    __slots__ = ()
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
@@ -28,7 +26,6 @@ class Parameter(Tensor):
         self.device = data.device
         self.grad = None
         self._ctx = None
-        self._grad_buffer = None
         self.requires_grad = False
         self.requires_grad_(requires_grad)
 

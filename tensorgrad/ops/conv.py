@@ -18,7 +18,6 @@ as KH * KW strided `+=` (no slice repeats a pixel, so each `+=` is exact).
 
 from __future__ import annotations
 
-from .. import backend
 from ..autograd import Function
 
 
@@ -54,8 +53,8 @@ def grouped(xp, a, b):
     2-d products go to BLAS whatever their operands' layout; a 3-d `@` with a transposed
     operand can fall back to a much slower loop."""
     if a.shape[0] == 1:
-        return backend.matmul(a[0], b[0])[None]
-    return xp.stack([backend.matmul(a[g], b[g]) for g in range(a.shape[0])])
+        return (a[0] @ b[0])[None]
+    return xp.stack([a[g] @ b[g] for g in range(a.shape[0])])
 
 
 def zero_pad(xp, x, padding):

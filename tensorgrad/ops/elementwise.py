@@ -142,22 +142,16 @@ class Tanh(Function):
 
 
 class ReLU(Function):
-    """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch).
-
-    Large arrays are done in two halves on two threads (backend.elementwise).  The 0 is a row
-    of zeros, not a scalar: NumPy's maximum against a broadcast scalar takes a slow loop
-    (measured: 24 us against 13 us for a (256, 128) float32 array)."""
+    """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch)."""
 
     def forward(self, x):
-        xp = self.xp
-        z = backend.elementwise(xp, lambda a, out: xp.maximum(a, xp.zeros(a.shape[-1:], a.dtype), out=out), x)
+        z = self.xp.maximum(x, 0)
         self.save_for_backward(z)
         return z
 
     def backward(self, g):
         (z,) = self.saved
-        xp = self.xp
-        return backend.elementwise(xp, lambda g_, z_, out: xp.multiply(g_, z_ > 0, out=out), g, z)
+        return g * (z > 0)
 
 
 class GELU(Function):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .. import backend
 from ..autograd import Function
 
 
@@ -21,7 +20,7 @@ class Linear(Function):
 
     def forward(self, x, weight, bias=None):
         x2 = x.reshape(-1, x.shape[-1])  # (N, in)
-        y = backend.matmul(x2, weight.T)  # (N, out)
+        y = x2 @ weight.T  # (N, out)
         if bias is not None:
             y += bias
         self.save_for_backward(x2, weight, x.shape)
@@ -30,7 +29,7 @@ class Linear(Function):
     def backward(self, g):
         x2, weight, shape = self.saved
         g2 = g.reshape(-1, g.shape[-1])  # (N, out)
-        dx = backend.matmul(g2, weight).reshape(shape) if self.needs_grad(0) else None
-        dw = backend.matmul(g2.T, x2) if self.needs_grad(1) else None
-        db = backend.sum_first(self.xp, g2) if self.needs_grad(2) else None
+        dx = (g2 @ weight).reshape(shape) if self.needs_grad(0) else None
+        dw = g2.T @ x2 if self.needs_grad(1) else None
+        db = g2.sum(axis=0) if self.needs_grad(2) else None
         return dx, dw, db

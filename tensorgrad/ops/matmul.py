@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .. import backend
 from ..autograd import Function
 
 
@@ -21,10 +20,10 @@ class MatMul(Function):
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
-        return backend.matmul(x, y)
+        return x @ y
 
     def backward(self, g):
         x, y = self.saved
-        dx = backend.matmul(g, y.swapaxes(-1, -2)) if self.needs_grad(0) else None
-        dy = backend.matmul(x.swapaxes(-1, -2), g) if self.needs_grad(1) else None
+        dx = g @ y.swapaxes(-1, -2) if self.needs_grad(0) else None
+        dy = x.swapaxes(-1, -2) @ g if self.needs_grad(1) else None
         return dx, dy

@@ -7,7 +7,6 @@ c = max(x) every exponent is <= 0, so huge logits cannot overflow and -inf entri
 
 from __future__ import annotations
 
-from .. import backend
 from ..autograd import Function
 
 
@@ -19,17 +18,14 @@ class Softmax(Function):
     """
 
     def forward(self, x, dim):
-        y = x - _max(self.xp, x, dim)
-        self.xp.exp(y, out=y)
-        y /= _sum(self.xp, y, dim)
+        e = self.xp.exp(x - x.max(axis=dim, keepdims=True))
+        y = e / e.sum(axis=dim, keepdims=True)
         self.save_for_backward(y, dim)
         return y
 
     def backward(self, g):
         y, dim = self.saved
-        gy = g * y
-        gy -= y * _sum(self.xp, gy, dim)
-        return gy
+        return y * (g - (g * y).sum(axis=dim, keepdims=True))
 
 
 class LogSoftmax(Function):
@@ -41,20 +37,12 @@ class LogSoftmax(Function):
 
     def forward(self, x, dim):
         xp = self.xp
-        shifted = x - _max(xp, x, dim)
-        y = shifted - xp.log(_sum(xp, xp.exp(shifted), dim))
+        shifted = x - x.max(axis=dim, keepdims=True)
+        y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         self.save_for_backward(y, dim)
         return y
 
     def backward(self, g):
         y, dim = self.saved
-        return g - self.xp.exp(y) * _sum(self.xp, g, dim)
+        return g - self.xp.exp(y) * g.sum(axis=dim, keepdims=True)
 
-
-def _max(xp, x, dim):
-    """x.max(axis=dim, keepdims=True), by the backend's fast row reduction when dim is the last."""
-    return backend.max_last(xp, x) if dim == x.ndim - 1 else x.max(axis=dim, keepdims=True)
-
-
-def _sum(xp, x, dim):
-    return backend.sum_last(xp, x) if dim == x.ndim - 1 else x.sum(axis=dim, keepdims=True)

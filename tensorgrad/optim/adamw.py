@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import backend
+from .. import backend, kernels
 from ..tensor import Tensor
 from .flat import FlatGroup
 from .optimizer import Optimizer
@@ -27,28 +27,21 @@ def adamw_update_(
     """
     if weight_decay != 0:
         p *= 1 - lr * weight_decay
-    tmp = xp.subtract(g, m)  # one scratch array for every product below (no other temporaries)
-    tmp *= 1 - beta1
-    m += tmp  # m + (1 - b1) * (g - m)
+    m += (g - m) * (1 - beta1)
     v *= beta2
-    xp.multiply(g, 1 - beta2, out=tmp)
-    tmp *= g
-    v += tmp  # v * b2 + ((1 - b2) * g) * g
+    v += (1 - beta2) * g * g
     step_size = lr / (1 - beta1**step)
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-    denom = xp.sqrt(v)
-    denom /= bias_correction2_sqrt
-    denom += eps
-    xp.multiply(m, -step_size, out=tmp)
-    tmp /= denom
-    p += tmp  # p + (-step_size * m) / denom
+    denom = xp.sqrt(v) / bias_correction2_sqrt + eps
+    p += (-step_size * m) / denom
 
 
 class AdamW(Optimizer):
     """torch.optim.AdamW.  With fused=True (the default where it applies: every parameter of a
-    group on one device with one dtype) a group's parameters, gradients and moments live in
-    flat arrays (optim/flat.py) and a step is one adamw_update_ over all of them, instead of a
-    Python loop over each parameter.  Same numbers either way (tests/test_optim_fused.py)."""
+    group on one device with one dtype) a group's parameters and moments live in flat arrays
+    (optim/flat.py), the gradients are copied into one at each step, and a step is one update
+    over all of them (the device's adamw_step kernel, or adamw_update_), instead of a Python loop
+    over each parameter.  Same numbers either way (tests/test_optim_fused.py)."""
 
     def __init__(
         self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
@@ -81,7 +74,7 @@ class AdamW(Optimizer):
             s = self.state.get(p) or self._init_state(p)
             s["step"] += 1
             m, v = s["exp_avg"]._data, s["exp_avg_sq"]._data
-            adamw_update_(p._data, p.grad._data, m, v, step=s["step"], xp=backend.namespace(p.device), **hyper)
+            _update(p._data, p.grad._data, m, v, s["step"], p.device, hyper)
             p._counter[0] += 1  # an in-place write (autograd.py's version counters)
 
     def _init_state(self, p: Tensor) -> dict:
@@ -118,12 +111,25 @@ class AdamW(Optimizer):
                     "exp_avg_sq": Tensor._make(flat.state_views["exp_avg_sq"][i], p.device, False),
                 }
             s["step"] = step
-        m, v = flat.state["exp_avg"], flat.state["exp_avg_sq"]
-
-        def part(sl):  # elementwise: halves of the flat arrays can run on two threads
-            adamw_update_(flat.data[sl], flat.grad[sl], m[sl], v[sl], step=step, xp=flat.xp, **hyper)
-
-        backend.parallel(flat.xp, flat.data.shape[0], flat.data.size, part)
+        flat.gather_grads()  # the gradients into the group's flat gradient array
+        _update(flat.data, flat.grad, flat.state["exp_avg"], flat.state["exp_avg_sq"], step, flat.device, hyper)
         for p in params:  # every parameter was written in place
             p._counter[0] += 1
         return True
+
+
+def _update(p, g, m, v, step, device, hyper):
+    """One AdamW step in place: the device's adamw_step kernel on contiguous arrays (kernels/),
+    else the reference adamw_update_."""
+    module = kernels.module(device)
+    contiguous = all(a.flags.c_contiguous for a in (p, g, m, v)) and len({a.dtype for a in (p, g, m, v)}) == 1
+    if module is not None and hasattr(module, "adamw_step") and contiguous and p.dtype in _KERNEL_DTYPES:
+        module.adamw_step(
+            p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), hyper["lr"], hyper["beta1"], hyper["beta2"],
+            hyper["eps"], hyper["weight_decay"], step,
+        )  # fmt: skip
+        return
+    adamw_update_(p, g, m, v, step=step, xp=backend.namespace(device), **hyper)
+
+
+_KERNEL_DTYPES = (backend.float32, backend.float64)

@@ -1,10 +1,13 @@
 """One flat array per parameter group, so that an optimizer step is a handful of array
 ops over all parameters at once instead of a Python loop over each of them.
 
-After `FlatGroup(params)`, every parameter's `.data` is a view into one flat array, and its
-`_grad_buffer` a view into one flat gradient array, which backward writes the gradient into
-(autograd.run_backward).  The per-parameter state tensors (exp_avg, ...) are views into flat
-state arrays too, so `state_dict()` keeps PyTorch's per-parameter layout.
+After `FlatGroup(params)`, every parameter's `.data` is a view into one flat array.  Gradients
+stay where backward puts them (each parameter's `.grad`); `gather_grads` copies them into one
+flat gradient array at step time, one pass over the gradients (measured on a busy machine: 0.03 ms
+of a 0.17-0.26 ms AdamW step for the small GPT; 62-75 ms of 160-200 ms for the large one's 10.8M
+parameters, well under 1% of its training step).  The
+per-parameter state tensors (exp_avg, ...) are views into flat state arrays too, so
+`state_dict()` keeps PyTorch's per-parameter layout.
 
 Anything that replaces a parameter's array (Module.to, an assignment to .data) or its state
 (load_state_dict) breaks a view; `sync` notices by identity and copies the values back in.
@@ -36,17 +39,14 @@ class FlatGroup:
         for p, view in zip(self.params, self.data_views):
             view[...] = p._data
             p._data = view
-            p._grad_buffer = None  # set in sync, once the values are in
 
     @staticmethod
     def fits(params) -> bool:
-        """One device, one floating dtype, Parameters (which can hold a gradient buffer)."""
+        """One device, one floating dtype."""
         ps = list(params)
         return (
             bool(ps)
-            and all(
-                hasattr(type(p), "_grad_buffer") and p.device == ps[0].device and p.dtype == ps[0].dtype for p in ps
-            )
+            and all(p.device == ps[0].device and p.dtype == ps[0].dtype for p in ps)
             and backend.is_floating(ps[0].dtype)
         )
 
@@ -63,11 +63,6 @@ class FlatGroup:
                     return False
                 view[...] = p._data
                 p._data = view
-            gview = self.grad_views[i]
-            p._grad_buffer = gview
-            if p.grad is not None and p.grad._data is not gview:
-                gview[...] = p.grad._data
-                p.grad = Tensor._make(gview, self.device, False)
             s = state.get(p)
             if s is not None:
                 for key, views in self.state_views.items():
@@ -76,3 +71,8 @@ class FlatGroup:
                         views[i][...] = t._data if t is not None else 0
                         s[key] = Tensor._make(views[i], self.device, False)
         return True
+
+    def gather_grads(self):
+        """Copy every parameter's gradient into the flat gradient array (all must have one)."""
+        for p, gview in zip(self.params, self.grad_views):
+            gview[...] = p.grad._data

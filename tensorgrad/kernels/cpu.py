@@ -1,0 +1,390 @@
+"""The CPU kernels: Numba loops over NumPy arrays, one fused pass where NumPy makes several.
+
+Each public function follows the contract in kernels/__init__.py: it allocates its results and
+calls one compiled loop (`_name`).  The loops read like llm.c's C: an outer loop over rows
+(`prange`: rows are split over Numba's threads), inner loops over a row, sums kept in float64
+accumulators named as in the reference op's derivation.  Each row is computed by one thread from
+start to end, so the results do not depend on the number of threads; the sums over rows (a
+layernorm's dweight) are taken over a fixed number of row blocks, added up in order.
+
+Compiled code is cached on disk (cache=True): the first run compiles each kernel for each dtype
+(a few seconds in all), later runs load it.  `fastmath` allows only reassociation and fused
+multiply-add (so that the compiler can vectorise the row sums); infinities and NaNs keep their
+meaning (a masked score is -inf).
+
+A kernel that fails to compile raises kernels.KernelError naming it and the way to run the
+reference ops instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+from numba.core.errors import NumbaError
+
+from . import compile_error
+
+_FAST = {"reassoc", "contract"}
+_BLOCKS = 16  # row blocks of a sum over rows (dweight, dbias): fixed, so sums never depend on the thread count
+# Below this many elements a kernel runs on the calling thread alone: starting and joining Numba's
+# threads costs more than the work, and on a busy machine a wait for a descheduled thread can take a
+# scheduler time slice (measured: a (256, 32) layernorm took 12 us median either way, but its 90th
+# percentile was 68 ms on two threads against 24 us on one, with other processes on both cores).
+_PARALLEL_MIN = 1 << 17
+
+
+def _jit(fn):
+    return njit(parallel=True, cache=True, fastmath=_FAST)(fn)
+
+
+def _run(name, loop, work, *args):
+    """Call a compiled loop over `work` elements (on one thread when small); a compile failure
+    becomes a KernelError that names the kernel."""
+    threads = numba.get_num_threads()
+    small = work < _PARALLEL_MIN and threads > 1
+    if small:
+        numba.set_num_threads(1)  # this thread's setting only, restored below
+    try:
+        return loop(*args)
+    except NumbaError as e:
+        raise compile_error(name, e) from e
+    finally:
+        if small:
+            numba.set_num_threads(threads)
+
+
+def _none_or(a, like):
+    """Numba gets an empty array instead of None (one compiled version for both)."""
+    return a if a is not None else np.empty(0, like.dtype)
+
+
+# --------------------------------------------------------------------------- layernorm
+@_jit
+def _layernorm_forward(x, weight, bias, eps, y, mean, rstd):
+    N, C = x.shape
+    has_w, has_b = weight.shape[0] > 0, bias.shape[0] > 0
+    for i in prange(N):
+        # pass 1: the mean
+        s = 0.0
+        for j in range(C):
+            s += x[i, j]
+        m = s / C
+        # pass 2: the (biased) variance, of x - mean
+        v = 0.0
+        for j in range(C):
+            d = x[i, j] - m
+            v += d * d
+        r = 1.0 / math.sqrt(v / C + eps)
+        # pass 3: xhat = (x - mean) * rstd, y = xhat * w + b
+        for j in range(C):
+            xhat = (x[i, j] - m) * r
+            if has_w:
+                xhat = xhat * weight[j]
+            if has_b:
+                xhat = xhat + bias[j]
+            y[i, j] = xhat
+        mean[i] = m
+        rstd[i] = r
+
+
+def layernorm_forward(x, weight, bias, eps):
+    """Reference: ops.layernorm.LayerNorm.forward.  x (N, C) -> y (N, C), mean (N,), rstd (N,)."""
+    y = np.empty_like(x)
+    mean = np.empty(x.shape[0], x.dtype)
+    rstd = np.empty(x.shape[0], x.dtype)
+    w, b = _none_or(weight, x), _none_or(bias, x)
+    _run("layernorm_forward", _layernorm_forward, x.size, x, w, b, float(eps), y, mean, rstd)
+    return y, mean, rstd
+
+
+@_jit
+def _layernorm_backward(dy, x, mean, rstd, weight, dx, dweight_blocks, dbias_blocks):
+    N, C = x.shape
+    has_w = weight.shape[0] > 0
+    nblocks = dweight_blocks.shape[0]
+    for blk in prange(nblocks):
+        for i in range(blk * N // nblocks, (blk + 1) * N // nblocks):
+            m, r = mean[i], rstd[i]
+            # pass 1: mean(dxhat) and mean(dxhat * xhat), dxhat = dy * w; this block's dbias, dweight
+            sum_dxhat = 0.0
+            sum_dxhat_xhat = 0.0
+            for j in range(C):
+                xhat = (x[i, j] - m) * r
+                dxhat = dy[i, j] * weight[j] if has_w else dy[i, j]
+                sum_dxhat += dxhat
+                sum_dxhat_xhat += dxhat * xhat
+                if has_w:
+                    dbias_blocks[blk, j] += dy[i, j]
+                    dweight_blocks[blk, j] += dy[i, j] * xhat
+            mean_dxhat = sum_dxhat / C
+            mean_dxhat_xhat = sum_dxhat_xhat / C
+            # pass 2: dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+            for j in range(C):
+                xhat = (x[i, j] - m) * r
+                dxhat = dy[i, j] * weight[j] if has_w else dy[i, j]
+                dx[i, j] = r * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
+
+
+def layernorm_backward(dy, x, mean, rstd, weight):
+    """Reference: ops.layernorm.LayerNorm.backward.  -> dx (N, C), dweight (C,), dbias (C,)
+    (dweight and dbias are None when weight is None)."""
+    N, C = x.shape
+    dx = np.empty_like(x)
+    nblocks = max(1, min(_BLOCKS, N))
+    blocks = (nblocks, C) if weight is not None else (nblocks, 0)
+    dweight_blocks = np.zeros(blocks, np.float64)  # float64 partial sums, one row per block of rows
+    dbias_blocks = np.zeros(blocks, np.float64)
+    _run(
+        "layernorm_backward", _layernorm_backward, x.size, dy, x, mean, rstd, _none_or(weight, x), dx,
+        dweight_blocks, dbias_blocks,
+    )  # fmt: skip
+    if weight is None:
+        return dx, None, None
+    return dx, dweight_blocks.sum(axis=0).astype(x.dtype), dbias_blocks.sum(axis=0).astype(x.dtype)
+
+
+# --------------------------------------------------------------------------- attention softmax
+@_jit
+def _attention_softmax_forward(scores, scale, mask, keep, inv_keep_prob, pd):
+    R, T, S = scores.shape
+    has_mask, has_keep = mask.shape[0] > 0, keep.shape[0] > 0
+    for row in prange(R * T):
+        b, t = row // T, row % T
+        s = scores[b, t]  # this row of scores: overwritten by P
+        # pass 1: the row's maximum of the scaled, masked scores
+        maxval = -np.inf
+        for j in range(S):
+            if not has_mask or mask[t, j]:
+                maxval = max(maxval, s[j] * scale)
+        # pass 2: e = exp(S - max) (0 where masked), and its sum
+        total = 0.0
+        for j in range(S):
+            e = math.exp(s[j] * scale - maxval) if not has_mask or mask[t, j] else 0.0
+            s[j] = e
+            total += e
+        # pass 3: P = e / sum(e); Pd = P * R / keep_prob (dropout's kept entries, rescaled)
+        for j in range(S):
+            p = s[j] / total
+            s[j] = p
+            if has_keep:
+                pd[b, t, j] = p * keep[b, t, j] * inv_keep_prob
+
+
+def attention_softmax_forward(scores, scale, mask, keep, keep_prob):
+    """Reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward.
+
+    scores (R, T, S) = q @ k^T, unscaled; overwritten by P, which is returned (p is scores).
+    mask None or bool (T, S); keep None or bool (R, T, S).  -> (p, pd), pd None without keep."""
+    pd = np.empty_like(scores) if keep is not None else np.empty((0, 0, 0), scores.dtype)
+    mask_ = mask if mask is not None else np.empty((0, 0), np.bool_)
+    keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
+    _run(
+        "attention_softmax_forward", _attention_softmax_forward, scores.size, scores, float(scale), mask_, keep_,
+        1.0 / keep_prob, pd,
+    )  # fmt: skip
+    return scores, (pd if keep is not None else None)
+
+
+@_jit
+def _attention_softmax_backward(dpd, p, keep, inv_keep_prob):
+    R, T, S = p.shape
+    has_keep = keep.shape[0] > 0
+    for row in prange(R * T):
+        b, t = row // T, row % T
+        d = dpd[b, t]  # this row of dPd: overwritten by dS
+        # pass 1: dP = dPd * R / keep_prob, and sum_S(dP * P)
+        total = 0.0
+        for j in range(S):
+            dp = d[j] * keep[b, t, j] * inv_keep_prob if has_keep else d[j]
+            d[j] = dp
+            total += dp * p[b, t, j]
+        # pass 2: dS = P * (dP - sum_S(dP * P))
+        for j in range(S):
+            d[j] = p[b, t, j] * (d[j] - total)
+
+
+def attention_softmax_backward(dpd, p, keep, keep_prob):
+    """Reference: the dP, dS lines of ops.attention.ScaledDotProductAttention.backward.
+
+    dpd (R, T, S) is overwritten by dS, which is returned.  keep None or bool (R, T, S)."""
+    keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
+    _run("attention_softmax_backward", _attention_softmax_backward, p.size, dpd, p, keep_, 1.0 / keep_prob)
+    return dpd
+
+
+# --------------------------------------------------------------------------- cross-entropy
+@_jit
+def _cross_entropy_forward(logits, targets, ignore_index, losses, lse):
+    N, C = logits.shape
+    for i in prange(N):
+        # pass 1: the row's maximum
+        maxval = -np.inf
+        for j in range(C):
+            maxval = max(maxval, logits[i, j])
+        # pass 2: logsumexp = max + log(sum exp(x - max))
+        total = 0.0
+        for j in range(C):
+            total += math.exp(logits[i, j] - maxval)
+        lse[i] = maxval + math.log(total)
+        # loss = logsumexp - x[target], 0 where the target is ignored
+        t = targets[i]
+        losses[i] = 0.0 if t == ignore_index else lse[i] - logits[i, t]
+
+
+def cross_entropy_forward(logits, targets, ignore_index):
+    """Reference: ops.loss.CrossEntropy.forward (reduction "none").  -> losses (N,), lse (N,)."""
+    losses = np.empty(logits.shape[0], logits.dtype)
+    lse = np.empty(logits.shape[0], logits.dtype)
+    _run("cross_entropy_forward", _cross_entropy_forward, logits.size, logits, targets, int(ignore_index), losses, lse)
+    return losses, lse
+
+
+@_jit
+def _cross_entropy_backward(logits, lse, targets, ignore_index, gscale, dlogits):
+    N, C = logits.shape
+    for i in prange(N):
+        t = targets[i]
+        if t == ignore_index:
+            for j in range(C):
+                dlogits[i, j] = 0.0
+            continue
+        # dx = (softmax(x) - onehot(t)) * gscale, softmax(x) = exp(x - logsumexp)
+        g = gscale[i]
+        for j in range(C):
+            p = math.exp(logits[i, j] - lse[i])
+            dlogits[i, j] = (p - (1.0 if j == t else 0.0)) * g
+
+
+def cross_entropy_backward(logits, lse, targets, ignore_index, gscale):
+    """Reference: ops.loss.CrossEntropy.backward.  gscale (N,): each row's upstream factor."""
+    dlogits = np.empty_like(logits)
+    _run(
+        "cross_entropy_backward", _cross_entropy_backward, logits.size, logits, lse, targets, int(ignore_index),
+        gscale.astype(logits.dtype, copy=False), dlogits,
+    )  # fmt: skip
+    return dlogits
+
+
+# --------------------------------------------------------------------------- AdamW
+@njit(parallel=True, cache=True)  # no fastmath: torch rounds every operation, so must we
+def _adamw_step(param, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, beta2, one_minus_beta2,
+                neg_step_size, bias_correction2_sqrt, eps):  # fmt: skip
+    # One pass over the flat arrays, each element in torch's order of operations (its scalars
+    # already in the arrays' dtype, so float32 stays float32 as in torch's CPU path).
+    for i in prange(param.shape[0]):
+        g = grad[i]
+        p = param[i] * decay  # p * (1 - lr * wd)
+        m = exp_avg[i] + (g - exp_avg[i]) * one_minus_beta1  # lerp: m + (1 - b1) * (g - m)
+        v = exp_avg_sq[i] * beta2 + g * one_minus_beta2 * g  # v * b2 + ((1 - b2) * g) * g
+        denom = math.sqrt(v) / bias_correction2_sqrt + eps
+        param[i] = p + m * neg_step_size / denom  # p + (-step_size * m) / denom
+        exp_avg[i] = m
+        exp_avg_sq[i] = v
+
+
+def adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step):
+    """Reference: optim.adamw.adamw_update_.  In place on 1-D arrays of one dtype."""
+    f = param.dtype.type  # the scalars in the arrays' dtype: a float64 scalar would widen float32 math
+    _run(
+        "adamw_step", _adamw_step, param.size, param, grad, exp_avg, exp_avg_sq, f(1 - lr * weight_decay), f(1 - beta1),
+        f(beta2), f(1 - beta2), f(-lr / (1 - beta1**step)), f((1 - beta2**step) ** 0.5), f(eps),
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- elementwise
+@_jit
+def _relu_forward(x, y):
+    for i in prange(x.shape[0]):
+        y[i] = x[i] if x[i] > 0 else 0.0
+
+
+def relu_forward(x):
+    """Reference: ops.elementwise.ReLU.forward.  y = max(x, 0)."""
+    y = np.empty_like(x)
+    _run("relu_forward", _relu_forward, x.size, x.reshape(-1), y.reshape(-1))
+    return y
+
+
+@_jit
+def _relu_backward(g, y, dx):
+    for i in prange(g.shape[0]):
+        dx[i] = g[i] if y[i] > 0 else 0.0
+
+
+def relu_backward(g, y):
+    """Reference: ops.elementwise.ReLU.backward.  dx = g where y > 0, else 0."""
+    dx = np.empty_like(g)
+    _run("relu_backward", _relu_backward, g.size, g.reshape(-1), y.reshape(-1), dx.reshape(-1))
+    return dx
+
+
+_SQRT_HALF = 1 / math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+@_jit
+def _gelu_forward(x, y):
+    for i in prange(x.shape[0]):
+        cdf = 0.5 * (1.0 + math.erf(x[i] * _SQRT_HALF))  # Phi(x)
+        y[i] = x[i] * cdf
+
+
+def gelu_forward(x):
+    """Reference: ops.elementwise.GELU.forward (approximate="none").  y = x * Phi(x)."""
+    y = np.empty_like(x)
+    _run("gelu_forward", _gelu_forward, x.size, x.reshape(-1), y.reshape(-1))
+    return y
+
+
+@_jit
+def _gelu_backward(g, x, dx):
+    for i in prange(x.shape[0]):
+        cdf = 0.5 * (1.0 + math.erf(x[i] * _SQRT_HALF))  # Phi(x)
+        pdf = math.exp(-0.5 * x[i] * x[i]) * _INV_SQRT_2PI  # phi(x)
+        dx[i] = g[i] * (cdf + x[i] * pdf)  # dz/dx = Phi(x) + x phi(x)
+
+
+def gelu_backward(g, x):
+    """Reference: ops.elementwise.GELU.backward (approximate="none")."""
+    dx = np.empty_like(g)
+    _run("gelu_backward", _gelu_backward, g.size, g.reshape(-1), x.reshape(-1), dx.reshape(-1))
+    return dx
+
+
+@_jit
+def _dropout_forward(x, keep, scale, y):
+    for i in prange(x.shape[0]):
+        y[i] = x[i] * keep[i] * scale
+
+
+def dropout_forward(x, keep, scale):
+    """Reference: ops.dropout.Dropout.  y = x * keep * scale (its backward: the same call on g)."""
+    y = np.empty_like(x)
+    scale = x.dtype.type(scale)  # in x's dtype: float32 stays float32
+    _run("dropout_forward", _dropout_forward, x.size, x.reshape(-1), keep.reshape(-1), scale, y.reshape(-1))
+    return y
+
+
+# --------------------------------------------------------------------------- embedding
+@_jit
+def _embedding_backward(ids, dout, dweight, nblocks):
+    N, D = dout.shape
+    # Columns are split over the threads: each thread adds every row of its columns, in row
+    # order (deterministic, no two threads write the same place).
+    for blk in prange(nblocks):
+        lo, hi = blk * D // nblocks, (blk + 1) * D // nblocks
+        for i in range(N):
+            v = ids[i]
+            for j in range(lo, hi):
+                dweight[v, j] += dout[i, j]  # dW[ids[i]] += dout[i]
+
+
+def embedding_backward(ids, dout, num_embeddings):
+    """Reference: ops.embedding.Embedding.backward.  dW[v] = sum of dout[i] over ids[i] == v."""
+    dweight = np.zeros((num_embeddings, dout.shape[1]), dout.dtype)
+    nblocks = max(1, min(_BLOCKS, dout.shape[1] // 16))
+    _run("embedding_backward", _embedding_backward, dout.size, ids, dout, dweight, nblocks)
+    return dweight

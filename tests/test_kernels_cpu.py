@@ -1,0 +1,307 @@
+"""Every CPU kernel (tensorgrad/kernels/cpu.py) equals its reference op (tensorgrad/ops/),
+forward and backward, on hypothesis-drawn shapes: odd sizes, T = 1, row counts that are not a
+multiple of the thread count or of the row blocks, float32 and float64, with and without mask,
+dropout, weight and bias.
+
+The kernel ops are the Function subclasses of kernels/functions.py, run here without a graph
+(op.forward / op.backward on arrays), beside the reference class on the same arrays.
+
+Tolerances: float64 kernels agree with the reference to ~1e-15 relative per operation; sums
+over a row are taken in another order (and in float64 accumulators for float32 inputs), so a
+result of magnitude ~1 differs by a few ulps times the row length: 1e-10 (float64) and 2e-5
+(float32, ulp 6e-8, rows up to ~60) bound it with room, and a wrong kernel is off by O(0.1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tensorgrad as tg
+from tensorgrad import backend, kernels
+from tensorgrad.kernels import cpu
+from tensorgrad.kernels.functions import build
+from tensorgrad.ops import attention, dropout, elementwise, embedding, layernorm, loss
+from tensorgrad.optim.adamw import adamw_update_
+
+KERNEL = build(cpu)  # reference class -> kernel class
+TOL = {np.float32: 2e-5, np.float64: 1e-10}
+dtypes = st.sampled_from([np.float32, np.float64])
+odd = st.integers(1, 37)  # odd sizes and 1 included; 37 rows is no multiple of 2 threads or 16 blocks
+
+
+def _pair(ref_cls):
+    return ref_cls(np), KERNEL[ref_cls](np)
+
+
+def _close(got, want, dtype):
+    if want is None:
+        assert got is None
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype], equal_nan=True)
+
+
+def _randn(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@given(rows=odd, c=st.integers(1, 70), dtype=dtypes, affine=st.booleans(), seed=st.integers(0, 2**16))
+def test_layernorm_kernel_equals_reference(rows, c, dtype, affine, seed):
+    rng = np.random.default_rng(seed)
+    x = _randn(rng, (rows, c), dtype) * 3 + 1
+    w = _randn(rng, (c,), dtype) if affine else None
+    b = _randn(rng, (c,), dtype) if affine else None
+    g = _randn(rng, (rows, c), dtype)
+    ref, ker = _pair(layernorm.LayerNorm)
+    _close(ker.forward(x, w, b, 1), ref.forward(x, w, b, 1), dtype)
+    n_grads = 3 if affine else 1  # without a graph the reference also returns sums for absent w, b
+    for got, want in zip(ker.backward(g)[:n_grads], ref.backward(g)[:n_grads]):
+        _close(got, want, dtype)
+
+
+def test_layernorm_kernel_over_several_axes_and_bias_only():
+    """k = 2 normalised axes (folded into one row); bias without weight runs the reference."""
+    rng = np.random.default_rng(1)
+    x, w, b, g = (_randn(rng, s, np.float64) for s in ((3, 4, 5), (4, 5), (4, 5), (3, 4, 5)))
+    ref, ker = _pair(layernorm.LayerNorm)
+    _close(ker.forward(x, w, b, 2), ref.forward(x, w, b, 2), np.float64)
+    for got, want in zip(ker.backward(g), ref.backward(g)):
+        _close(got, want, np.float64)
+    ref, ker = _pair(layernorm.LayerNorm)
+    _close(ker.forward(x, None, b, 2), ref.forward(x, None, b, 2), np.float64)
+    assert ker.plain
+    for got, want in zip(ker.backward(g)[::2], ref.backward(g)[::2]):  # dx, db
+        _close(got, want, np.float64)
+
+
+@st.composite
+def attention_cases(draw):
+    batch = draw(st.sampled_from([(), (1,), (3,), (2, 3)]))
+    t = draw(st.integers(1, 9))
+    s = draw(st.sampled_from([t, draw(st.integers(1, 9))]))
+    d, dv = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    mask = draw(st.sampled_from(["none", "causal", "random"]))
+    dropout_p = draw(st.sampled_from([0.0, 0.3]))
+    return batch, t, s, d, dv, mask, dropout_p, draw(dtypes), draw(st.integers(0, 2**16))
+
+
+@given(case=attention_cases())
+def test_attention_kernel_equals_reference(case):
+    batch, t, s, d, dv, mask_kind, dropout_p, dtype, seed = case
+    rng = np.random.default_rng(seed)
+    q, k = _randn(rng, batch + (t, d), dtype), _randn(rng, batch + (s, d), dtype)
+    v, g = _randn(rng, batch + (s, dv), dtype), _randn(rng, batch + (t, dv), dtype)
+    mask = None
+    if mask_kind == "causal":
+        mask = np.tril(np.ones((t, s), bool))
+    elif mask_kind == "random":
+        mask = rng.random((t, s)) < 0.6
+        mask[:, 0] = True  # every row attends somewhere (a fully masked row is NaN on both paths)
+    ref, ker = _pair(attention.ScaledDotProductAttention)
+    outs = []
+    for op in (ref, ker):
+        tg.manual_seed(seed)  # the same dropout mask on both paths: both draw it from backend.rng
+        outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
+    assert not ker.plain
+    for got, want in zip(outs[1], outs[0]):
+        _close(got, want, dtype)
+
+
+def test_attention_kernel_fully_masked_row_is_nan_like_the_reference():
+    rng = np.random.default_rng(2)
+    q, k, v = (_randn(rng, (2, 3, 4), np.float64) for _ in range(3))
+    mask = np.ones((3, 3), bool)
+    mask[1] = False
+    ref, ker = _pair(attention.ScaledDotProductAttention)
+    want, got = ref.forward(q, k, v, mask, 0.5), ker.forward(q, k, v, mask, 0.5)
+    assert np.isnan(got[:, 1]).all() and np.isnan(want[:, 1]).all()
+    _close(got, want, np.float64)
+
+
+def test_attention_kernel_runs_the_reference_for_broadcast_batches():
+    rng = np.random.default_rng(3)
+    q, k, v = _randn(rng, (2, 3, 4), np.float64), _randn(rng, (1, 3, 4), np.float64), _randn(rng, (2, 3, 4), np.float64)
+    ref, ker = _pair(attention.ScaledDotProductAttention)
+    _close(ker.forward(q, k, v, None, 0.5), ref.forward(q, k, v, None, 0.5), np.float64)
+    assert ker.plain
+
+
+@given(b=st.integers(1, 3), t=st.integers(1, 7), heads=st.integers(1, 3), d=st.integers(1, 4), dtype=dtypes,
+       dropout_p=st.sampled_from([0.0, 0.25]), seed=st.integers(0, 2**16))  # fmt: skip
+def test_packed_attention_kernel_equals_reference(b, t, heads, d, dtype, dropout_p, seed):
+    rng = np.random.default_rng(seed)
+    qkv, g = _randn(rng, (b, t, 3 * heads * d), dtype), _randn(rng, (b, t, heads * d), dtype)
+    mask = np.tril(np.ones((t, t), bool))
+    ref, ker = _pair(attention.PackedSelfAttention)
+    outs = []
+    for op in (ref, ker):
+        tg.manual_seed(seed)
+        outs.append((op.forward(qkv, mask, heads, d**-0.5, dropout_p), *op.backward(g)))
+    for got, want in zip(outs[1], outs[0]):
+        _close(got, want, dtype)
+
+
+@given(n=odd, c=st.integers(1, 50), dtype=dtypes, reduction=st.sampled_from(["mean", "sum", "none"]),
+       ignore=st.booleans(), seed=st.integers(0, 2**16))  # fmt: skip
+def test_cross_entropy_kernel_equals_reference(n, c, dtype, reduction, ignore, seed):
+    rng = np.random.default_rng(seed)
+    x = _randn(rng, (n, c), dtype) * 4
+    t = rng.integers(0, c, n)
+    if ignore:
+        t[rng.random(n) < 0.3] = -100
+        t[0] = 0  # one row kept: with every row ignored, "mean" divides by 0 (the reference's gradient is
+        # then NaN on the ignored rows, 0 * inf; the kernel's is 0 there, as PyTorch's)
+    g = _randn(rng, (n,), dtype) if reduction == "none" else np.asarray(rng.standard_normal(), dtype)
+    ref, ker = _pair(loss.CrossEntropy)
+    want, got = ref.forward(x, t, reduction), ker.forward(x, t, reduction)
+    _close(np.asarray(got), np.asarray(want), dtype)
+    _close(ker.backward(g)[0], ref.backward(g)[0], dtype)
+
+
+@given(n=st.integers(1, 3000), dtype=dtypes, decay=st.sampled_from([0.0, 0.1]), seed=st.integers(0, 2**16))
+def test_adamw_kernel_equals_reference_bit_for_bit(n, dtype, decay, seed):
+    """Each element in torch's order of operations, in the arrays' dtype, nothing contracted: the
+    same IEEE operations as the reference, so the same bits (float32 and float64)."""
+    rng = np.random.default_rng(seed)
+    arrays = [_randn(rng, n, dtype) for _ in range(2)] + [np.zeros(n, dtype), np.zeros(n, dtype)]
+    ref_arrays = [a.copy() for a in arrays]
+    hyper = {"lr": 3e-3, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "weight_decay": decay}
+    for step in range(1, 4):
+        cpu.adamw_step(*arrays, **hyper, step=step)
+        adamw_update_(*ref_arrays, step=step, xp=np, **hyper)
+        arrays[1] = ref_arrays[1] = _randn(rng, n, dtype)  # a new gradient
+    for got, want in zip(arrays, ref_arrays):
+        np.testing.assert_array_equal(got, want)
+
+
+@given(shape=st.sampled_from([(1,), (7,), (3, 5), (2, 3, 9)]), dtype=dtypes, seed=st.integers(0, 2**16))
+def test_elementwise_kernels_equal_reference(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    x, g = _randn(rng, shape, dtype) * 2, _randn(rng, shape, dtype)
+    x.flat[0] = 0.0  # the kink: relu's subgradient 0
+    for ref_cls, args in ((elementwise.ReLU, ()), (elementwise.GELU, ("none",))):
+        ref, ker = _pair(ref_cls)
+        _close(ker.forward(x, *args), ref.forward(x, *args), dtype)
+        _close(ker.backward(g), ref.backward(g), dtype)
+    ref, ker = _pair(dropout.Dropout)
+    outs = []
+    for op in (ref, ker):
+        tg.manual_seed(seed)
+        outs.append((op.forward(x, 0.3, "cpu"), op.backward(g)))
+    for got, want in zip(outs[1], outs[0]):
+        _close(got, want, dtype)
+
+
+def test_gelu_tanh_and_integer_relu_run_the_reference():
+    ref, ker = _pair(elementwise.GELU)
+    x = np.linspace(-3, 3, 7)
+    _close(ker.forward(x, "tanh"), ref.forward(x, "tanh"), np.float64)
+    assert ker.plain
+    ker = KERNEL[elementwise.ReLU](np)
+    np.testing.assert_array_equal(ker.forward(np.array([-2, 0, 3])), [0, 0, 3])
+    assert ker.plain
+
+
+@given(n=odd, vocab=st.integers(1, 12), d=st.integers(1, 70), dtype=dtypes, seed=st.integers(0, 2**16))
+def test_embedding_backward_kernel_equals_reference(n, vocab, d, dtype, seed):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, vocab, (n,))  # repeats accumulate
+    w, g = _randn(rng, (vocab, d), dtype), _randn(rng, (n, d), dtype)
+    ref, ker = _pair(embedding.Embedding)
+    _close(ker.forward(ids, w), ref.forward(ids, w), dtype)
+    _close(ker.backward(g)[1], ref.backward(g)[1], dtype)
+
+
+def test_kernels_do_not_depend_on_the_thread_count():
+    """Rows go to threads whole, and sums over rows run over fixed blocks: one thread and two give
+    the same bits."""
+    numba = pytest.importorskip("numba")
+    rng = np.random.default_rng(4)
+    x, g, w = _randn(rng, (101, 33), np.float32), _randn(rng, (101, 33), np.float32), _randn(rng, (33,), np.float32)
+    s = _randn(rng, (5, 9, 9), np.float32)
+    ids = rng.integers(0, 7, 101)
+    runs = []
+    before = numba.get_num_threads()
+    for threads in (1, before):
+        numba.set_num_threads(threads)
+        y, mean, rstd = cpu.layernorm_forward(x, w, w, 1e-5)
+        runs.append([y, *cpu.layernorm_backward(g, x, mean, rstd, w), cpu.embedding_backward(ids, g, 7)])
+        runs[-1].append(cpu.attention_softmax_forward(s.copy(), 0.3, None, None, 1.0)[0])
+    numba.set_num_threads(before)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_kernel_that_fails_to_compile_names_itself_and_the_switch():
+    x = np.array([[1, "a"]], dtype=object)  # Numba cannot type object arrays
+    with pytest.raises(kernels.KernelError, match=r"layernorm_forward.*TENSORGRAD_KERNELS=reference"):
+        cpu.layernorm_forward(x, None, None, 1e-5)
+
+
+def test_the_switch_picks_the_path(monkeypatch):
+    x = tg.randn(3, 4, requires_grad=True)
+    assert type(x.layer_norm(4)._ctx) is KERNEL[layernorm.LayerNorm] or type(x.layer_norm(4)._ctx).kernels is cpu
+    with tg.kernels.reference():
+        assert tg.kernels.mode() == "reference"
+        assert type(x.layer_norm(4)._ctx) is layernorm.LayerNorm
+    assert tg.kernels.mode() == "kernels"
+    assert type(x.to("strict").layer_norm(4)._ctx) is layernorm.LayerNorm  # strict: always the reference
+    tg.kernels.use("reference")
+    try:
+        assert type(x.relu()._ctx) is elementwise.ReLU
+    finally:
+        tg.kernels.use("kernels")
+    assert type(x.relu()._ctx).kernels is cpu
+    with pytest.raises(ValueError, match="'kernels' or 'reference'"):
+        tg.kernels.use("fast")
+
+
+def test_the_environment_switch_and_its_errors():
+    import os
+    import subprocess
+    import sys
+
+    code = "import tensorgrad as tg; x = tg.randn(2, 3, requires_grad=True); print(type(x.relu()._ctx).__module__)"
+    env = dict(os.environ, TENSORGRAD_KERNELS="reference")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "tensorgrad.ops.elementwise"
+    env["TENSORGRAD_KERNELS"] = "nope"
+    bad = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "TENSORGRAD_KERNELS must be 'kernels' (the default) or 'reference'" in bad.stderr
+
+
+def test_a_device_without_a_kernel_module_runs_the_reference(monkeypatch):
+    monkeypatch.setitem(kernels._KERNEL_MODULES, "cpu", "no_such_module")
+    monkeypatch.setattr(kernels, "_tables", {})
+    assert kernels.substitutes("cpu") == {}
+
+
+def test_both_paths_draw_the_same_dropout_masks_and_train_alike():
+    """A seeded run is reproducible on each path, and the two paths agree (same masks from backend.rng)."""
+    from gpt import build_model  # noqa: PLC0415
+
+    def run():
+        tg.manual_seed(3)
+        model = build_model("small", vocab_size=11)
+        opt = tg.optim.AdamW(model.parameters(), lr=1e-2)
+        gen = np.random.default_rng(0)
+        losses = []
+        for _ in range(3):
+            idx = tg.tensor(gen.integers(0, 11, (4, 8)))
+            _, loss_ = model(idx, tg.tensor(gen.integers(0, 11, (4, 8))))
+            opt.zero_grad()
+            loss_.backward()
+            opt.step()
+            losses.append(loss_.item())
+        return losses
+
+    kernel_run, kernel_again = run(), run()
+    with tg.kernels.reference():
+        reference_run = run()
+    assert kernel_run == kernel_again  # bit for bit
+    # float32 through 3 steps of a 2-layer model: op-level differences of ~1e-7 grow to ~1e-6.
+    np.testing.assert_allclose(kernel_run, reference_run, rtol=1e-4)
+    assert backend.rng("cpu") is not None
