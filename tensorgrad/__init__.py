@@ -61,3 +61,7 @@ __all__ = [
     "triu", "uint8", "where", "zeros", "zeros_like",
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
+
+from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
+
+__all__ += ["autograd", "testing"]

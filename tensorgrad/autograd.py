@@ -22,11 +22,16 @@ Because ops see arrays, a test can run one backward without a graph:
     op = Softmax(np)
     y = op.forward(x, dim=-1)
     dx, = op.backward(dy)
+
+Your own ops can also be written in PyTorch's form, `forward(ctx, ...)` / `backward(ctx, ...)`
+as staticmethods on Tensors, subclassing this same `Function` (`tg.autograd.Function`); see
+custom_function.py for how that form maps onto this one.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 
 from . import backend
 
@@ -81,6 +86,16 @@ class Function:
         self.xp = xp  # the array namespace of the inputs' device
         self.parents = None  # the input Tensors (None for non-tensor args), set by apply
         self.saved = None
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass whose `forward` is a staticmethod is written in PyTorch's form
+        (forward(ctx, *args) / backward(ctx, *grads) on Tensors): its `apply` is the one in
+        custom_function.py.  Ops written on raw arrays (every op in ops/) keep the `apply` below."""
+        super().__init_subclass__(**kwargs)
+        if isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
+            from . import custom_function
+
+            custom_function.adopt(cls)
 
     def save_for_backward(self, *arrays):
         self.saved = arrays
@@ -212,3 +227,12 @@ def run_backward(root, grad, retain_graph=False):
         if not retain_graph:
             ctx.parents = None
             ctx.saved = None
+
+
+def __getattr__(name):
+    """tg.autograd.gradcheck, as torch.autograd.gradcheck (gradcheck.py imports this module, so lazily)."""
+    if name in ("gradcheck", "GradcheckError"):
+        import importlib
+
+        return getattr(importlib.import_module("tensorgrad.gradcheck"), name)
+    raise AttributeError(f"module 'tensorgrad.autograd' has no attribute {name!r}")

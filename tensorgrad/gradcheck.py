@@ -38,13 +38,19 @@ def _dot(outputs, cotangents) -> float:
     return float(sum(np.sum(o.numpy().astype(np.float64) * v) for o, v in zip(outputs, cotangents)))
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=False, seed=0) -> bool:
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=False, seed=0, raise_exception=True) -> bool:
     """True if fn's backward matches central differences; otherwise raises GradcheckError
-    naming the input, the element and both values.
+    naming the input, the element and both values (or returns False, with raise_exception=False,
+    as torch.autograd.gradcheck).
 
     `inputs` is a tensor or a sequence of tensors; those with requires_grad=True are checked
     and must be float64 (float32 differences at eps=1e-6 are rounding noise).
     """
+    if not raise_exception:
+        try:
+            return gradcheck(fn, inputs, eps, atol, rtol, fast_mode, seed)
+        except GradcheckError:
+            return False
     inputs = _as_tuple(inputs)
     checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:

@@ -1,0 +1,42 @@
+"""examples/compare_torch.py: tensorgrad and the lecture's PyTorch model from the same weights, on the same batches."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.reference
+torch = pytest.importorskip("torch")
+if not (ROOT / "data" / "tinyshakespeare" / "input.txt").exists():
+    pytest.skip("needs data/tinyshakespeare/input.txt", allow_module_level=True)
+sys.path.insert(0, str(ROOT))
+from examples import compare_torch  # noqa: E402
+
+
+def test_a_few_steps_agree_and_the_curves_are_drawn(tmp_path, capsys):
+    out = tmp_path / "curves.png"
+    args = ["--preset", "multihead", "--max-iters", "6", "--eval-interval", "3", "--eval-iters", "2",
+            "--batch-size", "8", "--out", str(out)]  # fmt: skip
+    assert compare_torch.main(args) == 0
+    text = capsys.readouterr().out
+    for step in (0, 3, 6):
+        assert f"{step:>6} train" in text and f"{step:>6}   val" in text
+    assert "max |difference|" in text and out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_float64_runs_agree_to_rounding():
+    args = compare_torch.parse_args(["--preset", "small", "--max-iters", "4", "--eval-iters", "1", "--batch-size", "4",
+                                     "--dtype", "float64", "--out", ""])  # fmt: skip
+    result = compare_torch.run(args, torch, log=lambda *a: None)
+    # float64, the same operations on the same weights and batches: differences are rounding (~1e-15)
+    assert result["max_step_diff"] < 1e-12 and result["max_eval_diff"] < 1e-12
+    assert result["max_weight_diff"] < 1e-12
+    assert len(result["ours"]) == 4
+
+
+def test_bad_arguments_give_one_line():
+    with pytest.raises(SystemExit):
+        compare_torch.parse_args(["--max-iters", "0"])
