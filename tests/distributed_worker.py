@@ -46,7 +46,8 @@ def gathered(arrays):
 
 def case_collectives():
     rank, n = dist.get_rank(), dist.get_world_size()
-    for device in ("cpu", "strict"):  # "strict" (CuPy-like) goes through the host-copy path
+    # "strict" (CuPy-like) and "cuda" (CuPy, where a GPU is at hand) go through the host-copy path
+    for device in ("cpu", "strict") + (("cuda",) if tg.cuda.is_available() else ()):
         for dtype in ("float32", "float64", "int32", "int64"):
             base = np.arange(6, dtype=dtype).reshape(2, 3)
             mine = base * (rank + 1) - 2 * rank  # rank 0: base, rank 1: 2 base - 2
@@ -133,6 +134,24 @@ def case_ddp():
         assert "sync_gradients" in str(e)
 
 
+def case_nccl():
+    """World size 1 on the one GPU at hand: the NCCL collectives and DDP's sync on CuPy arrays."""
+    t = tg.tensor([[1.0, -2.0], [3.0, 4.0]], device="cuda")
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX):
+        dist.all_reduce(t, op=op)
+        assert np.array_equal(t.numpy(), [[1.0, -2.0], [3.0, 4.0]]), (op, t.numpy())  # one rank: unchanged
+    col = tg.tensor(np.arange(6.0).reshape(2, 3), device="cuda")[:, 1]  # strided: a contiguous copy and back
+    dist.all_reduce(col)
+    dist.broadcast(col, 0)
+    assert np.array_equal(col.numpy(), [1.0, 4.0])
+    model = DDP(tiny_model().to("cuda"))
+    F.cross_entropy(model(tg.tensor(np.ones((4, 3)), device="cuda")), tg.tensor([0, 1, 0, 1], device="cuda")).backward()
+    before = [p.grad.numpy() for p in model.parameters()]
+    model.sync_gradients()
+    assert all(np.array_equal(a, p.grad.numpy()) for a, p in zip(before, model.parameters()))
+    dist.barrier()
+
+
 def case_raise():
     if dist.get_rank() == 1:
         raise ValueError("rank one failed on purpose")
@@ -152,7 +171,7 @@ def case_mismatch():
 if __name__ == "__main__":
     case = sys.argv[1]
     timeout = float(sys.argv[2]) if len(sys.argv) > 2 else 60
-    dist.init_process_group("mpi", timeout=timeout)
+    dist.init_process_group("nccl" if case == "nccl" else "mpi", timeout=timeout)
     for name in case.split(","):
         globals()[f"case_{name}"]()
         if dist.get_rank() == 0:

@@ -34,7 +34,7 @@ def mpirun(*args, timeout=120):
     start = time.monotonic()
     out = subprocess.run(
         [MPIEXEC, "-n", "2", sys.executable, *map(str, args)],
-        capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT,
+        check=False, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT,
     )  # fmt: skip
     return out.returncode, out.stdout + out.stderr, time.monotonic() - start
 
@@ -71,6 +71,22 @@ def test_ranks_with_different_models_are_refused_naming_the_difference():
     rc, out, _ = mpirun(WORKER, "mismatch")
     assert rc != 0
     assert "rank 1's model differs from rank 0's: ('0.weight', (8, 3), 'float64') where rank 0 has" in out, out
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not tg.cuda.is_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_nccl_on_one_gpu():
+    """The NCCL backend with world size 1 (torchrun-style variables; CuPy's TCP store on rank 0)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k not in _LAUNCHER_VARS}
+    env.update(PYTHONPATH=str(ROOT), RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    out = subprocess.run([sys.executable, str(WORKER), "nccl"], check=False, capture_output=True, text=True,
+                         timeout=300, env=env, cwd=ROOT)  # fmt: skip
+    assert out.returncode == 0 and "ok nccl" in out.stdout, out.stdout + out.stderr
 
 
 def test_without_a_launcher_one_clear_error(monkeypatch):
