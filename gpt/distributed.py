@@ -27,6 +27,7 @@ class Ranks:
             dist.init_process_group(backend_name)
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         self.is_main = self.rank == 0
+        self.device = "cuda" if dist.get_backend() == "nccl" else "cpu"  # where small collectives' tensors live
 
     def check_same(self, **facts):
         """Every rank must hold the same facts (config, data): else refuse, naming the first difference."""
@@ -54,7 +55,7 @@ class Ranks:
     def average(self, losses: dict) -> dict:
         """The mean over ranks of each split's loss (each rank evaluated its own batches)."""
         keys = sorted(losses)
-        t = tg.tensor([float(losses[k]) for k in keys], dtype=tg.float64)
+        t = tg.tensor([float(losses[k]) for k in keys], dtype=tg.float64, device=self.device)
         dist.all_reduce(t, op=dist.ReduceOp.AVG)
         return dict(zip(keys, t.tolist()))
 
