@@ -1,0 +1,159 @@
+"""Fused kernels: the speed of tensorgrad, kept apart from the reference ops.
+
+`tensorgrad/ops/` is the reference: plain array code that follows each derivation line for line
+and runs on every device.  This package holds the same math as fused loops, one module per device:
+
+    kernels/cpu.py     Numba (@njit, parallel over rows, cache=True), on NumPy arrays
+    kernels/cuda.py    Numba-CUDA, on CuPy arrays (through __cuda_array_interface__, launched on
+                       CuPy's current stream); imported only when a CUDA tensor meets a kernel op
+
+`kernels/functions.py` turns a kernel module into `Function` subclasses of the reference ops (a
+`LayerNorm` whose forward and backward call `module.layernorm_forward` / `_backward`, ...), and
+`Function.apply` runs that subclass instead of the reference class on the devices that have one
+(`substitutes(device)` below).  GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
+
+The switch, one for the whole library (the default is "kernels"):
+
+    TENSORGRAD_KERNELS=reference python ...        # the environment, read at import
+    tg.kernels.use("reference")                    # from Python; use("kernels") switches back
+    with tg.kernels.reference(): ...               # for a block
+    "strict" always runs the reference (Numba cannot take its guarded arrays).
+
+A kernel that fails to compile raises KernelError naming the kernel and the switch: there is no
+silent fallback to the reference.  Both paths take dropout masks from `backend.rng(device)`, so a
+seeded run draws the same masks on either path.
+
+The kernel contract (every kernel module, cpu.py and cuda.py, has these functions with these
+signatures; a module may leave some out, and then the reference runs for those ops):
+arrays are the device's raw arrays (NumPy for cpu, CuPy for cuda), float32 or float64, inputs
+C-contiguous (the caller makes them so), and results are new arrays unless said otherwise.
+
+    layernorm_forward(x, weight, bias, eps) -> (y, mean, rstd)
+        x (N, C); weight, bias (C,) or None; y (N, C); mean, rstd (N,)
+        reference: ops.layernorm.LayerNorm.forward
+    layernorm_backward(dy, x, mean, rstd, weight) -> (dx, dweight, dbias)
+        dy, x (N, C); dweight, dbias (C,), both None when weight is None
+        reference: ops.layernorm.LayerNorm.backward
+    attention_softmax_forward(scores, scale, mask, keep, keep_prob) -> (p, pd)
+        scores (R, T, S) = q @ k^T unscaled (may be overwritten: p may be that same array);
+        mask None or bool (T, S), True = may attend; keep None or the dropout keep mask (R, T, S),
+        bool, as drawn by backend.rng(device).keep_mask; keep_prob = 1 - dropout_p
+        p  = softmax(where(mask, scores * scale, -inf)) along S
+        pd = p * keep / keep_prob, or None without dropout (keep is None)
+        reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward
+    attention_softmax_backward(dpd, p, keep, keep_prob) -> ds
+        dP = dpd * keep / keep_prob (dpd itself when keep is None)
+        ds = p * (dP - sum_S(dP * p)), (R, T, S); may overwrite dpd (ds may be that array)
+        reference: the dP, dS lines of ops.attention.ScaledDotProductAttention.backward
+    cross_entropy_forward(logits, targets, ignore_index) -> (losses, lse)
+        logits (N, C), targets (N,) int64; losses, lse (N,); losses are 0 where ignored
+        reference: ops.loss.CrossEntropy.forward (with reduction="none")
+    cross_entropy_backward(logits, lse, targets, ignore_index, gscale) -> dlogits
+        dlogits = (softmax(logits) - onehot(targets)) * gscale[n], 0 on ignored rows; gscale (N,)
+        reference: ops.loss.CrossEntropy.backward
+    adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step) -> None
+        in place on 1-D arrays of one dtype, in torch's order of operations (hyperparameters are
+        Python numbers; step counts from 1)
+        reference: optim.adamw.adamw_update_
+    relu_forward(x) -> y;           relu_backward(g, y) -> dx              (reference: ops.elementwise.ReLU)
+    gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.elementwise.GELU)
+    dropout_forward(x, keep, scale) -> x * keep * scale                      (reference: ops.dropout.Dropout)
+        keep bool like x; its backward is the same call on the gradient
+    embedding_backward(ids, dout, num_embeddings) -> dweight                 (reference: ops.embedding.Embedding)
+        ids (N,) int64 in range, dout (N, D), dweight (num_embeddings, D)
+    elementwise kernels take arrays of any shape (C-contiguous) and return the same shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+
+MODES = ("kernels", "reference")
+_ENV = "TENSORGRAD_KERNELS"
+
+
+class KernelError(RuntimeError):
+    """A kernel that cannot run here (failed to compile, its package is missing)."""
+
+
+def _mode_from_env() -> str:
+    value = os.environ.get(_ENV, "kernels").strip().lower() or "kernels"
+    if value not in MODES:
+        raise ValueError(f"{_ENV} must be 'kernels' (the default) or 'reference', got {value!r}")
+    return value
+
+
+_mode = _mode_from_env()
+_tables: dict = {}  # device -> {reference Function class: kernel Function class}; cleared by use()
+_KERNEL_MODULES = {"cpu": "cpu", "cuda": "cuda"}  # device -> module of this package ("strict": none)
+
+
+def mode() -> str:
+    """'kernels' (fused kernels where a device has them) or 'reference' (the plain ops)."""
+    return _mode
+
+
+def use(new_mode: str):
+    """Switch the whole library to 'kernels' or 'reference' (as TENSORGRAD_KERNELS does)."""
+    global _mode
+    if new_mode not in MODES:
+        raise ValueError(f"tg.kernels.use: mode must be 'kernels' or 'reference', got {new_mode!r}")
+    _mode = new_mode
+    _tables.clear()
+
+
+@contextlib.contextmanager
+def reference():
+    """Run the reference ops inside the block: `with tg.kernels.reference(): ...`."""
+    previous = _mode
+    use("reference")
+    try:
+        yield
+    finally:
+        use(previous)
+
+
+def module(device: str):
+    """The kernel module of a device, or None (no kernels for it, or the reference is switched on)."""
+    if _mode == "reference" or device not in _KERNEL_MODULES:
+        return None
+    name = f"{__name__}.{_KERNEL_MODULES[device]}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name == name:  # this device has no kernel module (yet): the reference runs
+            return None
+        raise KernelError(
+            f"the {device} kernels need {e.name!r}, which is not installed ({e}); install it "
+            f"(pip install 'tensorgrad-gpt[cuda12]' for CUDA) or run the reference ops with "
+            f"{_ENV}=reference or tg.kernels.use('reference')"
+        ) from None
+
+
+def substitutes(device: str) -> dict:
+    """{reference Function class: kernel Function class} for a device (empty: all reference)."""
+    table = _tables.get(device)
+    if table is None:
+        mod = module(device)
+        if mod is None:
+            table = {}
+        else:
+            from .functions import build  # noqa: PLC0415  (imports the ops, which import the engine)
+
+            table = build(mod)
+        _tables[device] = table
+    return table
+
+
+def compile_error(kernel: str, error: Exception) -> KernelError:
+    """The error raised when a kernel fails to compile: it names the kernel and the switch."""
+    first_line = (str(error).strip().splitlines() or [""])[0]
+    return KernelError(
+        f"kernel {kernel!r} failed to compile ({type(error).__name__}: {first_line}); "
+        f"run the reference ops instead with {_ENV}=reference or tg.kernels.use('reference')"
+    )
+
+
+__all__ = ["MODES", "KernelError", "compile_error", "mode", "module", "reference", "substitutes", "use"]

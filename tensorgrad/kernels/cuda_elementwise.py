@@ -1,0 +1,128 @@
+"""Elementwise kernels for CUDA (and the embedding's backward): one thread per element.
+
+Each kernel walks a flat array with a grid-stride loop: thread i of the grid does elements
+i, i + (threads in the grid), ...  The arrays are flattened by the wrappers in cuda.py, so any
+shape works.  Arithmetic stays in the arrays' dtype (constants made with `x.dtype.type(...)`,
+scalars passed in that dtype).
+
+The GPU compiler fuses a * b + c into one rounding (fused multiply-add) where the reference
+NumPy code rounds twice, so a GPU result can differ from the reference in its last bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda
+
+INV_SQRT2 = 1 / math.sqrt(2)
+INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+# --------------------------------------------------------------------------- AdamW
+@cuda.jit(cache=True)
+def adamw_elements(param, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, beta2, one_minus_beta2,
+                   neg_step_size, bias_correction2_sqrt, eps):  # fmt: skip
+    """One AdamW step, in place, per element.  Must equal optim.adamw.adamw_update_, in torch's
+    order of operations (the host folds the hyperparameters: decay = 1 - lr * wd,
+    neg_step_size = -lr / (1 - beta1^t), bias_correction2_sqrt = sqrt(1 - beta2^t)):
+        p <- p * decay
+        m <- m + (g - m) * (1 - b1)
+        v <- v * b2 + (g * (1 - b2)) * g
+        p <- p + (m * neg_step_size) / (sqrt(v) / bias_correction2_sqrt + eps)"""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, param.shape[0], stride):
+        g = grad[i]
+        p = param[i] * decay
+        m = exp_avg[i]
+        m = m + (g - m) * one_minus_beta1
+        v = exp_avg_sq[i] * beta2 + (g * one_minus_beta2) * g
+        denom = math.sqrt(v) / bias_correction2_sqrt + eps
+        param[i] = p + (m * neg_step_size) / denom
+        exp_avg[i] = m
+        exp_avg_sq[i] = v
+
+
+# --------------------------------------------------------------------------- ReLU, GELU, dropout
+@cuda.jit(cache=True)
+def relu_forward_elements(x, y):
+    """y = max(x, 0) (NaN stays NaN).  Must equal ops.elementwise.ReLU.forward."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    zero = x.dtype.type(0)
+    for i in range(start, x.shape[0], stride):
+        v = x[i]
+        y[i] = zero if v < zero else v
+
+
+@cuda.jit(cache=True)
+def relu_backward_elements(g, y, dx):
+    """dx = g where y > 0, else 0.  Must equal ops.elementwise.ReLU.backward."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    zero = g.dtype.type(0)
+    for i in range(start, g.shape[0], stride):
+        dx[i] = g[i] if y[i] > zero else zero
+
+
+@cuda.jit(cache=True)
+def gelu_forward_elements(x, y):
+    """y = x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 (the exact GELU).  Must equal
+    ops.elementwise.GELU.forward with approximate="none"."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    half = x.dtype.type(0.5)
+    one = x.dtype.type(1)
+    inv_sqrt2 = x.dtype.type(INV_SQRT2)
+    for i in range(start, x.shape[0], stride):
+        v = x[i]
+        y[i] = v * (half * (one + math.erf(v * inv_sqrt2)))
+
+
+@cuda.jit(cache=True)
+def gelu_backward_elements(g, x, dx):
+    """dx = g * (Phi(x) + x * phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi).  Must equal
+    ops.elementwise.GELU.backward with approximate="none"."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    half = x.dtype.type(0.5)
+    one = x.dtype.type(1)
+    inv_sqrt2 = x.dtype.type(INV_SQRT2)
+    inv_sqrt_2pi = x.dtype.type(INV_SQRT_2PI)
+    for i in range(start, x.shape[0], stride):
+        v = x[i]
+        cdf = half * (one + math.erf(v * inv_sqrt2))
+        pdf = math.exp(-half * v * v) * inv_sqrt_2pi
+        dx[i] = g[i] * (cdf + v * pdf)
+
+
+@cuda.jit(cache=True)
+def dropout_elements(x, keep, scale, y):
+    """y = x * keep * scale (inverted dropout; keep is bool).  Must equal ops.dropout.Dropout's
+    forward, and its backward when x is the gradient."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    zero = x.dtype.type(0)
+    for i in range(start, x.shape[0], stride):
+        y[i] = x[i] * scale if keep[i] else zero
+
+
+# --------------------------------------------------------------------------- embedding backward
+@cuda.jit(cache=True)
+def embedding_backward_rows(order, starts, dout, dweight):
+    """dweight[v, :] = the sum of dout[n, :] over the positions n with ids[n] == v, added in
+    increasing n.  Must equal ops.embedding.Embedding.backward (a scatter-add).
+
+    `order` is the positions sorted by id (a stable sort: equal ids keep increasing n) and
+    positions starts[v] .. starts[v + 1] of it hold id v.  Each thread owns one (v, column) and
+    sums its rows in order: no atomics, so the result is the same on every run.
+    Grid: (V, column blocks)."""
+    v = cuda.blockIdx.x
+    d = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x
+    if d >= dout.shape[1]:
+        return
+    s = dout.dtype.type(0)
+    for k in range(starts[v], starts[v + 1]):
+        s += dout[order[k], d]
+    dweight[v, d] = s
