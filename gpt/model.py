@@ -221,7 +221,7 @@ class KVCache:
 def _keep_top_k(logits, k):
     """-inf everywhere but the k largest logits of each row (B, V)."""
     xp = backend.namespace(logits.device)
-    kth = xp.sort(logits.data, axis=-1)[:, -min(k, logits.shape[-1])][:, None]  # (B, 1): the k-th largest
+    kth = xp.sort(logits._data, axis=-1)[:, -min(k, logits.shape[-1])][:, None]  # (B, 1): the k-th largest
     return logits.masked_fill(logits < tg.Tensor(kth), float("-inf"))
 
 

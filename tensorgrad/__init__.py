@@ -7,7 +7,7 @@ backward's derivation in its docstring), nn/, optim/.
 
 from . import cuda, nn, optim
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
-from .backend import DeviceError, float16, float32, float64, int32, int64, uint8
+from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
 from .creation import (
     arange,
@@ -61,6 +61,7 @@ __all__ = [
     "triu", "uint8", "where", "zeros", "zeros_like",
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
+__all__ += ["ShapeError"]
 
 from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
 

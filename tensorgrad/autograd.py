@@ -15,7 +15,16 @@ The engine, not each op, does the work every op shares:
 - accumulation: a tensor used twice receives the sum of both gradients;
 - ordering: nodes are visited in reverse topological order, found without
   recursion so deep graphs do not hit Python's recursion limit;
-- releasing: each node's saved arrays are dropped as soon as its backward ran.
+- releasing: each node's saved arrays are dropped as soon as its backward ran;
+- checking: a saved array that an in-place write changed after the forward pass
+  (x[0] = 1, x += 1, opt.step()) makes backward raise instead of using the new values.
+
+Version counters (as PyTorch's): every tensor has one, a one-element list shared with
+its views (an op whose output array is a view of an input's shares that input's list);
+each in-place write bumps it.  When an op records itself, `apply` notes, for every array
+it saved, the tensor whose storage that array is (an input or the output) and its version
+then; `run_backward` compares them with the versions now before running the op's
+backward.  The ops themselves know nothing of this.
 
 Because ops see arrays, a test can run one backward without a graph:
 
@@ -80,12 +89,13 @@ class enable_grad(_GradMode):
 class Function:
     """One differentiable op: forward and backward side by side (see module docstring)."""
 
-    __slots__ = ("xp", "parents", "saved")
+    __slots__ = ("xp", "parents", "saved", "versions")
 
     def __init__(self, xp):
         self.xp = xp  # the array namespace of the inputs' device
         self.parents = None  # the input Tensors (None for non-tensor args), set by apply
         self.saved = None
+        self.versions = None  # (counter, version) of each tensor whose storage a saved array is
 
     def __init_subclass__(cls, **kwargs):
         """A subclass whose `forward` is a staticmethod is written in PyTorch's form
@@ -124,7 +134,7 @@ class Function:
                         f"{cls.__name__}: expected all tensors on the same device, got {device} and {a.device}"
                     )
                 requires_grad = requires_grad or a.requires_grad
-                arrays.append(a.data)
+                arrays.append(a._data)
             else:
                 arrays.append(a)
         if device is None:
@@ -134,10 +144,79 @@ class Function:
         out = backend.ensure_array(xp, ctx.forward(*arrays, **params))
         requires_grad = requires_grad and _grad_enabled
         result = Tensor._make(out, device, requires_grad)
+        if getattr(out, "base", None) is not None:  # a view (reshape, transpose, slice): of an input?
+            storage = backend.storage_of(out)
+            for a in args:
+                if isinstance(a, Tensor) and backend.storage_of(a._data) is storage:
+                    result._counter = a._counter  # views share their base's version counter
+                    break
+        else:
+            for a in args:
+                if isinstance(a, Tensor) and a._data is out:  # an op returned its input's array as is
+                    result._counter = a._counter
+                    break
         if requires_grad:
             ctx.parents = args
             result._ctx = ctx
+            if ctx.saved:
+                ctx.versions = _saved_versions(ctx.saved, args, result)
         return result
+
+
+_NOT_ARRAYS = (int, float, bool, str, type(None))
+
+
+def _saved_versions(saved, args, result):
+    """For each tensor (an input or the output) whose storage a saved array shares: its version
+    counter and its version now.  Arrays of the op's own (intermediates no tensor holds) cannot
+    be written by the user and need no record.  Plain loops: this runs for every recorded op."""
+    records = []
+    for item in saved:
+        if isinstance(item, _NOT_ARRAYS):
+            continue
+        if type(item) is tuple or type(item) is list:  # e.g. an index: look one level in
+            for array in item:
+                if not isinstance(array, _NOT_ARRAYS):
+                    _record_views(array, args, result, records)
+            continue
+        if item is result._data:
+            records.append((result._counter, result._counter[0]))
+            continue
+        for a in args:
+            if isinstance(a, Tensor) and a._data is item:  # the common case: an input's own array
+                records.append((a._counter, a._counter[0]))
+                break
+        else:
+            _record_views(item, args, result, records)
+    return records or None
+
+
+def _record_views(array, args, result, records):
+    """Record every tensor whose storage `array` shares (a view of an input or of the output, or a
+    storage several inputs share: the parameters of a fused optimizer are views of one array)."""
+    root = backend.storage_of(array)
+    for t in (result, *args):
+        if isinstance(t, Tensor) and backend.storage_of(t._data) is root:
+            records.append((t._counter, t._counter[0]))
+
+
+def _check_versions(ctx, output):
+    """Raise if an array `ctx` (which made `output`) saved was written in place after its forward."""
+    for counter, version in ctx.versions:
+        if counter[0] != version:
+            i = next((i for i, p in enumerate(ctx.parents) if isinstance(p, Tensor) and p._counter is counter), None)
+            if i is not None or output._counter is counter:
+                t, what = (ctx.parents[i], f"input {i}") if i is not None else (output, "output 0")
+                which = f"[{t.dtype} tensor of shape {tuple(t.shape)}], which is {what} of"
+            else:  # a tensor a custom Function made inside its forward and saved
+                which = "a tensor saved by"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: {which} {type(ctx).__name__}Backward, is at version {counter[0]}; "
+                f"expected version {version} instead. Hint: the write came after the forward pass that saved "
+                "it (x[...] = v, x += v, x.add_(v), opt.step()); write to a clone(), or call backward before "
+                "the write."
+            )
 
 
 def unbroadcast(grad, shape):
@@ -197,7 +276,7 @@ def run_backward(root, grad, retain_graph=False):
         ctx = node._ctx
         if ctx is None:  # a leaf: accumulate into .grad
             if node.grad is not None:
-                node.grad.data += g
+                node.grad._data += g
                 continue
             buffer = getattr(node, "_grad_buffer", None)  # a Parameter may bring its own array
             if buffer is not None and buffer.shape == g.shape and buffer.dtype == g.dtype:
@@ -206,6 +285,8 @@ def run_backward(root, grad, retain_graph=False):
             else:
                 node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
             continue
+        if ctx.versions is not None:
+            _check_versions(ctx, node)
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)

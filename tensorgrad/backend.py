@@ -125,6 +125,11 @@ class DeviceError(RuntimeError):
     """A device that cannot be used here, or arrays on different devices."""
 
 
+class ShapeError(RuntimeError, ValueError):
+    """Shapes that do not fit an op.  PyTorch raises RuntimeError for these; it is a ValueError
+    too, so both `except RuntimeError` (code ported from PyTorch) and `except ValueError` work."""
+
+
 def _load_cupy():
     """Import CuPy, check a GPU is there and that CuPy can use it; one clear sentence if not."""
     global _cupy
@@ -355,6 +360,18 @@ def to_device(array, device: str):
         return array
     host = array if src == "cpu" else to_numpy(array)
     return from_host(host, host.dtype, device)
+
+
+def storage_of(array):
+    """The object that owns `array`'s memory: the array itself, or the base it is a view of.
+    Two arrays with the same storage_of share memory, so a write to one shows in the other
+    (the engine's version counters use this to tell views from fresh arrays)."""
+    if isinstance(array, backend_strict.StrictArray):
+        array = array._a
+    base = getattr(array, "base", None)
+    while base is not None and base is not array:
+        array, base = base, getattr(base, "base", None)
+    return array
 
 
 def ensure_array(xp, value):

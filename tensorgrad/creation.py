@@ -10,8 +10,11 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of `data`, with PyTorch's dtype rules: Python floats -> float32,
     ints -> int64, bools -> bool; a NumPy array keeps its dtype (float64 stays float64)."""
     if isinstance(data, Tensor):
-        data = data.data
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        data = data._data
+    t = Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    if backend.is_array(data) and backend.storage_of(t._data) is backend.storage_of(data):
+        t._data = t._data.copy()  # a copy, as torch.tensor: an alias would escape the version counter
+    return t
 
 
 def _filled(fill, shape, dtype, device, requires_grad):
@@ -130,10 +133,36 @@ def multinomial(probs: Tensor, num_samples: int, replacement=False) -> Tensor:
     """
     if num_samples != 1 and not replacement:
         raise NotImplementedError("multinomial: without replacement only num_samples=1 is supported")
+    if probs.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {probs.shape}")
     xp = backend.namespace(probs.device)
-    p = probs.data if probs.ndim == 2 else probs.data[None, :]
+    p = probs._data if probs.ndim == 2 else probs._data[None, :]
+    _check_probabilities(xp, p, probs.device)
     cdf = xp.cumsum(p, axis=-1)  # (R, C)
     u = backend.rng(probs.device).uniform((p.shape[0], num_samples), cdf.dtype) * cdf[:, -1:]  # (R, S)
     ids = (cdf[:, None, :] <= u[:, :, None]).sum(axis=-1)  # (R, S)
     ids = xp.minimum(ids, p.shape[-1] - 1).astype(backend.int64)
     return Tensor._make(ids if probs.ndim == 2 else ids[0], probs.device, False)
+
+
+def _check_probabilities(xp, p, device):
+    """PyTorch's checks of multinomial's input: no NaN, inf or negative entry, no row summing
+    to 0.  On the CPU they run now; on a GPU they are queued (backend.defer_check) and raise at
+    the next read, as the token-id checks do."""
+    bad = ~xp.isfinite(p) | (p < 0)
+    empty = p.sum(axis=-1) <= 0
+
+    def fail_values():
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+
+    def fail_sum():
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+
+    if device == "cpu":
+        if bad.any():
+            fail_values()
+        if empty.any():
+            fail_sum()
+    else:
+        backend.defer_check(bad.any(), fail_values)
+        backend.defer_check(empty.any(), fail_sum)

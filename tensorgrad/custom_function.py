@@ -116,7 +116,7 @@ def _check_grads(name, grads, inputs):
                 f"function {name}Backward returned an invalid gradient at index {i} - got {list(g.shape)} but "
                 f"expected shape compatible with {list(x.shape)}"
             )
-        data = g.data if g.device == x.device else backend.to_device(g.data, x.device)
+        data = g._data if g.device == x.device else backend.to_device(g._data, x.device)
         out.append(data if g.dtype == x.dtype else data.astype(x.dtype))  # cast, as PyTorch does
     return tuple(out)
 
@@ -169,10 +169,13 @@ def _apply(cls, *args, **kwargs):
         )
     requires_grad = any(ctx.needs_input_grad) and not ctx._non_differentiable
     # a new tensor, even if forward returned one of its inputs
-    result = autograd.Tensor._make(out.data, out.device, requires_grad)
+    result = autograd.Tensor._make(out._data, out.device, requires_grad)
+    result._counter = out._counter  # the same storage: the same version counter
     if requires_grad:
         ctx.parents = args
         result._ctx = ctx
+        if ctx.saved:  # each saved tensor's version now: backward refuses one written in place since
+            ctx.versions = [(t._counter, t._counter[0]) for t in ctx.saved if t is not None]
     return result
 
 

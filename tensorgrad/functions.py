@@ -27,7 +27,7 @@ def cat(tensors, dim=0) -> Tensor:
     first = tensors[0].shape
     for t in tensors[1:]:
         if t.ndim != len(first) or t.shape[:d] + t.shape[d + 1 :] != first[:d] + first[d + 1 :]:
-            raise ValueError(f"cat: shapes {first} and {t.shape} differ outside dim {dim}")
+            raise backend.ShapeError(f"cat: shapes {first} and {t.shape} differ outside dim {dim}")
     return Cat.apply(*tensors, axis=d)
 
 
@@ -36,7 +36,7 @@ def stack(tensors, dim=0) -> Tensor:
     tensors = _same_kind(tensors, "stack")
     for t in tensors[1:]:
         if t.shape != tensors[0].shape:
-            raise ValueError(f"stack: expects tensors of equal shape, got {tensors[0].shape} and {t.shape}")
+            raise backend.ShapeError(f"stack: expects tensors of equal shape, got {tensors[0].shape} and {t.shape}")
     return Stack.apply(*tensors, axis=normalize_dim(dim, tensors[0].ndim + 1, "stack"))
 
 

@@ -81,13 +81,13 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=False, seed=
     def value_at(i, host):
         """(v . f) with input i's data replaced by `host`."""
         t = inputs[i]
-        saved = t.data
-        t.data = backend.from_host(host, saved.dtype, t.device)
+        saved = t._data
+        t._data = backend.from_host(host, saved.dtype, t.device)
         try:
             with no_grad():
                 return _dot(_as_tuple(fn(*inputs)), cotangents)
         finally:
-            t.data = saved
+            t._data = saved
 
     for i in checked:
         x0 = inputs[i].numpy()

@@ -121,19 +121,26 @@ def _fsync_directory(directory: str):
 def load(path, device="cpu"):
     """Load what tg.save wrote; every tensor is placed on `device`, whatever it was saved from.
 
-    Raises CheckpointError (naming the file and the problem) for a truncated, corrupt or
-    foreign file; FileNotFoundError if there is none.
+    Raises CheckpointError (naming the file and the problem) for a directory, a truncated,
+    corrupt or foreign file, or metadata nested deeper than MAX_DEPTH; FileNotFoundError if
+    there is none.
     """
     path = os.fspath(path)
     device = backend.normalize_device(device)
+    if os.path.isdir(path):
+        raise CheckpointError(
+            f"{path}: is a directory, not a checkpoint file (e.g. {os.path.join(path, 'last.npz')})"
+        ) from None
     with open(path, "rb") as f:  # FileNotFoundError / PermissionError propagate as they are
         try:
             arrays, root = _read(f)
-            return _decode(root, arrays, {}, device)
+            return _decode(root, arrays, {}, device, 0)
         except CheckpointError as e:
             raise CheckpointError(f"{path}: {e}") from None
-        except (ValueError, TypeError, OSError, EOFError, KeyError, zipfile.BadZipFile) as e:
-            # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        except (ValueError, TypeError, OSError, EOFError, KeyError, IndexError, RecursionError, MemoryError,
+                zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as e:  # fmt: skip
+            # json.JSONDecodeError and UnicodeDecodeError are ValueErrors; json.loads raises
+            # RecursionError on absurdly nested text; a mangled zip header can raise any of these
             raise CheckpointError(f"{path}: not a readable tensorgrad checkpoint ({type(e).__name__}: {e})") from None
 
 
@@ -162,11 +169,17 @@ def _read(f):
     return arrays, meta["root"]
 
 
-def _decode(node, arrays: dict, memo: dict, device: str):
+MAX_DEPTH = 64  # tg.save's own checkpoints nest 4-6 levels; deeper metadata is refused
+
+
+def _decode(node, arrays: dict, memo: dict, device: str, depth: int):
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
+    if depth > MAX_DEPTH:
+        raise CheckpointError(f"corrupt metadata: nested deeper than {MAX_DEPTH} levels")
+    depth += 1
     if isinstance(node, list):
-        return [_decode(v, arrays, memo, device) for v in node]
+        return [_decode(v, arrays, memo, device, depth) for v in node]
     if not isinstance(node, dict):
         raise CheckpointError(f"corrupt metadata: unexpected {type(node).__name__}")
     if "__tensor__" in node:
@@ -185,7 +198,7 @@ def _decode(node, arrays: dict, memo: dict, device: str):
         memo[key] = t
         return t
     if "__tuple__" in node:
-        return tuple(_decode(v, arrays, memo, device) for v in node["__tuple__"])
+        return tuple(_decode(v, arrays, memo, device, depth) for v in node["__tuple__"])
     if "__dict__" in node:
-        return {k: _decode(v, arrays, memo, device) for k, v in node["__dict__"]}
+        return {k: _decode(v, arrays, memo, device, depth) for k, v in node["__dict__"]}
     raise CheckpointError(f"corrupt metadata: unknown entry {sorted(node)}")

@@ -9,6 +9,7 @@ import math
 
 from . import autograd, backend
 from .autograd import is_grad_enabled, run_backward
+from .backend import ShapeError
 from .ops.dropout import Dropout
 from .ops.elementwise import GELU, Add, Cast, Clone, Div, Exp, Log, Mul, Neg, Pow, ReLU, Sqrt, Sub, Tanh
 from .ops.layernorm import LayerNorm
@@ -21,6 +22,15 @@ from .ops.transfer import ToDevice
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
 
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # an in-place result may not climb this order
+
+
+def _torch_name(dtype) -> str:
+    """PyTorch's scalar-type name (Float, Long, ...), for errors worded as PyTorch's."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}  # fmt: skip
+    return names.get(str(backend.as_dtype(dtype)), str(dtype))
+
 
 def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
     """NumPy's broadcast rule, with an error that names the op and both shapes."""
@@ -29,7 +39,7 @@ def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
     out = []
     for x, y in zip(pa, pb):
         if x != y and x != 1 and y != 1:
-            raise ValueError(f"{op}: shapes {a} and {b} cannot be broadcast together")
+            raise ShapeError(f"{op}: shapes {a} and {b} cannot be broadcast together")
         out.append(y if x == 1 else x)
     return tuple(out)
 
@@ -44,11 +54,14 @@ def normalize_dim(dim: int, ndim: int, op: str) -> int:
 
 
 def normalize_dims(dim, ndim: int, op: str) -> tuple:
-    """None -> every axis; int or tuple -> a sorted tuple of distinct non-negative axes."""
+    """None -> every axis; int or tuple -> a sorted tuple of distinct non-negative axes.
+    A 0-d tensor accepts dim 0 and -1, as in PyTorch, and has no axis to reduce: ()."""
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+    if ndim == 0:
+        return ()
     if len(out) != len(dims):
         raise ValueError(f"{op}: dim {dim} repeats an axis")
     return out
@@ -62,7 +75,9 @@ def _shape_arg(shape) -> tuple:
 
 
 class Tensor:
-    __slots__ = ("data", "device", "requires_grad", "grad", "_ctx", "__weakref__")
+    # _data: the backend array.  _counter: the version counter, [number of in-place writes],
+    # one list shared by a tensor and its views (see autograd.py).
+    __slots__ = ("_data", "device", "requires_grad", "grad", "_ctx", "_counter", "__weakref__")
     __array_priority__ = 1000  # np_array * tensor defers to Tensor.__rmul__
 
     # ------------------------------------------------------------------ creation
@@ -78,10 +93,11 @@ class Tensor:
             device = backend.normalize_device(device)
             dtype = backend.as_dtype(dtype) or backend.default_dtype_for(data)
             data = backend.from_host(data, dtype, device)
-        self.data = data
+        self._data = data
         self.device = device
         self.grad = None
         self._ctx = None
+        self._counter = [0]
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -90,11 +106,12 @@ class Tensor:
     def _make(cls, data, device, requires_grad):
         """The fast constructor the ops use: no checks, no copy."""
         t = object.__new__(cls)
-        t.data = data
+        t._data = data
         t.device = device
         t.requires_grad = requires_grad
         t.grad = None
         t._ctx = None
+        t._counter = [0]
         return t
 
     def requires_grad_(self, requires_grad=True):
@@ -106,15 +123,15 @@ class Tensor:
     # ------------------------------------------------------------------ properties
     @property
     def shape(self) -> tuple:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def is_leaf(self) -> bool:
@@ -142,7 +159,7 @@ class Tensor:
         return self.shape[0]
 
     def __repr__(self):
-        body = repr(backend.to_numpy(self.data))
+        body = repr(backend.to_numpy(self._data))
         body = body[body.index("(") + 1 : body.rindex(")")] if body.startswith("array(") else body
         extras = []
         if self.device != "cpu":
@@ -176,14 +193,18 @@ class Tensor:
         else:
             g = gradient if isinstance(gradient, Tensor) else Tensor(gradient, dtype=self.dtype, device=self.device)
             if g.shape != self.shape:
-                raise ValueError(f"backward(): gradient has shape {g.shape}, but the tensor has shape {self.shape}")
+                raise ShapeError(f"backward(): gradient has shape {g.shape}, but the tensor has shape {self.shape}")
             if g.device != self.device:
                 raise backend.DeviceError(f"backward(): gradient on {g.device}, tensor on {self.device}")
-            grad = g.data
+            grad = g._data
         run_backward(self, grad, retain_graph=retain_graph)
 
     def detach(self) -> Tensor:
-        return Tensor._make(self.data, self.device, False)
+        """The same storage outside the graph; in-place writes to either show in both and
+        bump the version they share, as in PyTorch."""
+        t = Tensor._make(self._data, self.device, False)
+        t._counter = self._counter
+        return t
 
     # ------------------------------------------------------------------ conversion
     # These read values back from the device: they wait for it anyway, so they also run the
@@ -191,17 +212,17 @@ class Tensor:
     def numpy(self):
         """A NumPy copy of the data, from any device."""
         backend.run_deferred_checks()
-        return backend.to_numpy(self.data)
+        return backend.to_numpy(self._data)
 
     def item(self):
         if self.numel() != 1:
             raise ValueError(f"item(): only a one-element tensor converts to a Python number, shape is {self.shape}")
         backend.run_deferred_checks()
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self):
         backend.run_deferred_checks()
-        return self.data.tolist()
+        return self._data.tolist()
 
     def __float__(self):
         return float(self.item())
@@ -241,7 +262,7 @@ class Tensor:
         if device == self.device:
             return self
         requires_grad = self.requires_grad and is_grad_enabled()
-        out = Tensor._make(backend.to_device(self.data, device), device, requires_grad)
+        out = Tensor._make(backend.to_device(self._data, device), device, requires_grad)
         if requires_grad:
             ctx = ToDevice(backend.namespace(device))
             ctx.parents = (self,)
@@ -331,7 +352,9 @@ class Tensor:
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor) or not isinstance(exponent, (int, float)):
             raise TypeError("pow: only a Python number exponent is supported (x ** 2, x ** -0.5)")
-        a = self if backend.is_floating(self.dtype) or (isinstance(exponent, int) and exponent >= 0) else self.float()
+        if not backend.is_floating(self.dtype) and isinstance(exponent, int) and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")  # PyTorch's error
+        a = self if backend.is_floating(self.dtype) or isinstance(exponent, int) else self.float()
         return Pow.apply(a, exponent)
 
     def __rpow__(self, base):
@@ -350,10 +373,10 @@ class Tensor:
         if not isinstance(other, Tensor):
             other = Tensor(other, device=self.device)
         if self.ndim == 0 or other.ndim == 0:
-            raise ValueError(f"matmul: both arguments need at least 1 dim, got shapes {self.shape} and {other.shape}")
+            raise ShapeError(f"matmul: both arguments need at least 1 dim, got shapes {self.shape} and {other.shape}")
         rows = other.shape[-2] if other.ndim > 1 else other.shape[0]
         if self.shape[-1] != rows:  # checked before 1-d operands are reshaped: the user's shapes
-            raise ValueError(
+            raise ShapeError(
                 f"matmul: shapes {self.shape} and {other.shape} cannot be multiplied "
                 f"({self.shape[-1]} columns vs {rows} rows)"
             )
@@ -369,10 +392,10 @@ class Tensor:
 
     # comparisons: bool tensors, outside the graph
     def _compare(self, other, fn):
-        b = other.data if isinstance(other, Tensor) else other
+        b = other._data if isinstance(other, Tensor) else other
         if isinstance(other, Tensor) and other.device != self.device:
             raise backend.DeviceError(f"comparison: tensors on {self.device} and {other.device}")
-        return Tensor._make(backend.ensure_array(backend.namespace(self.device), fn(self.data, b)), self.device, False)
+        return Tensor._make(backend.ensure_array(backend.namespace(self.device), fn(self._data, b)), self.device, False)
 
     def __eq__(self, other):
         return self._compare(other, lambda a, b: a == b)
@@ -395,7 +418,7 @@ class Tensor:
     def __invert__(self):
         if self.dtype != backend.bool_:
             raise TypeError(f"~ is only defined for bool tensors here, got {self.dtype}")
-        return Tensor._make(~self.data, self.device, False)
+        return Tensor._make(~self._data, self.device, False)
 
     def __and__(self, other):
         return self._compare(other, lambda a, b: a & b)
@@ -445,9 +468,9 @@ class Tensor:
 
     def argmax(self, dim=None, keepdim=False):
         if dim is None:
-            out = self.data.reshape(-1).argmax()
+            out = self._data.reshape(-1).argmax()
         else:
-            out = self.data.argmax(axis=normalize_dim(dim, self.ndim, "argmax"), keepdims=keepdim)
+            out = self._data.argmax(axis=normalize_dim(dim, self.ndim, "argmax"), keepdims=keepdim)
         out = backend.ensure_array(backend.namespace(self.device), out).astype(backend.int64, copy=False)
         return Tensor._make(out, self.device, False)
 
@@ -471,10 +494,38 @@ class Tensor:
         for s in shape:
             known *= s if s != -1 else 1
         if len(unknown) > 1 or (not unknown and known != n) or (unknown and (known == 0 or n % known)):
-            raise ValueError(f"reshape: shape {shape} is invalid for a tensor of shape {self.shape} ({n} elements)")
+            raise ShapeError(f"reshape: shape {shape} is invalid for a tensor of shape {self.shape} ({n} elements)")
         return Reshape.apply(self, shape=shape)
 
-    view = reshape
+    def view(self, *shape_or_dtype):
+        """view(shape) as reshape; view(dtype) reinterprets the bytes as another dtype (no copy,
+        the same storage and version counter, outside the graph), as in PyTorch."""
+        arg = shape_or_dtype[0] if len(shape_or_dtype) == 1 else None
+        if arg is None or isinstance(arg, (int, tuple, list)):
+            return self.reshape(*shape_or_dtype)
+        dtype = backend.as_dtype(arg)
+        if dtype == self.dtype:
+            return self
+        if self.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                f"view(dtype): reinterpreting {self.dtype} as {dtype} is not differentiable; detach() first"
+            )
+        if dtype.itemsize != self.dtype.itemsize and (
+            self.ndim == 0 or (self.shape[-1] * self.dtype.itemsize) % dtype.itemsize
+        ):
+            raise RuntimeError(
+                f"view(dtype): cannot view a {self.dtype} tensor of shape {self.shape} as {dtype}: with a different "
+                "element size the last dim must be contiguous and its size in bytes divisible by the new element size"
+            )
+        try:
+            data = self._data.view(dtype)
+        except ValueError as e:
+            raise RuntimeError(
+                f"view(dtype): cannot view a {self.dtype} tensor of shape {self.shape} as {dtype}: {e}"
+            ) from None
+        t = Tensor._make(data, self.device, False)
+        t._counter = self._counter
+        return t
 
     def flatten(self, start_dim=0, end_dim=-1):
         if self.ndim == 0:
@@ -485,7 +536,7 @@ class Tensor:
     def permute(self, *dims):
         dims = tuple(normalize_dim(d, self.ndim, "permute") for d in _shape_arg(dims))
         if sorted(dims) != list(range(self.ndim)):
-            raise ValueError(f"permute: {dims} is not a permutation of the {self.ndim} dims of {self.shape}")
+            raise ShapeError(f"permute: {dims} is not a permutation of the {self.ndim} dims of {self.shape}")
         return Permute.apply(self, axes=dims)
 
     def transpose(self, dim0, dim1):
@@ -515,7 +566,7 @@ class Tensor:
         lead = len(sizes) - self.ndim
         shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
         if broadcast_shapes("expand", self.shape, shape) != shape:
-            raise ValueError(f"expand: cannot expand shape {self.shape} to {sizes}")
+            raise ShapeError(f"expand: cannot expand shape {self.shape} to {sizes}")
         return Expand.apply(self, shape=shape)
 
     def split(self, split_size_or_sections, dim=0):
@@ -528,7 +579,7 @@ class Tensor:
         else:
             sizes = list(split_size_or_sections)
             if sum(sizes) != n:
-                raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of dim {dim}")
+                raise ShapeError(f"split: sizes {sizes} do not add up to {n}, the size of dim {dim}")
         pieces, start = [], 0
         for size in sizes:
             index = (slice(None),) * d + (slice(start, start + size),)
@@ -541,8 +592,9 @@ class Tensor:
         return self.split(-(-n // chunks), dim)
 
     # ------------------------------------------------------------------ indexing
-    def _index_arrays(self, index):
-        """Tensors and lists in an index become arrays on self's device; reports advanced indexing."""
+    def _index_arrays(self, index, copy=False):
+        """Tensors and lists in an index become arrays on self's device; reports advanced indexing.
+        copy: copy index tensors' arrays (an op that saves the index must not see later writes)."""
         items = index if isinstance(index, tuple) else (index,)
         out, advanced = [], False
         for it in items:
@@ -554,41 +606,214 @@ class Tensor:
                     raise backend.DeviceError(f"index: tensor on {self.device} indexed by a tensor on {it.device}")
                 if it.dtype.kind in "iu" and it.ndim > 0:
                     advanced = True
-                it = it.data if it.ndim > 0 or it.dtype == backend.bool_ else int(it.item())
+                if it.ndim > 0 or it.dtype == backend.bool_:
+                    it = it._data.copy() if copy else it._data
+                else:
+                    it = int(it.item())
             elif isinstance(it, list) or backend.is_array(it):
                 arr = Tensor(it, device=self.device)
                 advanced = advanced or arr.dtype.kind in "iu"
-                it = arr.data
+                it = arr._data
             out.append(it)
         return (tuple(out) if isinstance(index, tuple) else out[0]), advanced
 
     def __getitem__(self, index):
-        index, advanced = self._index_arrays(index)
+        index, advanced = self._index_arrays(index, copy=self.requires_grad and is_grad_enabled())
         try:
+            if advanced and isinstance(index, tuple) and any(type(it) is int for it in index):
+                # PyTorch applies integers first, as selects, then the rest: x[1, :, t] on (2, 5, 6)
+                # is x[1][:, t], shape (5, len(t)).  NumPy counts integers as index arrays, and index
+                # arrays split by a slice move to the front: (len(t), 5).  So, in two steps:
+                first, rest = [], []
+                for it in index:
+                    if type(it) is int:
+                        first.append(it)
+                    elif it is None or isinstance(it, slice):
+                        rest.append(it)
+                        first.extend([] if it is None else [slice(None)])
+                    elif it is Ellipsis:
+                        first.append(it)
+                        rest.append(it)
+                    else:  # an index array walks over 1 axis; a bool mask over as many as it has
+                        first.extend([slice(None)] * (it.ndim if it.dtype == backend.bool_ else 1))
+                        rest.append(it)
+                selected = Index.apply(self, index=tuple(first), advanced=False)
+                return Index.apply(selected, index=tuple(rest), advanced=True)
             return Index.apply(self, index=index, advanced=advanced)
         except IndexError as e:
             raise IndexError(f"index {index!r} is out of range for a tensor of shape {self.shape}: {e}") from None
 
     def __setitem__(self, index, value):
-        """In-place write, outside the graph (e.g. losses[k] = loss.item())."""
-        if self.requires_grad and is_grad_enabled():
-            raise RuntimeError("in-place assignment to a tensor that requires grad; use tg.no_grad() or .data")
+        """In-place write (losses[k] = loss.item()), outside the graph; bumps the version."""
+        self._check_inplace("setitem", value)
         index, _ = self._index_arrays(index)
         if isinstance(value, Tensor):
             if value.device != self.device:
                 raise backend.DeviceError(f"setitem: tensor on {self.device}, value on {value.device}")
-            value = value.data
+            value = value._data
         elif not isinstance(value, (bool, int, float)):
-            value = Tensor(value, dtype=self.dtype, device=self.device).data
-        self.data[index] = value
+            value = Tensor(value, dtype=self.dtype, device=self.device)._data
+        self._data[index] = value
+        self._counter[0] += 1
+
+    # ------------------------------------------------------------------ in-place
+    # An in-place op writes into this tensor's storage (which its views share) and bumps the
+    # version counter; backward then refuses arrays saved before the write (autograd.py).
+    # PyTorch's rules: a leaf that requires grad may be written only under no_grad (how
+    # optimizers and manual updates, `p -= lr * p.grad`, run).  An in-place op inside the graph
+    # (on a result that requires grad, or writing a value that requires grad) is refused
+    # here rather than recorded: write it out of place (x = x + y).
+    @property
+    def data(self) -> Tensor:
+        """This tensor's storage as a tensor outside the graph (PyTorch's .data).  Writes through
+        it (p.data += v, p.data.copy_(w)) change this tensor and bump its version."""
+        t = Tensor._make(self._data, self.device, False)
+        t._counter = self._counter
+        return t
+
+    @data.setter
+    def data(self, value):
+        """p.data = tensor_or_array: this tensor takes the new values (shape and device too)."""
+        if isinstance(value, Tensor):
+            if value._data is self._data:  # `p.data += v` assigns the same storage back
+                return
+            array, device = value._data, value.device
+        elif backend.is_array(value):
+            array, device = value, backend.device_of(value)
+        else:
+            array, device = Tensor(value, device=self.device)._data, self.device
+        self._data, self.device = array, device
+        self._counter[0] += 1
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's storage has had (PyTorch's tensor._version)."""
+        return self._counter[0]
+
+    def _check_inplace(self, op: str, *values):
+        """PyTorch's rules for an in-place op, checked before anything is written."""
+        if not is_grad_enabled():
+            return
+        if self.requires_grad and self._ctx is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self.requires_grad or any(isinstance(v, Tensor) and v.requires_grad for v in values):
+            raise RuntimeError(
+                f"{op}: in-place operations inside the autograd graph are not supported (the tensor or the "
+                "value requires grad); write it out of place (x = x + y), or under tg.no_grad() if no gradient "
+                "should flow through it"
+            )
+
+    def _inplace_binary(self, other, ufunc: str, op: str):
+        """self <- self (ufunc) other, in self's storage and dtype (other broadcasts to self)."""
+        self._check_inplace(op, other)
+        if isinstance(other, Tensor):
+            if other.device != self.device:
+                raise backend.DeviceError(f"{op}: tensor on {self.device}, other on {other.device}")
+            b, dtype = other._data, backend.result_type(self.dtype, other.dtype)
+        elif isinstance(other, (bool, int, float)):
+            b = other
+            dtype = self.dtype if backend.is_floating(self.dtype) or not isinstance(other, float) else backend.float32
+        else:
+            return self._inplace_binary(Tensor(other, device=self.device), ufunc, op)
+        if ufunc == "true_divide" and not backend.is_floating(dtype):
+            dtype = backend.float32
+        if _KIND_RANK[backend.as_dtype(dtype).kind] > _KIND_RANK[self.dtype.kind]:
+            raise RuntimeError(
+                f"result type {_torch_name(dtype)} can't be cast to the desired output type {_torch_name(self.dtype)}"
+            )
+        if isinstance(other, Tensor) and broadcast_shapes(op, self.shape, other.shape) != self.shape:
+            raise ShapeError(f"{op}: output with shape {self.shape} doesn't match the broadcast shape "
+                             f"{broadcast_shapes(op, self.shape, other.shape)}")  # fmt: skip
+        getattr(backend.namespace(self.device), ufunc)(self._data, b, out=self._data)
+        self._counter[0] += 1
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace_binary(other, "add", "add_")
+
+    def __isub__(self, other):
+        return self._inplace_binary(other, "subtract", "sub_")
+
+    def __imul__(self, other):
+        return self._inplace_binary(other, "multiply", "mul_")
+
+    def __itruediv__(self, other):
+        return self._inplace_binary(other, "true_divide", "div_")
+
+    def add_(self, other, alpha=1):
+        return self._inplace_binary(other if alpha == 1 else other * alpha, "add", "add_")
+
+    def sub_(self, other, alpha=1):
+        return self._inplace_binary(other if alpha == 1 else other * alpha, "subtract", "sub_")
+
+    def mul_(self, other):
+        return self._inplace_binary(other, "multiply", "mul_")
+
+    def div_(self, other):
+        return self._inplace_binary(other, "true_divide", "div_")
+
+    def fill_(self, value):
+        self._check_inplace("fill_", value)
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(
+                    f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+                )
+            value = value.item()
+        self._data[...] = value
+        self._counter[0] += 1
+        return self
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def copy_(self, src):
+        """Copy src's values in (broadcast to self's shape, cast to self's dtype, from any device)."""
+        self._check_inplace("copy_", src)
+        if not isinstance(src, Tensor):
+            src = Tensor(src, device=self.device)
+        if broadcast_shapes("copy_", self.shape, src.shape) != self.shape:
+            raise ShapeError(f"copy_: the source of shape {src.shape} does not broadcast to {self.shape}")
+        self._data[...] = backend.to_device(src._data, self.device)
+        self._counter[0] += 1
+        return self
+
+    def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+        self._check_inplace("clamp_", min, max)
+        if min is None and max is None:
+            raise RuntimeError("clamp_: At least one of 'min' or 'max' must not be None")
+        lo, hi = (v._data if isinstance(v, Tensor) else v for v in (min, max))
+        backend.namespace(self.device).clip(self._data, lo, hi, out=self._data)
+        self._counter[0] += 1
+        return self
+
+    def normal_(self, mean=0.0, std=1.0):
+        """Fill with samples of N(mean, std^2), drawn as nn.init.normal_ draws them."""
+        self._check_inplace("normal_")
+        from .nn import init
+
+        return init.normal_(self, mean, std)
+
+    def uniform_(self, from_=0.0, to=1.0):
+        """Fill with samples of U[from_, to), drawn as nn.init.uniform_ draws them."""
+        self._check_inplace("uniform_")
+        from .nn import init
+
+        return init.uniform_(self, from_, to)
 
     # ------------------------------------------------------------------ neural-net ops
     def softmax(self, dim):
         self._require_float("softmax")
+        if self.ndim == 0:  # one element: softmax is 1 (through the graph, so its gradient is 0)
+            normalize_dim(dim, 0, "softmax")
+            return self.reshape(1).softmax(0).reshape(())
         return Softmax.apply(self, dim=normalize_dim(dim, self.ndim, "softmax"))
 
     def log_softmax(self, dim):
         self._require_float("log_softmax")
+        if self.ndim == 0:
+            normalize_dim(dim, 0, "log_softmax")
+            return self.reshape(1).log_softmax(0).reshape(())
         return LogSoftmax.apply(self, dim=normalize_dim(dim, self.ndim, "log_softmax"))
 
     def masked_fill(self, mask, value):
@@ -597,7 +822,7 @@ class Tensor:
             got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
             raise TypeError(f"masked_fill: mask must be a bool tensor, got {got}")
         if broadcast_shapes("masked_fill", self.shape, mask.shape) != self.shape:
-            raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {self.shape}")
+            raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {self.shape}")
         if isinstance(value, Tensor):
             value = value.item()
         return MaskedFill.apply(self, mask, value=value)
@@ -614,10 +839,10 @@ class Tensor:
     def layer_norm(self, normalized_shape, weight=None, bias=None, eps=1e-5):
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         if self.shape[len(self.shape) - len(shape) :] != shape:
-            raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last dims of {self.shape}")
+            raise ShapeError(f"layer_norm: normalized_shape {shape} does not match the last dims of {self.shape}")
         for name, t in (("weight", weight), ("bias", bias)):
             if t is not None and t.shape != shape:
-                raise ValueError(f"layer_norm: {name} has shape {t.shape}, expected {shape}")
+                raise ShapeError(f"layer_norm: {name} has shape {t.shape}, expected {shape}")
             if t is not None and t.dtype != self.dtype:  # else its gradient would come back in x's dtype
                 raise TypeError(f"layer_norm: {name} is {t.dtype} but the input is {self.dtype} (as in PyTorch)")
         self._require_float("layer_norm")

@@ -43,7 +43,7 @@ COLORS = {"param": "#cfe3ff", "leaf": "#e8f5e0", "const": "#f4f4f4", "op": "#fff
 # ---------------------------------------------------------------- the graph
 def _nbytes(obj) -> int:
     if isinstance(obj, Tensor):
-        return obj.data.nbytes
+        return obj._data.nbytes
     if isinstance(obj, (tuple, list)):
         return sum(_nbytes(o) for o in obj)
     if isinstance(obj, Function):  # an op kept inside another (the packed attention keeps its inner op)
@@ -93,7 +93,7 @@ def collect(root: Tensor, params=None) -> tuple[list[dict], list[tuple[int, int]
             lines = [name or ("input" if t.requires_grad else "constant"), _describe(t)]
             lines.append("requires_grad" if t.requires_grad else "no grad")
             if t.grad is not None:
-                g = backend.to_numpy(t.grad.data).astype(np.float64)
+                g = backend.to_numpy(t.grad._data).astype(np.float64)
                 lines.append(f"|grad| = {math.sqrt(float(np.sum(g * g))):.3g}")
         if t is root:
             kind, lines = "root", ["output: " + lines[0]] + lines[1:]
@@ -105,7 +105,7 @@ def to_dot(nodes, edges) -> str:
     """The graph in Graphviz's DOT language."""
     out = [
         "digraph autograd {",
-        '  graph [rankdir=TB, nodesep=0.25, ranksep=0.4];',
+        "  graph [rankdir=TB, nodesep=0.25, ranksep=0.4];",
         '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=10];',
     ]
     index = {n["id"]: k for k, n in enumerate(nodes)}  # stable names n0, n1, ... (the output is n0)

@@ -67,7 +67,7 @@ def test_ruff_bans_numpy_and_cupy_outside_the_backend():
 
 # ------------------------------------------------------------------ the strict guard
 def test_strict_refuses_implicit_host_conversion():
-    a = tg.ones(3, device="strict").data
+    a = tg.ones(3, device="strict")._data
     with pytest.raises(TypeError, match="Implicit conversion"):
         np.asarray(a)
     with pytest.raises(TypeError):
@@ -77,7 +77,7 @@ def test_strict_refuses_implicit_host_conversion():
 
 
 def test_strict_refuses_mixing_with_numpy():
-    a = tg.ones(3, device="strict").data
+    a = tg.ones(3, device="strict")._data
     with pytest.raises(TypeError, match="host NumPy array was mixed"):
         a + np.ones(3)
     with pytest.raises(TypeError):
@@ -87,7 +87,7 @@ def test_strict_refuses_mixing_with_numpy():
 
 
 def test_strict_allows_what_cupy_allows():
-    a = tg.tensor([1.0, 2.0], device="strict").data
+    a = tg.tensor([1.0, 2.0], device="strict")._data
     assert isinstance(a + 1.5, backend_strict.StrictArray)
     assert isinstance(a * np.float32(2.0), backend_strict.StrictArray)  # NumPy scalars are fine
     assert float(a[0]) == 1.0 and a.sum().item() == 3.0
@@ -282,10 +282,10 @@ def test_embedding_backward_scatter_add_path_matches_one_hot(device, monkeypatch
     ids = tg.tensor(np.array([3, 1, 3, 3, 0]), device=device)
     g = np.random.default_rng(0).standard_normal((5, 2))
     xp = backend.namespace(device)
-    gd = tg.tensor(g, device=device).data
-    one_hot = backend.to_numpy(backend.embedding_backward(xp, ids.data, gd, 4))
+    gd = tg.tensor(g, device=device)._data
+    one_hot = backend.to_numpy(backend.embedding_backward(xp, ids._data, gd, 4))
     monkeypatch.setattr(backend, "_ONE_HOT_LIMIT", 0)
-    scatter = backend.to_numpy(backend.embedding_backward(xp, ids.data, gd, 4))
+    scatter = backend.to_numpy(backend.embedding_backward(xp, ids._data, gd, 4))
     want = np.zeros((4, 2))
     np.add.at(want, [3, 1, 3, 3, 0], g)
     np.testing.assert_allclose(one_hot, want, rtol=1e-12, atol=1e-12)  # float64 sums of 3 terms

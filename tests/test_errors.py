@@ -182,9 +182,11 @@ def test_cross_entropy_ignored_target_is_not_out_of_range():
 
 
 def test_cross_entropy_shape_and_argument_errors():
-    with pytest.raises(ValueError, match=r"expects logits of shape \(N, C\), got \(2, 3, 4\); reshape"):
+    # one message for both mistakes, naming both shapes, in the same (N, C) / (N,) terms
+    expected = r"cross_entropy: expects logits of shape \(N, C\) and target of shape \(N,\), got "
+    with pytest.raises(ValueError, match=expected + r"logits \(2, 3, 4\) and target \(2,\); for \(B, T, C\)"):
         F.cross_entropy(randn(2, 3, 4), tg.tensor([0, 1]))
-    with pytest.raises(ValueError, match=r"target of shape \(2,\) does not match logits \(3, 4\)"):
+    with pytest.raises(RuntimeError, match=expected + r"logits \(3, 4\) and target \(2,\)"):
         F.cross_entropy(randn(3, 4), tg.tensor([0, 1]))
     with pytest.raises(ValueError, match="reduction must be"):
         F.cross_entropy(randn(2, 4), tg.tensor([0, 1]), reduction="avg")
@@ -248,3 +250,66 @@ def test_packed_self_attention_names_the_bad_argument(device):
         F.packed_self_attention(qkv, 2, attn_mask=tg.ones(4, 4, dtype=tg.bool, device=device), is_causal=True)
     with pytest.raises(ValueError, match=r"dropout probability has to be in \[0, 1\)"):
         F.packed_self_attention(qkv, 2, dropout_p=1.0)
+
+
+# ------------------------------------------------------------------ shape errors: RuntimeError and ValueError
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: randn(2, 3) @ randn(4, 5),
+        lambda: randn(2, 3) + randn(4),
+        lambda: randn(2, 3).reshape(4),
+        lambda: randn(2, 3).expand(4, 3),
+        lambda: randn(2, 3).permute(0, 0),
+        lambda: tg.cat([randn(2, 3), randn(2, 4)]),
+        lambda: tg.stack([randn(2, 3), randn(3, 2)]),
+        lambda: F.linear(randn(2, 3), randn(4, 5)),
+        lambda: F.cross_entropy(randn(3, 4), tg.tensor([0, 1])),
+        lambda: randn(2, 3).layer_norm(2),
+        lambda: randn(2, 3).masked_fill(tg.ones(4, dtype=tg.bool), 0.0),
+        lambda: randn(2, 3).split([1, 2]),
+        lambda: randn(2, 3).add_(randn(4, 2, 3)),
+    ],
+)
+def test_shape_errors_are_both_runtime_and_value_errors(call):
+    # PyTorch raises RuntimeError (ported `except RuntimeError` code catches it); ValueError as before
+    with pytest.raises(tg.ShapeError) as e:
+        call()
+    assert isinstance(e.value, RuntimeError) and isinstance(e.value, ValueError)
+    try:
+        call()
+    except RuntimeError:
+        pass
+    try:
+        call()
+    except ValueError:
+        pass
+
+
+# ------------------------------------------------------------------ multinomial: PyTorch's checks
+@pytest.mark.parametrize(
+    "probs,message",
+    [
+        ([0.5, float("nan"), 0.5], "probability tensor contains either `inf`, `nan` or element < 0"),
+        ([0.5, float("inf")], "probability tensor contains either `inf`, `nan` or element < 0"),
+        ([0.5, -0.1, 0.6], "probability tensor contains either `inf`, `nan` or element < 0"),
+        ([0.0, 0.0, 0.0], r"invalid multinomial distribution \(sum of probabilities <= 0\)"),
+        ([[0.2, 0.8], [0.0, 0.0]], r"invalid multinomial distribution \(sum of probabilities <= 0\)"),
+        ([[0.2, 0.8], [0.1, float("nan")]], "contains either `inf`, `nan` or element < 0"),
+    ],
+)
+def test_multinomial_refuses_invalid_probabilities_as_torch(probs, message, device):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match=message):
+        torch.multinomial(torch.tensor(probs), 1)
+    with pytest.raises(RuntimeError, match=message):
+        # on a GPU-like device the check is queued and raises at the next read (as id checks do)
+        tg.multinomial(tg.tensor(probs, device=device), 1).tolist()
+
+
+def test_multinomial_sampling_at_temperature_nan_fails_loudly():
+    logits = tg.tensor([[1.0, 2.0, 3.0]])
+    with pytest.raises(RuntimeError, match="`nan`"):
+        tg.multinomial((logits / float("nan")).softmax(-1), 1)
+    with pytest.raises(RuntimeError, match="prob_dist must be 1 or 2 dim"):
+        tg.multinomial(tg.ones(2, 2, 2), 1)

@@ -41,7 +41,7 @@ def test_cupy_matches_numpy(case: Case, dtype):
 
 def test_cuda_tensors_live_on_the_gpu():
     x = tg.randn(3, 4, device="cuda", requires_grad=True)
-    assert x.device == "cuda" and type(x.data).__module__.startswith("cupy")
+    assert x.device == "cuda" and type(x._data).__module__.startswith("cupy")
     (x * x).sum().backward()
     assert x.grad.device == "cuda"
     host = x.numpy()

@@ -153,7 +153,7 @@ def test_load_state_dict_copies_in_place_onto_the_modules_device_and_dtype():
     dst.load_state_dict(src.state_dict())
     assert dst.fc.weight is weight and weight.device == OTHER and weight.dtype == tg.float32
     np.testing.assert_array_equal(weight.numpy(), src.fc.weight.numpy())
-    src.fc.weight.data[...] = 0  # the copy does not alias the source
+    src.fc.weight._data[...] = 0  # the copy does not alias the source
     assert weight.numpy().any()
 
 
@@ -244,9 +244,9 @@ def test_default_init_distributions():
 
 def test_init_functions_in_place():
     t = tg.empty(1000)
-    data = t.data
+    data = t._data
     nn.init.uniform_(t, -2, 3)
-    assert t.data is data and t.numpy().min() >= -2 and t.numpy().max() < 3
+    assert t._data is data and t.numpy().min() >= -2 and t.numpy().max() < 3
     nn.init.normal_(t, mean=5.0, std=0.1)
     assert abs(t.numpy().mean() - 5) < 0.05
     nn.init.constant_(t, 0.5)

@@ -138,11 +138,11 @@ def test_step_updates_in_place_on_the_device(fused):
     opt = AdamW([p], lr=0.1, fused=fused)
     (p * p).sum().backward()
     opt.step()  # the fused path moves the parameter into its group's flat array once, here
-    data = p.data
+    data = p._data
     p.grad = None
     (p * p).sum().backward()
     opt.step()
-    assert p.data is data and p.device == "strict" and opt.state[p]["exp_avg"].device == "strict"
+    assert p._data is data and p.device == "strict" and opt.state[p]["exp_avg"].device == "strict"
     assert (p.numpy() < 1).all()
 
 

@@ -40,7 +40,7 @@ def test_parameters_become_views_and_gradients_land_in_the_flat_buffer():
     model, opt = _run(fused=True, steps=2)
     flat = next(iter(opt._flat.values()))
     for p, view, gview in zip(model.parameters(), flat.data_views, flat.grad_views):
-        assert p.data is view and p.grad.data is gview
+        assert p._data is view and p.grad._data is gview
 
 
 def test_moving_the_model_between_steps_keeps_the_trajectory():

@@ -234,3 +234,61 @@ def test_missing_file_and_unsupported_types(tmp_path):
     with pytest.raises(TypeError, match="dict keys must be str or int"):
         tg.save({(1, 2): 3}, tmp_path / "x.npz")
     assert _leftovers(tmp_path) == []  # nothing is written when encoding fails
+
+
+# ------------------------------------------------------------------ never anything but CheckpointError
+def _with_meta(path, root, **arrays):
+    meta = json.dumps({"format": "tensorgrad-checkpoint", "version": 1, "root": root})
+    with open(path, "wb") as f:
+        np.savez(f, __tensorgrad__=np.frombuffer(meta.encode(), np.uint8), **arrays)
+
+
+def test_a_directory_is_a_checkpoint_error(tmp_path):
+    _bad(tmp_path, "is a directory, not a checkpoint file")
+
+
+def test_every_truncation_and_random_byte_flips_give_checkpoint_errors(tmp_path):
+    path, bad = tmp_path / "c.npz", tmp_path / "bad.npz"
+    tg.save({"w": tg.randn(3, 4), "step": 7, "cfg": ("a", [1, 2.5, None]), "state": {0: tg.ones(2)}}, path)
+    data = path.read_bytes()
+    rng = np.random.default_rng(0)
+    variants = [data[:n] for n in range(0, len(data), 3)]  # every third truncation point
+    for _ in range(300):
+        flipped = bytearray(data)
+        flipped[rng.integers(len(data))] = int(rng.integers(256))
+        variants.append(bytes(flipped))
+    for v in variants:
+        bad.write_bytes(v)
+        try:
+            tg.load(bad)
+        except CheckpointError:
+            pass  # anything else (RecursionError, KeyError, struct.error, ...) fails the test
+
+
+@pytest.mark.parametrize(
+    "root,arrays,message",
+    [
+        ("[" * 100 + "]" * 100, {}, "nested deeper than 64 levels"),
+        ("[" * 50000 + "]" * 50000, {}, "RecursionError"),  # json.loads itself gives up
+        ({"__dict__": [[["unhashable"], 1]]}, {}, "not a readable"),
+        ({"__dict__": [[1]]}, {}, "not a readable"),
+        ({"__tuple__": 5}, {}, "not a readable"),
+        ({"__tensor__": ["t0"]}, {}, "not a readable"),
+        (
+            {"__tensor__": "t0", "dtype": "int64", "shape": [2], "requires_grad": True},
+            {"t0": np.ones(2, np.int64)},
+            "not a readable",
+        ),  # fmt: skip
+        ({"__tensor__": "t9"}, {}, "which the file lacks"),
+        ({"__what__": 1}, {}, "unknown entry"),
+    ],
+)
+def test_malicious_metadata_gives_checkpoint_errors(tmp_path, root, arrays, message):
+    path = tmp_path / "m.npz"
+    if isinstance(root, str):  # raw JSON text, too deep for json.dumps to write
+        meta = '{"format": "tensorgrad-checkpoint", "version": 1, "root": ' + root + "}"
+        with open(path, "wb") as f:
+            np.savez(f, __tensorgrad__=np.frombuffer(meta.encode(), np.uint8))
+    else:
+        _with_meta(path, root, **arrays)
+    _bad(path, message)

@@ -4,6 +4,7 @@ PyTorch's names and signatures.  Each is wired to one op in tensorgrad/ops/."""
 from __future__ import annotations
 
 from .. import backend
+from ..backend import ShapeError
 from ..creation import ones, tril
 from ..ops.attention import PackedSelfAttention, ScaledDotProductAttention
 from ..ops.embedding import Embedding
@@ -31,12 +32,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one op: ops/linear.py)."""
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
-        raise ValueError(
+        raise ShapeError(
             f"linear: input has {input.shape[-1] if input.ndim else 0} features (shape {input.shape}) but the "
             f"weight expects {weight.shape[-1]} (weight shape {weight.shape})"
         )
     if bias is not None and bias.shape != weight.shape[:1]:
-        raise ValueError(f"linear: bias has shape {bias.shape}, expected {weight.shape[:1]}")
+        raise ShapeError(f"linear: bias has shape {bias.shape}, expected {weight.shape[:1]}")
     if input.dtype != weight.dtype:
         input = input.to(weight.dtype)
     return LinearOp.apply(input, weight, bias)
@@ -54,7 +55,7 @@ def scaled_dot_product_attention(
     """
     T, S = query.shape[-2], key.shape[-2]
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
+        raise ShapeError(
             f"scaled_dot_product_attention: query {query.shape}, key {key.shape} and value {value.shape} do not fit"
         )
     attn_mask = _attention_mask("scaled_dot_product_attention", attn_mask, is_causal, dropout_p, T, S, query.device)
@@ -89,14 +90,14 @@ def packed_self_attention(
     is_causal and scale are as in scaled_dot_product_attention.
     """
     if qkv.ndim != 3 or num_heads < 1 or qkv.shape[-1] % (3 * num_heads):
-        raise ValueError(
+        raise ShapeError(
             f"packed_self_attention: qkv must be (B, T, 3 * num_heads * head_size); got shape {qkv.shape} "
             f"with num_heads={num_heads}"
         )
     T = qkv.shape[1]
     attn_mask = _attention_mask("packed_self_attention", attn_mask, is_causal, dropout_p, T, T, qkv.device)
     if attn_mask is not None and attn_mask.shape != (T, T):
-        raise ValueError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
+        raise ShapeError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
     head_size = qkv.shape[-1] // (3 * num_heads)
     scale = head_size**-0.5 if scale is None else scale
     return PackedSelfAttention.apply(
@@ -123,7 +124,7 @@ def _check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {ids.dtype}")
     if ids.numel() == 0:
         return
-    data = ids.data
+    data = ids._data
     bad = (data < 0) | (data >= n)
     if ignore_index is not None:
         bad &= data != ignore_index
@@ -149,10 +150,11 @@ def embedding(input: Tensor, weight: Tensor) -> Tensor:
 
 def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean", ignore_index: int = -100) -> Tensor:
     """-log softmax(input)[target], fused with log-softmax.  input (N, C) logits, target (N,) ids."""
-    if input.ndim != 2:
-        raise ValueError(f"cross_entropy: expects logits of shape (N, C), got {input.shape}; reshape to (B*T, C)")
-    if target.shape != input.shape[:1]:
-        raise ValueError(f"cross_entropy: target of shape {target.shape} does not match logits {input.shape}")
+    if input.ndim != 2 or target.shape != input.shape[:1]:
+        raise ShapeError(
+            f"cross_entropy: expects logits of shape (N, C) and target of shape (N,), got logits {input.shape} "
+            f"and target {target.shape}; for (B, T, C) logits pass logits.view(B*T, C) and targets.view(B*T)"
+        )
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if not backend.is_floating(input.dtype):

@@ -22,22 +22,25 @@ def _draw_dtype(tensor: Tensor, fn: str):
 @no_grad()
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """U(a, b)."""
-    u = rand(tensor.shape, dtype=_draw_dtype(tensor, "uniform_"), device=tensor.device).data
-    tensor.data[...] = u * (b - a) + a
+    u = rand(tensor.shape, dtype=_draw_dtype(tensor, "uniform_"), device=tensor.device)._data
+    tensor._data[...] = u * (b - a) + a
+    tensor._counter[0] += 1  # an in-place write: bump the version (autograd.py)
     return tensor
 
 
 @no_grad()
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """N(mean, std^2)."""
-    z = randn(tensor.shape, dtype=_draw_dtype(tensor, "normal_"), device=tensor.device).data
-    tensor.data[...] = z * std + mean
+    z = randn(tensor.shape, dtype=_draw_dtype(tensor, "normal_"), device=tensor.device)._data
+    tensor._data[...] = z * std + mean
+    tensor._counter[0] += 1  # an in-place write: bump the version (autograd.py)
     return tensor
 
 
 @no_grad()
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    tensor.data[...] = val
+    tensor._data[...] = val
+    tensor._counter[0] += 1  # an in-place write: bump the version (autograd.py)
     return tensor
 
 

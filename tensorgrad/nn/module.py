@@ -220,7 +220,8 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
-                p.grad.data[...] = 0
+                p.grad._data[...] = 0
+                p.grad._counter[0] += 1
 
     # ------------------------------------------------------------------ device and dtype
     def to(self, *args, device=None, dtype=None):
@@ -240,12 +241,12 @@ class Module:
             raise TypeError(f"Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
 
         def convert(t: Tensor):
-            data = t.data
+            data = t._data
             if device is not None and device != t.device:
                 data = backend.to_device(data, device)
             if dtype is not None and backend.is_floating(data.dtype) and data.dtype != dtype:
                 data = data.astype(dtype)
-            t.data = data
+            t._data = data
             t.device = device or t.device
 
         for p in self.parameters():
@@ -321,8 +322,9 @@ class Module:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         for key, value in sources.items():
             target = own[key]
-            data = backend.to_device(value.data, target.device)
-            target.data[...] = data.astype(target.dtype, copy=False)
+            data = backend.to_device(value._data, target.device)
+            target._data[...] = data.astype(target.dtype, copy=False)
+            target._counter[0] += 1  # an in-place write (autograd.py's version counters)
         return IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ repr

@@ -23,7 +23,8 @@ class Parameter(Tensor):
             data = Tensor(backend.namespace("cpu").empty((0,), dtype=backend.float32))
         elif not isinstance(data, Tensor):
             data = Tensor(data)
-        self.data = data.data
+        self._data = data._data
+        self._counter = data._counter  # the same storage: the same version counter
         self.device = data.device
         self.grad = None
         self._ctx = None

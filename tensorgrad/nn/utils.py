@@ -20,7 +20,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     """
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    grads = [p.grad.data for p in parameters if p.grad is not None]
+    grad_tensors = [p.grad for p in parameters if p.grad is not None]
+    grads = [t._data for t in grad_tensors]
     if not grads:
         return Tensor(0.0)
     device = backend.device_of(grads[0])
@@ -45,4 +46,6 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
     for g in grads:
         g *= coef.astype(g.dtype)
+    for t in grad_tensors:
+        t._counter[0] += 1  # an in-place write (autograd.py's version counters)
     return Tensor._make(total, device, False)

@@ -80,15 +80,16 @@ class AdamW(Optimizer):
                 continue
             s = self.state.get(p) or self._init_state(p)
             s["step"] += 1
-            m, v = s["exp_avg"].data, s["exp_avg_sq"].data
-            adamw_update_(p.data, p.grad.data, m, v, step=s["step"], xp=backend.namespace(p.device), **hyper)
+            m, v = s["exp_avg"]._data, s["exp_avg_sq"]._data
+            adamw_update_(p._data, p.grad._data, m, v, step=s["step"], xp=backend.namespace(p.device), **hyper)
+            p._counter[0] += 1  # an in-place write (autograd.py's version counters)
 
     def _init_state(self, p: Tensor) -> dict:
         xp = backend.namespace(p.device)
         s = self.state[p] = {
             "step": 0,
-            "exp_avg": Tensor._make(xp.zeros_like(p.data), p.device, False),
-            "exp_avg_sq": Tensor._make(xp.zeros_like(p.data), p.device, False),
+            "exp_avg": Tensor._make(xp.zeros_like(p._data), p.device, False),
+            "exp_avg_sq": Tensor._make(xp.zeros_like(p._data), p.device, False),
         }
         return s
 
@@ -123,4 +124,6 @@ class AdamW(Optimizer):
             adamw_update_(flat.data[sl], flat.grad[sl], m[sl], v[sl], step=step, xp=flat.xp, **hyper)
 
         backend.parallel(flat.xp, flat.data.shape[0], flat.data.size, part)
+        for p in params:  # every parameter was written in place
+            p._counter[0] += 1
         return True

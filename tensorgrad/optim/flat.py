@@ -34,8 +34,8 @@ class FlatGroup:
         self.state = {key: self.xp.zeros(start, dtype=self.dtype) for key in state_keys}
         self.state_views = {key: self._views(a) for key, a in self.state.items()}
         for p, view in zip(self.params, self.data_views):
-            view[...] = p.data
-            p.data = view
+            view[...] = p._data
+            p._data = view
             p._grad_buffer = None  # set in sync, once the values are in
 
     @staticmethod
@@ -58,21 +58,21 @@ class FlatGroup:
         device or dtype (then the caller rebuilds it)."""
         for i, p in enumerate(self.params):
             view = self.data_views[i]
-            if p.data is not view:  # (while it is the view, shape, device and dtype are the group's)
+            if p._data is not view:  # (while it is the view, shape, device and dtype are the group's)
                 if p.shape != self.shapes[i] or p.device != self.device or p.dtype != self.dtype:
                     return False
-                view[...] = p.data
-                p.data = view
+                view[...] = p._data
+                p._data = view
             gview = self.grad_views[i]
             p._grad_buffer = gview
-            if p.grad is not None and p.grad.data is not gview:
-                gview[...] = p.grad.data
+            if p.grad is not None and p.grad._data is not gview:
+                gview[...] = p.grad._data
                 p.grad = Tensor._make(gview, self.device, False)
             s = state.get(p)
             if s is not None:
                 for key, views in self.state_views.items():
                     t = s.get(key)
-                    if t is None or t.data is not views[i]:
-                        views[i][...] = t.data if t is not None else 0
+                    if t is None or t._data is not views[i]:
+                        views[i][...] = t._data if t is not None else 0
                         s[key] = Tensor._make(views[i], self.device, False)
         return True

@@ -1,6 +1,7 @@
 """Optimizer: the base class (parameter groups, zero_grad, state_dict), as torch.optim.Optimizer.
 
-Updates run on the backend arrays (`p.data`, `p.grad.data`) in place: no graph is built,
+Updates run on the backend arrays (`p._data`, `p.grad._data`) in place: no graph is built,
+each updated parameter's version is bumped (so a graph that saved it refuses a second backward),
 nothing is read back from the device, and the arithmetic stays in the parameter's dtype.
 
 A state_dict has PyTorch's layout, with parameters replaced by their position (counted
@@ -62,7 +63,8 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad.data[...] = 0
+                    p.grad._data[...] = 0
+                    p.grad._counter[0] += 1
 
     def step(self, closure=None):
         """One update of every parameter with a .grad; closure() re-evaluates the loss if given."""
@@ -135,7 +137,7 @@ def _copy_state_value(value, p: Tensor, key, idx):
             f"loaded optimizer state {key!r} of parameter {idx} has shape {value.shape}, "
             f"the parameter has shape {p.shape}"
         )
-    data = backend.to_device(value.data, p.device)
+    data = backend.to_device(value._data, p.device)
     if backend.is_floating(data.dtype):
         data = data.astype(p.dtype)  # astype copies: the optimizer never aliases the loaded dict
     else:

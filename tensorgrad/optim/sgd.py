@@ -61,6 +61,7 @@ class SGD(Optimizer):
             if p.grad is None:
                 continue
             s = self.state.get(p)
-            buf = sgd_update_(p.data, p.grad.data, s["momentum_buffer"].data if s else None, **hyper)
+            buf = sgd_update_(p._data, p.grad._data, s["momentum_buffer"]._data if s else None, **hyper)
+            p._counter[0] += 1  # an in-place write (autograd.py's version counters)
             if s is None and buf is not None:
                 self.state[p] = {"momentum_buffer": Tensor._make(buf, p.device, False)}

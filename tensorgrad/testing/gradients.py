@@ -24,7 +24,7 @@ def check_gradients(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=None,
     for x in inputs:
         if isinstance(x, Tensor) and x.is_floating_point():
             x = x.detach().to(backend.float64)
-            x = Tensor(x.data.copy(), device=x.device, requires_grad=True)
+            x = Tensor(x._data.copy(), device=x.device, requires_grad=True)
         args.append(x)
     if not any(isinstance(x, Tensor) and x.requires_grad for x in args):
         raise ValueError("check_gradients: no floating-point Tensor among the inputs")

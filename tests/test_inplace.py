@@ -1,0 +1,383 @@
+"""In-place ops and version counters: PyTorch's rules on which writes are allowed, which make
+backward raise, and that a write never leads to a silently wrong gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+import tensorgrad.nn as nn
+import tensorgrad.nn.functional as F
+
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def vec(*values, device="cpu", requires_grad=False):
+    return tg.tensor(np.array(values, dtype=np.float64), device=device, requires_grad=requires_grad)
+
+
+# ------------------------------------------------------------------ backward refuses stale saved arrays
+def test_write_to_a_saved_input_raises_naming_op_shape_and_versions(device):
+    # the issue's case: mul saves x for w's gradient; x[0] = 100 would give w.grad = [100, 1, 1]
+    w = vec(1, 2, 3, device=device, requires_grad=True)
+    x = vec(1, 1, 1, device=device)
+    y = (w * x).sum()
+    x[0] = 100.0
+    with pytest.raises(RuntimeError, match=MODIFIED) as e:
+        y.backward()
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert "float64 tensor of shape (3,)" in msg and "MulBackward" in msg
+    assert "is at version 1; expected version 0" in msg
+
+
+def test_write_to_an_input_that_was_not_saved_is_fine(device):
+    # add saves nothing, so PyTorch does not raise either, and the gradient does not depend on x
+    w = vec(1, 2, 3, device=device, requires_grad=True)
+    x = vec(1, 1, 1, device=device)
+    y = (w + x).sum()
+    x[0] = 100.0
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [1, 1, 1])
+
+
+def test_write_to_a_saved_output_raises(device):
+    w = vec(0.5, 1.0, device=device, requires_grad=True)
+    y = w.exp()  # exp saves its output
+    loss = y.sum()
+    with tg.no_grad():
+        y += 1
+    with pytest.raises(RuntimeError, match=r"which is output 0 of ExpBackward, is at version 1"):
+        loss.backward()
+
+
+@pytest.mark.parametrize(
+    "make_view",
+    [
+        lambda x: x[1:],
+        lambda x: x.view(2, 2)[0],
+        lambda x: x.reshape(4),
+        lambda x: x.detach(),
+        lambda x: x.data,
+        lambda x: x.unsqueeze(0).T,
+    ],
+)
+def test_a_write_through_a_view_bumps_the_base_version(make_view):
+    w = vec(1, 2, 3, 4, requires_grad=True)
+    x = vec(1, 1, 1, 1)
+    y = (w * x).sum()
+    view = make_view(x)
+    assert view._version == x._version == 0
+    view.fill_(7.0)  # view's storage is x's
+    assert x._version == 1 and view._version == 1
+    assert 7.0 in x.numpy()
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.backward()
+
+
+def test_a_copy_is_not_a_view():
+    x = vec(1, 2, 3)
+    c = x.clone()
+    c += 1
+    assert x._version == 0 and c._version == 1
+
+
+@pytest.mark.parametrize(
+    "make_opt",
+    [
+        lambda ps: tg.optim.AdamW(ps, lr=0.1, fused=True),
+        lambda ps: tg.optim.AdamW(ps, lr=0.1, fused=False),
+        lambda ps: tg.optim.SGD(ps, lr=0.1, momentum=0.9),
+    ],
+    ids=["adamw-fused", "adamw", "sgd"],
+)
+def test_optimizer_step_between_two_backwards_raises(make_opt):
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.GELU(), nn.Linear(4, 1))
+    opt = make_opt(model.parameters())
+    loss = (model(tg.randn(5, 3)) ** 2).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    with pytest.raises(RuntimeError, match=r"LinearBackward, is at version (\d+); expected version \d+"):
+        loss.backward()
+
+
+def test_second_backward_without_writes_still_works():
+    w = vec(1, 2, 3, requires_grad=True)
+    y = (w * w).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [4, 8, 12])
+
+
+def test_embedding_ids_written_after_the_forward_raise():
+    weight = tg.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    ids = tg.tensor([0, 1, 1])
+    out = F.embedding(ids, weight).sum()
+    ids[0] = 3
+    with pytest.raises(RuntimeError, match=r"int64 tensor of shape \(3,\)\], which is input 0 of EmbeddingBackward"):
+        out.backward()
+
+
+def test_index_tensor_written_after_the_forward_keeps_the_gradient_right():
+    # indexing keeps its own copy of the index, so the gradient is the untouched graph's
+    w = vec(1, 2, 3, requires_grad=True)
+    idx = tg.tensor([0, 0, 2])
+    y = w[idx].sum()
+    idx[0] = 1
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2, 0, 1])
+
+
+# ------------------------------------------------------------------ PyTorch's rules for in-place ops
+INPLACE = [
+    ("iadd", lambda t: t.__iadd__(1.0)),
+    ("isub", lambda t: t.__isub__(1.0)),
+    ("imul", lambda t: t.__imul__(2.0)),
+    ("idiv", lambda t: t.__itruediv__(2.0)),
+    ("add_", lambda t: t.add_(1.0)),
+    ("sub_", lambda t: t.sub_(vec(1, 1, 1), alpha=2)),
+    ("mul_", lambda t: t.mul_(2.0)),
+    ("div_", lambda t: t.div_(2.0)),
+    ("zero_", lambda t: t.zero_()),
+    ("fill_", lambda t: t.fill_(3.0)),
+    ("copy_", lambda t: t.copy_(vec(4, 5, 6))),
+    ("clamp_", lambda t: t.clamp_(min=0.0, max=1.5)),
+    ("normal_", lambda t: t.normal_()),
+    ("uniform_", lambda t: t.uniform_()),
+    ("setitem", lambda t: t.__setitem__(0, 9.0)),
+]
+
+
+@pytest.mark.parametrize("name,write", INPLACE, ids=[n for n, _ in INPLACE])
+def test_inplace_on_a_leaf_that_requires_grad(name, write):
+    w = vec(1, 2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=LEAF):  # PyTorch's wording, outside no_grad
+        write(w)
+    assert w._version == 0 and w.is_leaf and w.numpy().tolist() == [1, 2, 3]
+    with tg.no_grad():  # allowed there, as optimizers do it
+        out = write(w)
+    assert out is None or out is w
+    assert w._version == 1 and w.is_leaf and w.requires_grad
+
+
+@pytest.mark.parametrize("name,write", INPLACE, ids=[n for n, _ in INPLACE])
+def test_inplace_inside_the_graph_is_refused_not_recorded_wrongly(name, write):
+    h = vec(1, 2, 3, requires_grad=True) * 2  # a non-leaf of the graph
+    with pytest.raises(RuntimeError, match=r"in-place operations inside the autograd graph are not supported"):
+        write(h)
+    assert h._version == 0
+
+
+def test_writing_a_value_that_requires_grad_into_a_plain_tensor_is_refused():
+    # PyTorch would record it; silently dropping w's gradient would be wrong, so it raises
+    w = vec(1, 2, 3, requires_grad=True)
+    out = tg.zeros(3, dtype=tg.float64)
+    for write in (lambda: out.__setitem__(0, w[0]), lambda: out.add_(w), lambda: out.copy_(w)):
+        with pytest.raises(RuntimeError, match="inside the autograd graph"):
+            write()
+    with tg.no_grad():
+        out.copy_(w)
+    assert out.numpy().tolist() == [1, 2, 3]
+
+
+def test_inplace_operators_write_the_storage_not_a_new_tensor(device):
+    x = vec(1, 2, 3, device=device)
+    alias, storage = x, x._data
+    x += 1
+    x *= vec(2, 2, 2, device=device)
+    x -= 1
+    x /= 2
+    assert x is alias and x._data is storage and x._version == 4
+    np.testing.assert_array_equal(x.numpy(), [1.5, 2.5, 3.5])
+
+
+def test_inplace_matches_torch(device):
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.5, -1.0, 2.0], [3.0, -0.25, 1.0]])
+    b = np.array([1.5, -2.0, 0.5])
+    cases = [
+        lambda t, o: t.add_(o, alpha=0.5),
+        lambda t, o: t.sub_(o, alpha=3),
+        lambda t, o: t.mul_(o),
+        lambda t, o: t.div_(o),
+        lambda t, o: t.clamp_(min=-0.5, max=1.0),
+        lambda t, o: t.clamp_(max=0.0),
+        lambda t, o: t.copy_(o),
+        lambda t, o: t.fill_(2.5),
+        lambda t, o: t.zero_(),
+    ]
+    for case in cases:
+        ours, theirs = tg.tensor(a, device=device), torch.tensor(a.copy())
+        case(ours, tg.tensor(b, device=device))
+        case(theirs, torch.tensor(b))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())  # the same float64 ops: exact
+
+
+def test_inplace_dtype_and_shape_rules():
+    x = tg.tensor([1.0, 2.0])  # float32
+    x += tg.tensor([1.0, 1.0], dtype=tg.float64)  # the result is cast back, as in PyTorch
+    assert x.dtype == tg.float32
+    i = tg.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i += 0.5
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i /= 2
+    i *= 3
+    assert i.tolist() == [3, 6] and i.dtype == tg.int64
+    with pytest.raises(RuntimeError, match=r"output with shape \(2,\) doesn't match the broadcast shape \(3, 2\)") as e:
+        x += tg.ones(3, 2)
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        x.clamp_()
+
+
+def test_normal_and_uniform_draw_as_nn_init():
+    a, b = tg.empty(4, 5), tg.empty(4, 5)
+    tg.manual_seed(3)
+    a.normal_(1.0, 0.5)
+    tg.manual_seed(3)
+    nn.init.normal_(b, 1.0, 0.5)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    tg.manual_seed(3)
+    a.uniform_(-2.0, 3.0)
+    assert a.numpy().min() >= -2 and a.numpy().max() < 3 and a._version == 2
+
+
+# ------------------------------------------------------------------ .data
+def test_data_is_a_tensor_sharing_storage():
+    p = nn.Parameter(tg.tensor([1.0, 2.0, 3.0]))
+    d = p.data
+    assert isinstance(d, tg.Tensor) and not d.requires_grad and d.is_leaf
+    d[0] = 10.0
+    assert p.numpy().tolist() == [10, 2, 3] and p._version == 1
+    p.data = tg.tensor([4.0, 5.0])  # assignment takes the new values, shape included
+    assert p.numpy().tolist() == [4, 5] and p.shape == (2,) and isinstance(p, nn.Parameter)
+    p.data = np.array([7.0, 8.0, 9.0], dtype=np.float32)
+    assert p.numpy().tolist() == [7, 8, 9] and p.requires_grad
+
+
+# ------------------------------------------------------------------ the manual update idiom
+def _model_and_batch():
+    tg.manual_seed(1)
+    model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 2))
+    x, y = tg.randn(16, 4), tg.randint(2, (16,))
+    return model, x, y
+
+
+@pytest.mark.parametrize("spelling", ["p -= lr * p.grad", "p.data += -lr * p.grad", "p.sub_(p.grad, alpha=lr)"])
+def test_manual_sgd_update_changes_the_weights(spelling):
+    lr = 0.1
+    model, x, y = _model_and_batch()
+    F.cross_entropy(model(x), y).backward()
+    before = [p.numpy() for p in model.parameters()]
+    grads = [p.grad.numpy() for p in model.parameters()]
+    with tg.no_grad():
+        for p in model.parameters():
+            if spelling == "p -= lr * p.grad":
+                p -= lr * p.grad
+            elif spelling == "p.data += -lr * p.grad":
+                p.data += -lr * p.grad
+            else:
+                p.sub_(p.grad, alpha=lr)
+    for p, b, g in zip(model.parameters(), before, grads):
+        assert p.is_leaf and p.requires_grad and isinstance(p, nn.Parameter)
+        # float32 on both sides, the same single multiply-subtract: exact
+        np.testing.assert_array_equal(p.numpy(), b - np.float32(lr) * g)
+    # and it is the same update as the SGD optimizer's
+    model2, x, y = _model_and_batch()
+    F.cross_entropy(model2(x), y).backward()
+    tg.optim.SGD(model2.parameters(), lr=lr).step()
+    for p, q in zip(model.parameters(), model2.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=0, atol=1e-7)  # float32: p - lr*g vs p + (-lr)*g
+
+
+def test_manual_update_reaches_the_fused_optimizer_flat_buffer():
+    # after a fused AdamW step the parameters are views into one flat array: a manual write to
+    # a parameter must be what the next step starts from
+    model, x, y = _model_and_batch()
+    ref, _, _ = _model_and_batch()
+    opts = [tg.optim.AdamW(m.parameters(), lr=0.01, fused=f) for m, f in ((model, True), (ref, False))]
+    for m, opt in zip((model, ref), opts):
+        F.cross_entropy(m(x), y).backward()
+        opt.step()
+        with tg.no_grad():
+            for p in m.parameters():
+                p *= 0.5
+        opt.zero_grad()
+        F.cross_entropy(m(x), y).backward()
+        opt.step()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=0, atol=1e-7)  # fused vs per-tensor: float32 rounding
+
+
+def test_tensor_from_an_array_or_tensor_is_a_copy():
+    # as torch.tensor: an alias would share storage without sharing the version counter
+    a = np.ones(3)
+    t = tg.tensor(a)
+    u = tg.tensor(t)
+    a[0] = 5.0
+    t[1] = 7.0
+    assert t.tolist() == [1, 7, 1] and u.tolist() == [1, 1, 1]
+
+
+def test_an_op_returning_its_input_array_shares_the_version_counter():
+    class Identity(tg.Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, g):
+            return g
+
+    x = vec(1, 2, 3)
+    y = Identity.apply(x)
+    assert y._data is x._data
+    y[0] = 5.0
+    assert x._version == 1 and x.tolist() == [5, 2, 3]
+
+
+# ------------------------------------------------------------------ custom Functions in PyTorch's form
+class MulAdd(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y + 1
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y, g * x
+
+
+class ExpOut(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = x.exp()
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out
+
+
+def test_custom_function_saved_input_written_in_place_raises():
+    w = vec(1, 2, 3, requires_grad=True)
+    x = vec(1, 1, 1)
+    y = MulAdd.apply(w, x).sum()
+    x[0] = 100.0
+    with pytest.raises(RuntimeError, match=r"float64 tensor of shape \(3,\)\], which is input 1 of MulAddBackward"):
+        y.backward()
+
+
+def test_custom_function_saved_output_written_in_place_raises():
+    w = vec(0.5, 1.0, requires_grad=True)
+    y = ExpOut.apply(w)
+    loss = y.sum()
+    with tg.no_grad():
+        y *= 2  # the output shares its storage (and version counter) with the tensor forward saved
+    with pytest.raises(RuntimeError, match=r"which is output 0 of ExpOutBackward, is at version 1"):
+        loss.backward()
