@@ -12,8 +12,10 @@ from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
 from .creation import (
     arange,
     empty,
+    eye,
     full,
     full_like,
+    linspace,
     manual_seed,
     multinomial,
     ones,
@@ -61,6 +63,27 @@ __all__ = [
     "triu", "uint8", "where", "zeros", "zeros_like",
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
+from .functions import (  # noqa: E402  indexing and shape
+    diagonal,
+    einsum,
+    flip,
+    gather,
+    index_select,
+    masked_select,
+    meshgrid,
+    nonzero,
+    repeat_interleave,
+    roll,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    tile,
+)
+
+__all__ += [
+    "diagonal", "einsum", "eye", "flip", "gather", "index_select", "linspace", "masked_select", "meshgrid",
+    "nonzero", "repeat_interleave", "roll", "scatter", "scatter_add", "scatter_reduce", "tile",
+]  # fmt: skip
 __all__ += ["ShapeError"]
 
 from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close

@@ -684,6 +684,43 @@ def index_add(xp, target, index, values):
     return target
 
 
+_AT_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def scatter_reduce_at(xp, target, index, values, reduce):
+    """target[index] = reduce(target[index], values), repeated indices combining (unbuffered).
+
+    reduce is "sum", "prod", "amax" or "amin".  NumPy and the strict device use the ufunc's
+    `.at`; CuPy has scatter_add / scatter_max / scatter_min, and the product is done in rounds:
+    the k-th occurrence of every target position is multiplied in at round k (no round holds a
+    position twice, so a plain fancy-indexed update is exact).
+    """
+    if xp is np:
+        _AT_UFUNCS[reduce].at(target, index, values)
+        return target
+    if xp is backend_strict.xp:
+        backend_strict.ufunc_at(_AT_UFUNCS[reduce], target, index, values)
+        return target
+    import cupyx  # noqa: PLC0415
+
+    if reduce != "prod":
+        getattr(cupyx, {"sum": "scatter_add", "amax": "scatter_max", "amin": "scatter_min"}[reduce])(
+            target, index, values
+        )
+        return target
+    positions = xp.arange(target.size).reshape(target.shape)[index]  # target is contiguous: reshape is a view
+    flat, vals = positions.reshape(-1), xp.broadcast_to(values, positions.shape).reshape(-1)
+    order = xp.argsort(flat, kind="stable")
+    flat, vals = flat[order], vals[order]
+    first = xp.searchsorted(flat, flat, side="left")
+    rank = xp.arange(flat.size) - first  # occurrence number of each position
+    view = target.reshape(-1)
+    for k in range(int(rank.max()) + 1 if flat.size else 0):
+        sel = rank == k
+        view[flat[sel]] *= vals[sel]
+    return target
+
+
 # A one-hot matrix of at most this many elements is built for the embedding backward.
 _ONE_HOT_LIMIT = 1 << 26
 

@@ -298,3 +298,7 @@ def add_at(target: StrictArray, index, values):
     """xp.add.at(target, index, values), recorded as the call CuPy gets (cupy.add.at)."""
     _called("xp", "add.at", {})
     np.add.at(target._a, _unwrap(index), _unwrap(values))
+
+
+def ufunc_at(ufunc, target: StrictArray, index, values):
+    ufunc.at(target._a, _unwrap(index), _unwrap(values))

@@ -108,21 +108,28 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 def tril(t: Tensor, diagonal=0) -> Tensor:
     """The lower triangle (elements with col - row <= diagonal) of the last two dims; zeros above."""
-    return _triangle(t, diagonal, lower=True)
+    return t.tril(diagonal)
 
 
 def triu(t: Tensor, diagonal=0) -> Tensor:
     """The upper triangle (col - row >= diagonal) of the last two dims; zeros below."""
-    return _triangle(t, diagonal, lower=False)
+    return t.triu(diagonal)
 
 
-def _triangle(t, diagonal, lower):
-    if t.ndim < 2:
-        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dims, got shape {t.shape}")
-    xp = backend.namespace(t.device)
-    n, m = t.shape[-2:]
-    keep = xp.tri(n, m, k=diagonal, dtype=bool) if lower else ~xp.tri(n, m, k=diagonal - 1, dtype=bool)
-    return t.masked_fill(Tensor._make(~keep, t.device, False), 0)
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The (n, m) identity matrix (m defaults to n), float32 by default."""
+    device = backend.normalize_device(device)
+    data = backend.namespace(device).eye(n, n if m is None else m, dtype=backend.as_dtype(dtype) or backend.float32)
+    return Tensor._make(data, device, False).requires_grad_(requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`steps` evenly spaced values from start to end, both included (float32 by default)."""
+    if steps < 0:
+        raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
+    device = backend.normalize_device(device)
+    data = backend.namespace(device).linspace(start, end, steps, dtype=backend.as_dtype(dtype) or backend.float32)
+    return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement=False) -> Tensor:

@@ -4,6 +4,8 @@ spellings of Tensor methods (tg.exp(x) == x.exp())."""
 from __future__ import annotations
 
 from . import backend
+from .backend import ShapeError
+from .ops.einsum import Einsum
 from .ops.masking import Where
 from .ops.shape import Cat, Stack
 from .tensor import Tensor, broadcast_shapes, normalize_dim
@@ -98,3 +100,121 @@ def log_softmax(x: Tensor, dim) -> Tensor:
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     return x.masked_fill(mask, value)
+
+
+# ---------------------------------------------------------------- indexing and shape
+def gather(input: Tensor, dim, index) -> Tensor:
+    return input.gather(dim, index)
+
+
+def scatter(input: Tensor, dim, index, src=None, value=None, reduce=None) -> Tensor:
+    return input.scatter(dim, index, src, value, reduce)
+
+
+def scatter_add(input: Tensor, dim, index, src) -> Tensor:
+    return input.scatter_add(dim, index, src)
+
+
+def scatter_reduce(input: Tensor, dim, index, src, reduce, include_self=True) -> Tensor:
+    return input.scatter_reduce(dim, index, src, reduce, include_self=include_self)
+
+
+def index_select(input: Tensor, dim, index) -> Tensor:
+    return input.index_select(dim, index)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    return input.masked_select(mask)
+
+
+def nonzero(input: Tensor, as_tuple=False):
+    return input.nonzero(as_tuple=as_tuple)
+
+
+def repeat_interleave(input: Tensor, repeats, dim=None, output_size=None) -> Tensor:
+    return input.repeat_interleave(repeats, dim, output_size=output_size)
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    return input.tile(dims)
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    return input.flip(dims)
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    return input.roll(shifts, dims)
+
+
+def diagonal(input: Tensor, offset=0, dim1=0, dim2=1) -> Tensor:
+    return input.diagonal(offset, dim1, dim2)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids from 1-d tensors: out[k] varies along dim k ("ij"; "xy" swaps the first two).
+    Each grid is a reshape and an expand of one input, so its gradient is summed back by the engine."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise ShapeError(f"meshgrid: expects 0-d or 1-d tensors, got shape {t.shape}")
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    sizes = [tensors[k].numel() for k in order]
+    grids = []
+    for k, t in enumerate(tensors):
+        shape = [1] * len(tensors)
+        shape[order.index(k)] = -1
+        grids.append(t.reshape(shape).expand(*sizes))
+    return tuple(grids)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Sum of products over labelled axes, e.g. einsum("bij,bjk->bik", a, b); "..." and the implicit
+    output (the labels seen once, sorted) as in PyTorch.  One op (ops/einsum.py), whose backward is an
+    einsum per operand."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum: expected at least one operand")
+    operands = _same_kind(operands, "einsum")
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum: the equation {equation!r} has {len(terms)} operands, got {len(operands)} tensors")
+    free = [c for c in _LETTERS if c not in eq]
+    n_ellipsis = max((t.ndim - len(term.replace("...", "")) for term, t in zip(terms, operands) if "..." in term),
+                     default=0)  # fmt: skip
+    spelled = []
+    for term, t in zip(terms, operands):
+        letters = term.replace("...", "")
+        if not all(c in _LETTERS for c in letters) or term.count("...") > 1:
+            raise ValueError(f"einsum: invalid subscript {term!r} in {equation!r} (letters and one '...' only)")
+        k = t.ndim - len(letters)
+        if ("..." in term and k < 0) or ("..." not in term and k != 0):
+            raise ShapeError(f"einsum: subscript {term!r} has {len(letters)} labels for an operand of shape {t.shape}")
+        spelled.append(term.replace("...", "".join(free[n_ellipsis - k : n_ellipsis])))
+    ellipsis = "".join(free[:n_ellipsis])
+    if arrow:
+        output = rhs.replace("...", ellipsis)
+    else:
+        counts = "".join(spelled)
+        output = ellipsis + "".join(sorted(c for c in set(lhs) if c in _LETTERS and counts.count(c) == 1))
+    sizes = {}
+    for term, t in zip(spelled, operands):
+        for c, n in zip(term, t.shape):
+            if sizes.get(c, 1) != 1 and n != 1 and sizes[c] != n:
+                raise ShapeError(f"einsum: label {c!r} has sizes {sizes[c]} and {n} in {equation!r}")
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
+    for c in output:
+        if c not in sizes or output.count(c) > 1:
+            raise ValueError(f"einsum: output label {c!r} of {equation!r} must appear once and in an input")
+    return Einsum.apply(*operands, terms=tuple(spelled), output=output)

@@ -12,9 +12,11 @@ from .autograd import is_grad_enabled, run_backward
 from .backend import ShapeError
 from .ops.dropout import Dropout
 from .ops.elementwise import GELU, Add, Cast, Clone, Div, Exp, Log, Mul, Neg, Pow, ReLU, Sqrt, Sub, Tanh
+from .ops.indexing import Gather, IndexSelect, Scatter, ScatterAdd, ScatterReduce
 from .ops.layernorm import LayerNorm
 from .ops.masking import MaskedFill
 from .ops.matmul import MatMul
+from .ops.rearrange import Diagonal, Flip, Repeat, Roll, Unfold
 from .ops.reduce import Amax, Mean, Sum, Var
 from .ops.shape import Expand, Index, Permute, Reshape
 from .ops.softmax import LogSoftmax, Softmax
@@ -847,6 +849,187 @@ class Tensor:
                 raise TypeError(f"layer_norm: {name} is {t.dtype} but the input is {self.dtype} (as in PyTorch)")
         self._require_float("layer_norm")
         return LayerNorm.apply(self, weight, bias, k=len(shape), eps=eps)
+
+    # ------------------------------------------------------------------ indexing and shape (ops/indexing.py,
+    # ops/rearrange.py): integer positions, repeats, flips, windows
+    def _index_tensor(self, index, op, dim=None, n=None):
+        """An integer index tensor on self's device, its values checked in [0, n) (on a GPU the
+        check is queued and reported at the next read, as for embedding ids)."""
+        if not isinstance(index, Tensor):
+            index = Tensor(index, device=self.device)
+        if index.device != self.device:
+            raise backend.DeviceError(f"{op}: input on {self.device}, index on {index.device}")
+        if index.dtype.kind not in "iu":
+            raise TypeError(f"{op}: index must be an integer tensor (e.g. torch.long), got dtype {index.dtype}")
+        if n is not None and index.numel():
+            bad = (index._data < 0) | (index._data >= n)
+
+            def fail():
+                value = int(backend.to_numpy(index._data[bad].reshape(-1)[:1])[0])
+                raise IndexError(f"{op}: index {value} is out of bounds for dim {dim} with size {n}")
+
+            if self.device == "cpu":
+                if bad.any():
+                    fail()
+            else:
+                backend.defer_check(bad.any(), fail)
+        return index
+
+    def _along_checks(self, op, dim, index, src=None):
+        """gather / scatter: index has self's number of dims and fits inside self (and src)."""
+        d = normalize_dim(dim, self.ndim, op)
+        index = self._index_tensor(index, op, d, self.shape[d] if self.ndim else 1)
+        if index.ndim != self.ndim:
+            raise ShapeError(f"{op}: index has {index.ndim} dims but the input has {self.ndim} ({self.shape})")
+        for a, n in enumerate(index.shape):
+            if a != d and n > self.shape[a]:
+                raise ShapeError(f"{op}: index shape {index.shape} is larger than the input {self.shape} in dim {a}")
+            if isinstance(src, Tensor) and (src.ndim != index.ndim or n > src.shape[a]):
+                raise ShapeError(f"{op}: index shape {index.shape} does not fit inside src {src.shape}")
+        return d, index
+
+    def _src(self, src, op):
+        if not isinstance(src, Tensor):
+            raise TypeError(f"{op}: src must be a tensor, got {type(src).__name__}")
+        if src.device != self.device:
+            raise backend.DeviceError(f"{op}: input on {self.device}, src on {src.device}")
+        return src if src.dtype == self.dtype else src.to(self.dtype)
+
+    def gather(self, dim, index):
+        """out[i][j][k] = self[i][index[i][j][k]][k] (dim=1); the gradient is scattered back, repeats adding."""
+        d, index = self._along_checks("gather", dim, index)
+        return Gather.apply(self, index._data, dim=d)
+
+    def scatter(self, dim, index, src=None, value=None, reduce=None):
+        """A copy of self with out[i][index[i][j][k]][k] = src[i][j][k] (dim=1); src may be a number."""
+        if src is None:
+            src = value
+        if reduce is not None:
+            if reduce not in ("add", "multiply"):
+                raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+            if not isinstance(src, Tensor):
+                src = Tensor(self._data.dtype.type(src), device=self.device).expand(*index.shape)
+            return self.scatter_reduce(dim, index, src, "sum" if reduce == "add" else "prod")
+        if not isinstance(src, Tensor):
+            d, index = self._along_checks("scatter", dim, index)
+            return Scatter.apply(self, index._data, src, dim=d)
+        src = self._src(src, "scatter")
+        d, index = self._along_checks("scatter", dim, index, src)
+        return Scatter.apply(self, index._data, src, dim=d)
+
+    def scatter_add(self, dim, index, src):
+        """A copy of self with out[i][index[i][j][k]][k] += src[i][j][k] (dim=1), repeats adding."""
+        src = self._src(src, "scatter_add")
+        d, index = self._along_checks("scatter_add", dim, index, src)
+        return ScatterAdd.apply(self, index._data, src, dim=d)
+
+    def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+        """Reduce src into self at the scattered positions: "sum", "prod", "mean", "amax" or "amin"."""
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise ValueError(f"scatter_reduce: reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got {reduce!r}")
+        src = self._src(src, "scatter_reduce")
+        d, index = self._along_checks("scatter_reduce", dim, index, src)
+        return ScatterReduce.apply(self, index._data, src, dim=d, reduce=reduce, include_self=include_self)
+
+    def index_select(self, dim, index):
+        """The slices self[..., index[k], ...] along dim, for a 1-d integer index."""
+        d = normalize_dim(dim, self.ndim, "index_select")
+        index = self._index_tensor(index, "index_select", d, self.shape[d] if self.ndim else 1)
+        if index.ndim > 1:
+            raise ShapeError(f"index_select: index must be 1-d, got shape {index.shape}")
+        return IndexSelect.apply(self, index._data.reshape(-1), dim=d)
+
+    def masked_select(self, mask):
+        """The elements where mask (broadcast with self) is True, as a 1-d tensor."""
+        if not isinstance(mask, Tensor) or mask.dtype != backend.bool_:
+            raise TypeError("masked_select: mask must be a bool tensor")
+        shape = broadcast_shapes("masked_select", self.shape, mask.shape)
+        return self.expand(*shape)[mask.expand(*shape)]
+
+    def nonzero(self, as_tuple=False):
+        """The indices of the nonzero elements: (count, ndim) int64, or one 1-d tensor per dim."""
+        xp = backend.namespace(self.device)
+        parts = [p.astype(backend.int64) for p in xp.nonzero(self._data if self.ndim else self._data.reshape(1))]
+        if as_tuple:
+            return tuple(Tensor._make(p, self.device, False) for p in parts)
+        out = xp.stack(parts, axis=1) if self.ndim else xp.zeros((parts[0].shape[0], 0), dtype=backend.int64)
+        return Tensor._make(out, self.device, False)
+
+    def repeat(self, *sizes):
+        """Tile self sizes[a] times along each dim (len(sizes) >= ndim; leading dims are added)."""
+        sizes = _shape_arg(sizes)
+        if len(sizes) < self.ndim:
+            raise ShapeError(f"repeat: {len(sizes)} repeat counts for a tensor of {self.ndim} dims ({self.shape})")
+        if any(r < 0 for r in sizes):
+            raise ValueError(f"repeat: repeat counts must be non-negative, got {sizes}")
+        return Repeat.apply(self, reps=sizes)
+
+    def tile(self, *dims):
+        """repeat, with missing leading counts taken as 1 (torch.tile)."""
+        dims = _shape_arg(dims)
+        return self.repeat(*((1,) * (self.ndim - len(dims)) + dims))
+
+    def repeat_interleave(self, repeats, dim=None, output_size=None):
+        """Each element (dim=None: of the flattened tensor) or slice along dim repeated `repeats` times,
+        as an index_select whose index repeats each position (so repeats of one slice add up in backward)."""
+        x, d = (self.reshape(-1), 0) if dim is None else (self, normalize_dim(dim, self.ndim, "repeat_interleave"))
+        n = x.shape[d]
+        xp = backend.namespace(self.device)
+        # the counts are read to the host (CuPy's repeat takes a list): the output's size depends on them
+        counts = repeats.tolist() if isinstance(repeats, Tensor) else int(repeats)
+        if isinstance(counts, list) and len(counts) == 1:
+            counts = counts[0]
+        if isinstance(counts, list) and len(counts) != n:
+            raise ShapeError(f"repeat_interleave: repeats has {len(counts)} counts, expected {n} or one")
+        if min(counts if isinstance(counts, list) else [counts], default=0) < 0:
+            raise ValueError("repeat_interleave: repeats must be non-negative")
+        index = xp.repeat(xp.arange(n), counts)
+        return IndexSelect.apply(x, index, dim=d)
+
+    def flip(self, *dims):
+        dims = tuple(normalize_dim(d, self.ndim, "flip") for d in _shape_arg(dims))
+        return Flip.apply(self, dims=dims)
+
+    def roll(self, shifts, dims=None):
+        """Shift elements cyclically along dims (the flattened tensor when dims is None)."""
+        if dims is None:
+            return Roll.apply(self, shifts=int(shifts if isinstance(shifts, int) else shifts[0]), dims=None)
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
+        return Roll.apply(self, shifts=shifts, dims=tuple(normalize_dim(d, self.ndim, "roll") for d in dims))
+
+    def tril(self, diagonal=0):
+        """The lower triangle (col - row <= diagonal) of the last two dims, zeros above (a masked_fill)."""
+        return self._triangle(diagonal, lower=True)
+
+    def triu(self, diagonal=0):
+        """The upper triangle (col - row >= diagonal) of the last two dims, zeros below (a masked_fill)."""
+        return self._triangle(diagonal, lower=False)
+
+    def _triangle(self, diagonal, lower):
+        if self.ndim < 2:
+            raise ShapeError(f"{'tril' if lower else 'triu'}: needs at least 2 dims, got shape {self.shape}")
+        xp = backend.namespace(self.device)
+        n, m = self.shape[-2:]
+        keep = xp.tri(n, m, k=diagonal, dtype=bool) if lower else ~xp.tri(n, m, k=diagonal - 1, dtype=bool)
+        return self.masked_fill(Tensor._make(~keep, self.device, False), 0)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """The diagonal of dims (dim1, dim2), moved last: out[..., k] = self[..., k, k + offset]."""
+        d1, d2 = normalize_dim(dim1, self.ndim, "diagonal"), normalize_dim(dim2, self.ndim, "diagonal")
+        if d1 == d2:
+            raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
+        return Diagonal.apply(self, offset=int(offset), dim1=d1, dim2=d2)
+
+    def unfold(self, dimension, size, step):
+        """Windows of `size` along dimension, `step` apart, as a new last dim."""
+        d = normalize_dim(dimension, self.ndim, "unfold")
+        n = self.shape[d] if self.ndim else 1
+        if not 0 <= size <= n or step < 1:
+            raise ShapeError(f"unfold: size {size} and step {step} do not fit dim {dimension} of size {n}")
+        return Unfold.apply(self if self.ndim else self.reshape(1), dim=d, size=size, step=step)
 
 
 autograd.Tensor = Tensor  # the engine makes Tensors; tensor.py imports it, so it is wired here

@@ -43,6 +43,28 @@ MASK_44 = np.array(
 )  # (4, 4): not causal, each row attends
 
 
+# Index constants of the indexing and shape ops (repeats on purpose: their gradients must add up).
+IDX_G0 = np.array([[0, 1, 1, 2], [2, 2, 0, 0]])  # (2, 4) rows of a (3, 4) input, along dim 0
+IDX_G1 = np.array([[3, 3], [0, 1], [2, 0]])  # (3, 2) columns of a (3, 4) input, along dim 1
+IDX_S1 = np.array([[3, 0, 1], [2, 1, 0]])  # (2, 3) distinct per row: scatter's writes do not collide
+IDX_SEL = np.array([2, 0, 2])
+REPEATS_3 = np.array([1, 0, 2])
+
+
+# Loss constants: class weights, probability targets, ids for (N, C, d) logits, BCE weights.
+WEIGHTS_4 = np.array([0.5, 1.0, 2.0, 1.5])  # (4,) per class
+PROBS_54 = np.array(
+    [[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25] * 4, [0.5, 0.0, 0.5, 0.0], [0.0, 0.3, 0.0, 0.7]]
+)  # (5, 4) rows of class probabilities
+TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) logits, one ignored
+POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), spelled with ops both libraries have: BCE inputs and targets in (0, 1)."""
+    return 1 / (1 + (-x).exp())
+
+
 def packed_self_attention(lib, qkv, heads, **kwargs):
     """tensorgrad's packed op; for torch, the split / permute / sdpa / reshape it stands for."""
     if lib is tg:
@@ -254,6 +276,117 @@ OPS = [
     C("packed_attention_causal", [(2, 4, 18)], lambda lib, qkv: packed_self_attention(lib, qkv, 3, is_causal=True)),
     C("packed_attention_mask_scale", [(3, 4, 12)],
       lambda lib, qkv: packed_self_attention(lib, qkv, 2, attn_mask=const(lib, qkv, MASK_44), scale=0.7)),
+    # ---- indexing and shape (ops/indexing.py, ops/rearrange.py, ops/pad.py, ops/einsum.py)
+    C("gather_dim0", [(3, 4)], lambda lib, x: x.gather(0, const(lib, x, IDX_G0))),
+    C("gather_dim1_fn", [(3, 4)], lambda lib, x: lib.gather(x, -1, const(lib, x, IDX_G1))),
+    C("scatter_src", [(2, 4), (2, 3)], lambda lib, x, s: x.scatter(1, const(lib, x, IDX_S1), s)),
+    C("scatter_value", [(3, 4)], lambda lib, x: x.scatter(0, const(lib, x, IDX_G0), 1.5)),
+    C("scatter_add", [(3, 4), (2, 4)], lambda lib, x, s: x.scatter_add(0, const(lib, x, IDX_G0), s)),
+    C("scatter_reduce_sum", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "sum")),
+    C("scatter_reduce_prod", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "prod")),
+    C("scatter_reduce_mean", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "mean")),
+    C("scatter_reduce_amax", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "amax")),
+    C("scatter_reduce_amin_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "amin", include_self=False)),
+    C("scatter_reduce_prod_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "prod", include_self=False)),
+    C("scatter_reduce_mean_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "mean", include_self=False)),
+    C("index_select", [(4, 3)], lambda lib, x: x.index_select(0, const(lib, x, IDX_SEL))),
+    C("index_select_fn_dim1", [(3, 4)], lambda lib, x: lib.index_select(x, 1, const(lib, x, IDX_SEL))),
+    C("masked_select", [(3, 4)], lambda lib, x: x.masked_select(const(lib, x, MASK_4))),
+    C("repeat", [(2, 3)], lambda lib, x: x.repeat(2, 1, 2)),
+    C("tile_fn", [(2, 3)], lambda lib, x: lib.tile(x, (2,))),
+    C("repeat_interleave", [(2, 3)], lambda lib, x: x.repeat_interleave(2, dim=1)),
+    C("repeat_interleave_tensor", [(3, 2)], lambda lib, x: x.repeat_interleave(const(lib, x, REPEATS_3), dim=0)),
+    C("repeat_interleave_flat", [(2, 3)], lambda lib, x: lib.repeat_interleave(x, 2)),
+    C("flip", [(2, 3, 4)], lambda lib, x: x.flip(0, 2)),
+    C("roll", [(3, 4)], lambda lib, x: x.roll((1, -3), (0, 1))),
+    C("roll_flat", [(3, 4)], lambda lib, x: lib.roll(x, 5)),
+    C("tril", [(2, 3, 4)], lambda lib, x: x.tril(1)),
+    C("triu_fn", [(3, 4)], lambda lib, x: lib.triu(x, -1)),
+    C("diagonal", [(3, 4)], lambda lib, x: x.diagonal()),
+    C("diagonal_offset_dims", [(2, 3, 4)], lambda lib, x: lib.diagonal(x, -1, 2, 1)),
+    C("unfold", [(2, 7)], lambda lib, x: x.unfold(1, 3, 2)),
+    C("unfold_overlap", [(5, 2)], lambda lib, x: x.unfold(0, 3, 1)),
+    C("pad_constant", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 2, 0, 1), value=0.5)),
+    C("pad_constant_crop", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (-1, 2, 1, -2))),
+    C("pad_reflect", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (2, 3, 2, 1), mode="reflect")),
+    C("pad_replicate", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (3, 1), mode="replicate")),
+    C("pad_circular", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 4, 3, 2), mode="circular")),
+    C("einsum_bmm", [(2, 3, 4), (2, 4, 5)], lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b)),
+    C("einsum_implicit_three", [(2, 3), (3, 4), (4,)], lambda lib, a, b, c: lib.einsum("ij,jk,k", a, b, c)),
+    C("einsum_trace", [(3, 3)], lambda lib, a: lib.einsum("ii", a)),
+    C("einsum_diagonal_outer", [(3, 3), (2,)], lambda lib, a, b: lib.einsum("ii,j->ij", a, b)),
+    C("einsum_sum_only_here", [(2, 3, 4), (3,)], lambda lib, a, b: lib.einsum("ijk,j->i", a, b)),
+    C("einsum_ellipsis_broadcast", [(2, 3, 4), (1, 3, 4)], lambda lib, a, b: lib.einsum("...ij,...ij->...i", a, b)),
+    C("meshgrid", [(3,), (2,)], lambda lib, a, b: lib.meshgrid(a, b, indexing="xy")),
+    # ---- losses (ops/losses.py; cross_entropy's extensions are compositions around it)
+    C("nll_loss_weight_ignore", [(5, 4)], lambda lib, x: F(lib).nll_loss(
+        x.log_softmax(-1), const(lib, x, TARGETS_5_IGNORED), weight=const(lib, x, WEIGHTS_4))),
+    C("nll_loss_3d_none", [(2, 4, 3)], lambda lib, x: F(lib).nll_loss(x, const(lib, x, TARGETS_23), reduction="none")),
+    C("cross_entropy_label_smoothing", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5_IGNORED), label_smoothing=0.2)),
+    C("cross_entropy_smoothing_weight_sum", [(5, 4)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, TARGETS_5_IGNORED), weight=const(lib, x, WEIGHTS_4), reduction="sum", label_smoothing=0.3)),
+    C("cross_entropy_weight_mean", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), weight=const(lib, x, WEIGHTS_4))),
+    C("cross_entropy_probs", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, PROBS_54))),
+    C("cross_entropy_probs_smoothing_weight_none", [(5, 4)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, PROBS_54), weight=const(lib, x, WEIGHTS_4), reduction="none", label_smoothing=0.1)),
+    C("cross_entropy_3d", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_23))),
+    C("cross_entropy_3d_smoothing_none", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, TARGETS_23), reduction="none", label_smoothing=0.25)),
+    C("cross_entropy_unbatched", [(4,)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, np.array(2)))),
+    C("cross_entropy_loss_module", [(5, 4)],
+      lambda lib, x: lib.nn.CrossEntropyLoss(label_smoothing=0.1)(x, const(lib, x, TARGETS_5))),
+    C("nll_loss_module_sum", [(5, 4)],
+      lambda lib, x: lib.nn.NLLLoss(reduction="sum")(x.log_softmax(1), const(lib, x, TARGETS_5))),
+    C("binary_cross_entropy_weight", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).binary_cross_entropy(
+        sigmoid(x), sigmoid(y), weight=const(lib, x, WEIGHTS_4))),
+    C("bce_loss_module_none", [(3, 4)],
+      lambda lib, x: lib.nn.BCELoss(reduction="none")(sigmoid(x), const(lib, x, PROBS_54[:3]))),
+    C("bce_with_logits", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).binary_cross_entropy_with_logits(x * 4, sigmoid(y))),
+    C("bce_with_logits_pos_weight_sum", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).binary_cross_entropy_with_logits(
+        x * 4, sigmoid(y), weight=const(lib, x, WEIGHTS_4), reduction="sum", pos_weight=const(lib, x, POS_WEIGHT_4))),
+    C("bce_with_logits_module", [(3, 4)], lambda lib, x: lib.nn.BCEWithLogitsLoss(
+        pos_weight=const(lib, x, POS_WEIGHT_4))(x, const(lib, x, PROBS_54[:3]))),
+    C("mse_loss", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).mse_loss(x, y)),
+    C("mse_loss_module_none", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.MSELoss(reduction="none")(x, y)),
+    C("l1_loss_sum", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).l1_loss(x, y, reduction="sum")),
+    C("l1_loss_module", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.L1Loss()(x, y)),
+    C("normalize", [(2, 3, 4)], lambda lib, x: F(lib).normalize(x)),
+    C("normalize_p3_last", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=3.0, dim=-1), domain="nonzero"),
+    C("normalize_p1_dim0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=1, dim=0), domain="nonzero"),
+    C("normalize_below_eps", [(3, 4)], lambda lib, x: F(lib).normalize(x * 1e-7, dim=1, eps=1e-5)),
+    # ---- convolution and pooling (ops/conv.py, ops/pool.py): tiny shapes, every argument exercised
+    C("conv2d_stride_padding", [(2, 2, 5, 4), (3, 2, 3, 2), (3,)],
+      lambda lib, x, w, b: F(lib).conv2d(x, w, b, stride=2, padding=1)),
+    C("conv2d_dilation_groups", [(1, 4, 5, 5), (4, 2, 2, 2)],
+      lambda lib, x, w: F(lib).conv2d(x, w, stride=(1, 2), padding=(1, 0), dilation=2, groups=2)),
+    C("conv2d_same", [(1, 2, 4, 4), (2, 2, 3, 2)], lambda lib, x, w: F(lib).conv2d(x, w, padding="same")),
+    C("conv2d_unbatched", [(2, 4, 4), (1, 2, 2, 2)], lambda lib, x, w: F(lib).conv2d(x, w, stride=(1, 2))),
+    C("conv1d", [(2, 2, 7), (4, 1, 3), (4,)],
+      lambda lib, x, w, b: F(lib).conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2)),
+    C("conv_transpose2d", [(1, 2, 3, 3), (2, 3, 2, 3), (3,)],
+      lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
+    C("conv_transpose2d_groups_dilation", [(1, 4, 3, 2), (4, 1, 2, 2)],
+      lambda lib, x, w: F(lib).conv_transpose2d(x, w, groups=2, dilation=2, stride=(2, 1))),
+    C("max_pool2d", [(1, 2, 5, 5)], lambda lib, x: F(lib).max_pool2d(x, 2)),
+    C("max_pool2d_overlap_padding_ceil", [(1, 2, 6, 5)],
+      lambda lib, x: F(lib).max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True)),
+    C("max_pool2d_dilation", [(2, 1, 5, 5)], lambda lib, x: F(lib).max_pool2d(x, 2, stride=1, dilation=2)),
+    C("max_pool2d_module", [(1, 2, 4, 4)], lambda lib, x: lib.nn.MaxPool2d(3, 1)(x)),
+    C("avg_pool2d", [(1, 2, 5, 4)], lambda lib, x: F(lib).avg_pool2d(x, 2)),
+    C("avg_pool2d_padding_ceil_exclude", [(1, 2, 5, 5)],
+      lambda lib, x: F(lib).avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    C("avg_pool2d_divisor_module", [(1, 1, 4, 5)],
+      lambda lib, x: lib.nn.AvgPool2d((2, 3), stride=1, divisor_override=4)(x)),
 ]
 # fmt: on
 

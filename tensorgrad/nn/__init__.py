@@ -3,14 +3,19 @@
 from . import functional, init, utils
 from .activation import GELU, ReLU
 from .containers import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout
 from .embedding import Embedding
 from .linear import Linear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
+from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
     "GELU", "Dropout", "Embedding", "LayerNorm", "Linear", "Module", "ModuleDict", "ModuleList", "Parameter",
     "ReLU", "Sequential", "functional", "init", "utils",
 ]  # fmt: skip
+__all__ += ["AvgPool2d", "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d"]
+__all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]

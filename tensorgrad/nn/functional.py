@@ -7,10 +7,14 @@ from .. import backend
 from ..backend import ShapeError
 from ..creation import ones, tril
 from ..ops.attention import PackedSelfAttention, ScaledDotProductAttention
+from ..ops.conv import Conv2d, ConvTranspose2d
 from ..ops.embedding import Embedding
 from ..ops.linear import Linear as LinearOp
 from ..ops.loss import CrossEntropy
-from ..tensor import Tensor
+from ..ops.losses import AbsoluteError, BCEWithLogits, BinaryCrossEntropy, NLLLoss, Normalize, SquaredError
+from ..ops.pad import ConstantPad, IndexPad
+from ..ops.pool import AvgPool2d, MaxPool2d, max_indices, window_max
+from ..tensor import Tensor, broadcast_shapes, normalize_dim
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
@@ -131,7 +135,7 @@ def _check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
 
     def fail():
         value = int(backend.to_numpy(data[bad].reshape(-1)[:1])[0])
-        kind = "classes" if op == "cross_entropy" else "embeddings"
+        kind = "embeddings" if op == "embedding" else "classes"
         where = "" if ids.device == "cpu" else f" (a check queued on {ids.device}, reported at this read)"
         raise IndexError(f"{op}: {what} contains {value}, outside [0, {n}) ({n} = number of {kind}){where}")
 
@@ -148,16 +152,374 @@ def embedding(input: Tensor, weight: Tensor) -> Tensor:
     return Embedding.apply(input, weight)
 
 
-def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean", ignore_index: int = -100) -> Tensor:
-    """-log softmax(input)[target], fused with log-softmax.  input (N, C) logits, target (N,) ids."""
-    if input.ndim != 2 or target.shape != input.shape[:1]:
-        raise ShapeError(
-            f"cross_entropy: expects logits of shape (N, C) and target of shape (N,), got logits {input.shape} "
-            f"and target {target.shape}; for (B, T, C) logits pass logits.view(B*T, C) and targets.view(B*T)"
-        )
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+def cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
+    reduce=None, reduction: str = "mean", label_smoothing: float = 0.0,
+) -> Tensor:  # fmt: skip
+    """-log softmax(input)[target], as PyTorch: input (N, C), (N, C, d1, ...) or (C,) logits; target
+    class ids (N,) / (N, d1, ...) / () or class probabilities shaped like input.
+
+    Plain (N, C) logits with ids, no weight and no smoothing take the fused op (ops/loss.py).  The
+    rest is built from log_softmax, nll_loss and sums, each with its own backward:
+        ids, label smoothing e:  (1 - e) * nll + e / C * sum_c (-w_c log p_c)   (mean: / sum w[t])
+        probabilities y:        -sum_c w_c y_c log p_c, y smoothed to (1 - e) y + e / C (mean: / rows)
+    """
+    reduction = _reduction("cross_entropy", size_average, reduce, reduction)
     if not backend.is_floating(input.dtype):
         raise TypeError(f"cross_entropy: logits must be floating point, got {input.dtype}")
-    _check_ids(target, input.shape[1], "cross_entropy", "target", ignore_index)
-    return CrossEntropy.apply(input, target, reduction=reduction, ignore_index=ignore_index)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    if input.ndim == 1:  # one sample: (C,) logits, () id or (C,) probabilities
+        loss = cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, None, ignore_index, None, reduction,
+                             label_smoothing)  # fmt: skip
+        return loss.squeeze(0) if reduction == "none" else loss
+    if input.ndim == 0:
+        raise ShapeError("cross_entropy: expects logits of shape (N, C) or (N, C, d1, ...), got a 0-d tensor")
+    probs = backend.is_floating(target.dtype)
+    n_classes = input.shape[1]
+    want = input.shape if probs else input.shape[:1] + input.shape[2:]
+    if target.shape != want:
+        kind = "probabilities" if probs else "class ids"
+        hint = ""
+        if not probs and input.ndim == 3 and target.shape == input.shape[:2]:
+            hint = "; the classes are dim 1: for (B, T, C) logits pass logits.view(B * T, C), targets.view(B * T)"
+        raise ShapeError(
+            f"cross_entropy: target of shape {target.shape} does not match logits {input.shape} "
+            f"(expected {kind} of shape {want}){hint}"
+        )
+    _check_weight("cross_entropy", weight, n_classes)
+    if not probs:
+        _check_ids(target, n_classes, "cross_entropy", "target", ignore_index)
+    x = _classes_last(input)  # (M, C)
+    if not probs and weight is None and label_smoothing == 0.0:
+        ids = target if target.ndim == 1 else target.reshape(-1)  # (M,): no reshape node for plain targets
+        loss = CrossEntropy.apply(x, ids, reduction=reduction, ignore_index=ignore_index)
+        return loss.reshape(want) if reduction == "none" else loss
+    logp = x.log_softmax(-1)  # (M, C)
+    w = None if weight is None else weight.to(logp.dtype)
+    if probs:
+        y = _classes_last(target.to(logp.dtype))
+        if label_smoothing:
+            y = y * (1 - label_smoothing) + label_smoothing / n_classes
+        per = -((logp * y) if w is None else (logp * y * w)).sum(-1)  # (M,)
+        loss = per.sum() / per.shape[0] if reduction == "mean" else _reduce(per, reduction)
+        return loss.reshape(want[:1] + want[2:]) if reduction == "none" else loss
+    t = target.reshape(-1)
+    loss = NLLLoss.apply(logp, t, w, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing:
+        keep = t != ignore_index
+        smooth = -(logp if w is None else logp * w).sum(-1).masked_fill(~keep, 0.0)  # (M,)
+        if reduction == "mean":
+            xp = backend.namespace(t.device)
+            picked = keep._data if w is None else w._data[xp.where(keep._data, t._data, 0)] * keep._data
+            smooth = smooth.sum() / Tensor._make(picked.sum().astype(logp.dtype), t.device, False)
+        else:
+            smooth = _reduce(smooth, reduction)
+        loss = loss * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+    return loss.reshape(want) if reduction == "none" else loss
+
+
+def nll_loss(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
+    reduce=None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
+    """-w[t] * input[t] from log-probabilities input (N, C), (N, C, d1, ...) or (C,), class ids target;
+    "mean" divides by the sum of the picked weights (one op: ops/losses.py)."""
+    reduction = _reduction("nll_loss", size_average, reduce, reduction)
+    if input.ndim == 1:
+        loss = nll_loss(input.unsqueeze(0), target.unsqueeze(0), weight, None, ignore_index, None, reduction)
+        return loss.squeeze(0) if reduction == "none" else loss
+    want = input.shape[:1] + input.shape[2:] if input.ndim >= 2 else None
+    if want is None or target.shape != want:
+        raise ShapeError(f"nll_loss: target of shape {target.shape} does not match input {input.shape} (want {want})")
+    _check_weight("nll_loss", weight, input.shape[1])
+    _check_ids(target, input.shape[1], "nll_loss", "target", ignore_index)
+    w = None if weight is None else weight.to(input.dtype)
+    loss = NLLLoss.apply(_classes_last(input), target.reshape(-1), w, ignore_index=ignore_index,
+                         reduction=reduction)  # fmt: skip
+    return loss.reshape(want) if reduction == "none" else loss
+
+
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """-w (y log x + (1 - y) log(1 - x)) for probabilities x (logs clamped at -100, as PyTorch)."""
+    reduction = _reduction("binary_cross_entropy", size_average, reduce, reduction)
+    _same_shape("binary_cross_entropy", input, target)
+    if weight is not None:
+        broadcast_shapes("binary_cross_entropy (weight)", weight.shape, input.shape)
+    target, weight = target.to(input.dtype), None if weight is None else weight.to(input.dtype)
+    return _reduce(BinaryCrossEntropy.apply(input, target, weight), reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, reduce=None,
+    reduction: str = "mean", pos_weight: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """Binary cross-entropy of sigmoid(input), computed stably from the logits; pos_weight
+    (broadcast over the last dim: one per class) weighs the positive targets."""
+    reduction = _reduction("binary_cross_entropy_with_logits", size_average, reduce, reduction)
+    _same_shape("binary_cross_entropy_with_logits", input, target)
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None:
+            broadcast_shapes(f"binary_cross_entropy_with_logits ({name})", t.shape, input.shape)
+    cast = [None if t is None else t.to(input.dtype) for t in (target, weight, pos_weight)]
+    return _reduce(BCEWithLogits.apply(input, *cast), reduction)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """(input - target)^2, reduced."""
+    reduction = _reduction("mse_loss", size_average, reduce, reduction)
+    _same_shape("mse_loss", input, target)
+    return _reduce(SquaredError.apply(input, target.to(input.dtype)), reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """|input - target|, reduced."""
+    reduction = _reduction("l1_loss", size_average, reduce, reduction)
+    _same_shape("l1_loss", input, target)
+    return _reduce(AbsoluteError.apply(input, target.to(input.dtype)), reduction)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """input / max(||input||_p, eps) along dim (one op: ops/losses.py)."""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    if not p > 0 or p == float("inf"):
+        raise ValueError(f"normalize: p must be a positive finite number, got {p}")
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"normalize: expected a floating-point tensor, got dtype {input.dtype}")
+    return Normalize.apply(input, p=p, dim=normalize_dim(dim, input.ndim, "normalize"), eps=eps)
+
+
+def _reduction(op, size_average, reduce, reduction):
+    """PyTorch's legacy size_average / reduce flags, when given, decide the reduction."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduction = ("mean" if size_average else "sum") if reduce is None or reduce else "none"
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def _same_shape(op, input, target):
+    if target.shape != input.shape:
+        raise ShapeError(
+            f"{op}: target size {target.shape} is different from the input size {input.shape}; make them the same shape"
+        )
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
+
+
+def _check_weight(op, weight, n_classes):
+    if weight is not None and weight.shape != (n_classes,):
+        raise ShapeError(f"{op}: weight must have shape ({n_classes},), one per class, got {weight.shape}")
+
+
+def _classes_last(x: Tensor) -> Tensor:
+    """(N, C, d1, ...) -> (N * d1 * ..., C): one row per sample and position, classes last."""
+    if x.ndim == 2:
+        return x
+    return x.permute(0, *range(2, x.ndim), 1).reshape(-1, x.shape[1])
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last len(pad) // 2 dims: pad = (left, right) for the last dim, then (top, bottom) for
+    the one before, ...  mode "constant" (fills value, default 0; negative amounts crop), "reflect"
+    (mirror without repeating the edge), "replicate" (repeat the edge) or "circular" (wrap around)."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: padding {pad} needs an even length, at most 2 * {input.ndim} (input {input.shape})")
+    k = len(pad) // 2
+    pads = [(0, 0)] * (input.ndim - k) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k))]
+    if mode == "constant":
+        for n, (b, a) in zip(input.shape, pads):
+            if n + b + a < 0:
+                raise ShapeError(f"pad: padding {pad} crops more than the input {input.shape} holds")
+        return ConstantPad.apply(input, pads=tuple(pads), value=0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (constant, reflect, replicate, circular)")
+    if not 1 <= k <= 3 or input.ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"pad: {mode} padding pads the last 1-3 dims of an input with 1 or 2 more (batch, channels); "
+            f"got padding {pad} for an input of shape {input.shape}"
+        )
+    for n, (b, a) in zip(input.shape, pads):
+        if min(b, a) < 0 or (mode == "reflect" and max(b, a) >= n) or (mode == "circular" and max(b, a) > n) or n == 0:
+            limit = {"reflect": "smaller than", "circular": "at most", "replicate": "(non-negative) for"}[mode]
+            raise ShapeError(f"pad: {mode} padding {pad} must be {limit} the padded dims of the input {input.shape}")
+    return IndexPad.apply(input, pads=tuple(pads), mode=mode)
+
+
+# ---------------------------------------------------------------- convolution and pooling (ops/conv.py, ops/pool.py)
+def _pair(v, op, name):
+    v = (v, v) if isinstance(v, int) else tuple(int(a) for a in v)
+    if len(v) != 2:
+        raise ValueError(f"{op}: {name} must be an int or a pair, got {v}")
+    return v
+
+
+def _spatial(op, input: Tensor, weight: Tensor | None = None):
+    """(N, C, H, W) or unbatched (C, H, W) input; returns (4-d input, batched?)."""
+    if input.ndim not in (3, 4):
+        raise ShapeError(f"{op}: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape {input.shape}")
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"{op}: expected a floating-point input, got dtype {input.dtype}")
+    if weight is not None and weight.dtype != input.dtype:
+        raise TypeError(f"{op}: input is {input.dtype} but weight is {weight.dtype} (as in PyTorch, cast one)")
+    return (input, True) if input.ndim == 4 else (input.unsqueeze(0), False)
+
+
+def _out_side(op, n, k, s, d, p_total):
+    out = (n + p_total - d * (k - 1) - 1) // s + 1
+    if out < 1:
+        raise ShapeError(
+            f"{op}: the (padded) input side {n + p_total} is smaller than the dilated kernel {d * (k - 1) + 1}"
+        )
+    return out
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:  # fmt: skip
+    """2-d cross-correlation, as PyTorch: input (N, C, H, W), weight (O, C / groups, KH, KW), bias (O,).
+    padding: an int, a pair, "valid" (0) or "same" (output size = input size; stride 1)."""
+    x, batched = _spatial("conv2d", input, weight)
+    stride, dilation = _pair(stride, "conv2d", "stride"), _pair(dilation, "conv2d", "dilation")
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d: weight must be 4-d (out_channels, in_channels / groups, KH, KW), got {weight.shape}")
+    o, cg, kh, kw = weight.shape
+    if groups < 1 or x.shape[1] % groups or o % groups or x.shape[1] // groups != cg:
+        raise ShapeError(
+            f"conv2d: input has {x.shape[1]} channels and weight {weight.shape} with groups={groups}: "
+            f"expected weight (out_channels, {x.shape[1] // max(groups, 1)}, KH, KW), channels divisible by groups"
+        )
+    if bias is not None and bias.shape != (o,):
+        raise ShapeError(f"conv2d: bias has shape {bias.shape}, expected ({o},)")
+    pads = _conv_padding("conv2d", padding, (kh, kw), stride, dilation)
+    for n, k, s, d, (a, b) in zip(x.shape[2:], (kh, kw), stride, dilation, pads):
+        _out_side("conv2d", n, k, s, d, a + b)
+    y = Conv2d.apply(x, weight, bias, stride=stride, padding=pads, dilation=dilation, groups=groups)
+    return y if batched else y.squeeze(0)
+
+
+def _conv_padding(op, padding, kernel, stride, dilation):
+    """((top, bottom), (left, right)) from an int, a pair, "valid" or "same"."""
+    if padding == "valid":
+        return ((0, 0), (0, 0))
+    if padding == "same":
+        if stride != (1, 1):
+            raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+        totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    if isinstance(padding, str):
+        raise ValueError(f"{op}: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
+    ph, pw = _pair(padding, op, "padding")
+    if ph < 0 or pw < 0:
+        raise ValueError(f"{op}: padding must be non-negative, got {padding}")
+    return ((ph, ph), (pw, pw))
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:  # fmt: skip
+    """1-d cross-correlation: input (N, C, L), weight (O, C / groups, K); conv2d on a height-1 image."""
+    if input.ndim not in (2, 3) or weight.ndim != 3:
+        raise ShapeError(f"conv1d: expected input (N, C, L) or (C, L) and weight (O, C / groups, K), got "
+                         f"{input.shape} and {weight.shape}")  # fmt: skip
+    one = lambda v: (1, v if isinstance(v, int) else tuple(v)[0])  # noqa: E731
+    pad = padding if isinstance(padding, str) else (0, padding if isinstance(padding, int) else tuple(padding)[0])
+    y = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride), pad, one(dilation), groups)
+    return y.squeeze(-2)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:  # fmt: skip
+    """The transposed convolution (the adjoint of conv2d's input map): input (N, C, H, W), weight
+    (C, O / groups, KH, KW); output side (H - 1) * stride - 2 * padding + dilation * (KH - 1) +
+    output_padding + 1."""
+    x, batched = _spatial("conv_transpose2d", input, weight)
+    if weight.ndim != 4 or weight.shape[0] != x.shape[1] or groups < 1 or x.shape[1] % groups:
+        raise ShapeError(
+            f"conv_transpose2d: weight {weight.shape} does not fit an input of {x.shape[1]} channels with "
+            f"groups={groups}: expected (in_channels, out_channels / groups, KH, KW)"
+        )
+    stride, padding = _pair(stride, "conv_transpose2d", "stride"), _pair(padding, "conv_transpose2d", "padding")
+    output_padding = _pair(output_padding, "conv_transpose2d", "output_padding")
+    dilation = _pair(dilation, "conv_transpose2d", "dilation")
+    for op_, s, d in zip(output_padding, stride, dilation):
+        if not 0 <= op_ < max(s, d):
+            raise ValueError(
+                f"conv_transpose2d: output_padding {output_padding} must be smaller than stride or dilation"
+            )
+    o = weight.shape[1] * groups
+    if bias is not None and bias.shape != (o,):
+        raise ShapeError(f"conv_transpose2d: bias has shape {bias.shape}, expected ({o},)")
+    for n, k, s, d, p, op_ in zip(x.shape[2:], weight.shape[2:], stride, dilation, padding, output_padding):
+        if (n - 1) * s - 2 * p + d * (k - 1) + op_ + 1 < 1:
+            raise ShapeError(f"conv_transpose2d: padding {padding} leaves an empty output for input {x.shape}")
+    y = ConvTranspose2d.apply(x, weight, bias, stride=stride, padding=padding, output_padding=output_padding,
+                              dilation=dilation, groups=groups)  # fmt: skip
+    return y if batched else y.squeeze(0)
+
+
+def _pool_geometry(op, x, kernel_size, stride, padding, dilation, ceil_mode):
+    """(kernel, stride, ((top, bottom), (left, right)), dilation, out_size) as PyTorch: stride
+    defaults to the kernel; with ceil_mode the last window may overhang the bottom/right edge
+    (padded further there) but must start inside the input or the top/left padding."""
+    kernel = _pair(kernel_size, op, "kernel_size")
+    stride = kernel if stride is None or stride == () or stride == [] else _pair(stride, op, "stride")
+    padding, dilation = _pair(padding, op, "padding"), _pair(dilation, op, "dilation")
+    pads, out = [], []
+    for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
+        if not 0 <= p <= k // 2:
+            raise ValueError(f"{op}: padding {padding} should be at most half the kernel size {kernel}")
+        span = n + 2 * p - d * (k - 1) - 1
+        if span < 0:
+            raise ShapeError(f"{op}: the kernel {kernel} does not fit the (padded) input {x.shape}")
+        m = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (m - 1) * s >= n + p:
+            m -= 1
+        pads.append((p, max(p, (m - 1) * s + d * (k - 1) + 1 - n - p)))
+        out.append(m)
+    return kernel, stride, tuple(pads), dilation, tuple(out)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):  # fmt: skip
+    """The maximum of each kernel window; with return_indices also each maximum's flat index h * W + w."""
+    x, batched = _spatial("max_pool2d", input)
+    kernel, stride, pads, dilation, out = _pool_geometry("max_pool2d", x, kernel_size, stride, padding, dilation,
+                                                         ceil_mode)  # fmt: skip
+    y = MaxPool2d.apply(x, kernel=kernel, stride=stride, padding=pads, dilation=dilation, out_size=out)
+    y = y if batched else y.squeeze(0)
+    if not return_indices:
+        return y
+    xp = backend.namespace(x.device)
+    _, arg, _ = window_max(xp, x._data, kernel, stride, pads, dilation, out)
+    indices = max_indices(xp, arg, kernel, stride, pads, dilation, x.shape[3]).astype(backend.int64)
+    return y, Tensor._make(indices if batched else indices[0], x.device, False)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
+    """The mean of each kernel window (see ops/pool.py for the divisor at the edges)."""
+    x, batched = _spatial("avg_pool2d", input)
+    kernel, stride, pads, _, out = _pool_geometry("avg_pool2d", x, kernel_size, stride, padding, 1, ceil_mode)
+    xp = backend.namespace(x.device)
+    if divisor_override:
+        divisor = float(divisor_override)
+    else:
+        counts = []
+        for n, k, s, (p, _), m in zip(x.shape[2:], kernel, stride, pads, out):
+            start = xp.arange(m) * s - p  # PyTorch's rule: the window clipped to the padded input ...
+            end = xp.minimum(start + k, n + p)
+            size = end - start
+            if not count_include_pad:  # ... or to the input itself
+                size = xp.minimum(end, n) - xp.maximum(start, 0)
+            counts.append(size)
+        divisor = counts[0][:, None] * counts[1][None, :]
+    y = AvgPool2d.apply(x, kernel=kernel, stride=stride, padding=pads, out_size=out, divisor=divisor)
+    return y if batched else y.squeeze(0)

@@ -1,0 +1,190 @@
+"""2-d convolution and transposed convolution, by im2col / col2im.
+
+Notation: x (N, C, H, W), kernel (KH, KW), stride (sh, sw), dilation (dh, dw).  After zero
+padding, output pixel (oh, ow) sees the input pixels
+
+    x[n, c, oh * sh + i * dh, ow * sw + j * dw]      for each kernel tap (i, j).
+
+im2col ("windows") copies those pixels into a matrix cols (N, C, KH, KW, OH, OW); it is built
+one tap at a time: for a fixed tap (i, j) the pixels form a strided slice of x,
+
+    cols[:, :, i, j] = x[:, :, i*dh : i*dh + sh*(OH-1) + 1 : sh, j*dw : j*dw + sw*(OW-1) + 1 : sw]
+
+so the convolution is one matrix product per group.  col2im ("add_windows") is its adjoint:
+it adds each tap's slice back where it came from.  Windows overlap (stride < kernel), so a
+pixel receives the sum over every (output pixel, tap) that read it: a scatter-add, done here
+as KH * KW strided `+=` (no slice repeats a pixel, so each `+=` is exact).
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd import Function
+
+
+def _tap(i, d, s, n_out):
+    """The strided slice of the padded input that kernel tap i reads for all n_out outputs."""
+    return slice(i * d, i * d + s * (n_out - 1) + 1, s)
+
+
+def windows(xp, x, kernel, stride, dilation, out_size):
+    """im2col: cols[n, c, i, j, oh, ow] = x[n, c, oh*sh + i*dh, ow*sw + j*dw] (x already padded)."""
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, out_size
+    cols = xp.empty(x.shape[:2] + (kh, kw, oh, ow), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = x[:, :, _tap(i, dh, sh, oh), _tap(j, dw, sw, ow)]
+    return cols
+
+
+def add_windows(xp, cols, shape, stride, dilation):
+    """col2im, the adjoint of windows: dx[n, c, oh*sh + i*dh, ow*sw + j*dw] += cols[n, c, i, j, oh, ow]."""
+    kh, kw, oh, ow = cols.shape[2:]
+    (sh, sw), (dh, dw) = stride, dilation
+    dx = xp.zeros(shape, dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            dx[:, :, _tap(i, dh, sh, oh), _tap(j, dw, sw, ow)] += cols[:, :, i, j]
+    return dx
+
+
+def grouped(xp, a, b):
+    """out[g] = a[g] @ b[g] for every group g, as 2-d products (a (G, m, k), b (G, k, n)).
+
+    2-d products go to BLAS whatever their operands' layout; a 3-d `@` with a transposed
+    operand can fall back to a much slower loop."""
+    if a.shape[0] == 1:
+        return backend.matmul(a[0], b[0])[None]
+    return xp.stack([backend.matmul(a[g], b[g]) for g in range(a.shape[0])])
+
+
+def zero_pad(xp, x, padding):
+    """x (N, C, H, W) with padding ((top, bottom), (left, right)) of zeros."""
+    (pt, pb), (pl, pr) = padding
+    if not (pt or pb or pl or pr):
+        return x
+    n, c, h, w = x.shape
+    out = xp.zeros((n, c, h + pt + pb, w + pl + pr), dtype=x.dtype)
+    out[:, :, pt : pt + h, pl : pl + w] = x
+    return out
+
+
+def crop(x, padding):
+    """The inverse of zero_pad's placement: the (H, W) interior of a padded array."""
+    (pt, pb), (pl, pr) = padding
+    return x[:, :, pt : x.shape[2] - pb, pl : x.shape[3] - pr]
+
+
+class Conv2d(Function):
+    """y[n, o, oh, ow] = b[o] + sum_{c, i, j} w[o, c, i, j] * xpad[n, g*Cg + c, oh*sh + i*dh, ow*sw + j*dw]
+
+    for o in group g (groups split the C input and O output channels into G blocks; block g of
+    the output sees only block g of the input: Cg = C / G, Og = O / G).  With cols = windows(xpad)
+    as a (G, K, P) matrix, K = Cg*KH*KW rows (channel, tap) and P = N*OH*OW columns (pixel), and
+    w as (G, Og, K), the forward is one product per group:
+
+        Y[g] = W[g] @ cols[g]                                  (Og, P)
+
+    and the backward is the two products of a matmul's backward, then col2im:
+
+        dW[g] = dY[g] @ cols[g]^T                             (Og, K)
+        dcols[g] = W[g]^T @ dY[g]                             (K, P)
+        dxpad = add_windows(dcols);  dx = crop(dxpad)         (scatter-add of the windows)
+        db[o] = sum_{n, oh, ow} dy[n, o, oh, ow]
+
+    In plain math dx is a correlation of dy (spread out by the stride, zeros between) with the
+    kernel flipped in both spatial dims and its in/out channels swapped:
+        dx[n, c, h, w] = sum_{o, i, j} w[o, c, i, j] dy[n, o, (h + p - i*dh) / sh, ...]
+    over the taps where (h + p - i*dh) / sh is a whole output index: each input pixel collects
+    the gradient of every output pixel whose window covered it, weighted by the tap that read it.
+    """
+
+    def forward(self, x, w, b, stride, padding, dilation, groups):
+        xp = self.xp
+        n, c, _, _ = x.shape
+        o, cg, kh, kw = w.shape
+        xpad = zero_pad(xp, x, padding)
+        (sh, sw), (dh, dw) = stride, dilation
+        oh = (xpad.shape[2] - dh * (kh - 1) - 1) // sh + 1
+        ow = (xpad.shape[3] - dw * (kw - 1) - 1) // sw + 1
+        g = groups
+        cols = windows(xp, xpad, (kh, kw), stride, dilation, (oh, ow))  # (N, C, KH, KW, OH, OW)
+        cols = cols.reshape(n, g, cg * kh * kw, oh * ow).transpose(1, 2, 0, 3).reshape(g, cg * kh * kw, n * oh * ow)
+        wm = w.reshape(g, o // g, cg * kh * kw)  # (G, Og, K)
+        y = grouped(xp, wm, cols)  # (G, Og, P)
+        y = y.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)  # (N, O, OH, OW)
+        if b is not None:
+            y = y + b.reshape(1, o, 1, 1)
+        self.save_for_backward(cols, wm, xpad.shape, w.shape, padding, stride, dilation)
+        return xp.ascontiguousarray(y)
+
+    def backward(self, dy):
+        cols, wm, xpad_shape, w_shape, padding, stride, dilation = self.saved
+        g, og, k = wm.shape
+        n, o, oh, ow = dy.shape
+        dym = dy.transpose(1, 0, 2, 3).reshape(g, og, n * oh * ow)  # (G, Og, P)
+        dw = grouped(self.xp, dym, cols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
+        dx = None
+        if self.needs_grad(0):
+            dcols = grouped(self.xp, wm.transpose(0, 2, 1), dym)  # (G, K, P)
+            c = xpad_shape[1]
+            dcols = dcols.reshape(g, c // g, w_shape[2], w_shape[3], n, oh, ow).transpose(4, 0, 1, 2, 3, 5, 6)
+            dcols = dcols.reshape(n, c, w_shape[2], w_shape[3], oh, ow)
+            dx = crop(add_windows(self.xp, dcols, xpad_shape, stride, dilation), padding)
+        db = dy.sum(axis=(0, 2, 3)) if self.needs_grad(2) else None
+        return dx, dw, db
+
+
+class ConvTranspose2d(Function):
+    """The adjoint of Conv2d's input map, as a layer: each input pixel spreads its channels,
+    weighted by w (C, Og, KH, KW), over a window of the (larger) output.  With x as (G, Cg, P)
+    (P = N*H*W input pixels) and w as (G, Cg, Og*KH*KW):
+
+        cols[g] = W[g]^T @ X[g]                                (Og*KH*KW, P)
+        ypad = add_windows(cols)  (col2im: output pixel h*sh + i*dh gets tap i of input pixel h)
+        y = crop(ypad, padding) + b     (the full size (H-1)*sh + dh*(KH-1) + 1 + output_padding,
+                                         less padding on each side)
+
+    Its backward is therefore a plain convolution of dy with the same weights:
+        dcols = windows(zero_pad(dy, padding))                 (im2col, the adjoint of col2im)
+        dX[g] = W[g] @ dcols[g]                                (Cg, P)
+        dW[g] = X[g] @ dcols[g]^T                              (Cg, Og*KH*KW)
+        db[o] = sum_{n, oh, ow} dy[n, o, oh, ow]
+    """
+
+    def forward(self, x, w, b, stride, padding, output_padding, dilation, groups):
+        xp = self.xp
+        n, c, h, wd = x.shape
+        _, og, kh, kw = w.shape
+        g = groups
+        (sh, sw), (dh, dw) = stride, dilation
+        full_h = (h - 1) * sh + dh * (kh - 1) + 1 + output_padding[0]  # the output before cropping
+        full_w = (wd - 1) * sw + dw * (kw - 1) + 1 + output_padding[1]
+        full = (full_h, full_w)
+        xm = x.reshape(n, g, c // g, h * wd).transpose(1, 2, 0, 3).reshape(g, c // g, n * h * wd)  # (G, Cg, P)
+        wm = w.reshape(g, c // g, og * kh * kw)  # (G, Cg, Og*K)
+        cols = grouped(xp, wm.transpose(0, 2, 1), xm)  # (G, Og*KH*KW, P)
+        cols = cols.reshape(g * og, kh, kw, n, h, wd).transpose(3, 0, 1, 2, 4, 5)  # (N, O, KH, KW, H, W)
+        pads = ((padding[0], padding[0]), (padding[1], padding[1]))
+        y = crop(add_windows(xp, cols, (n, g * og) + full, stride, dilation), pads)
+        if b is not None:
+            y = y + b.reshape(1, -1, 1, 1)
+        self.save_for_backward(xm, wm, x.shape, w.shape, pads, stride, dilation, full)
+        return xp.ascontiguousarray(y)
+
+    def backward(self, dy):
+        xm, wm, x_shape, w_shape, pads, stride, dilation, full = self.saved
+        xp = self.xp
+        n, c, h, wd = x_shape
+        g, cg, _ = wm.shape
+        _, og, kh, kw = w_shape
+        dypad = xp.zeros(dy.shape[:2] + full, dtype=dy.dtype)
+        dypad[:, :, pads[0][0] : pads[0][0] + dy.shape[2], pads[1][0] : pads[1][0] + dy.shape[3]] = dy
+        dcols = windows(xp, dypad, (kh, kw), stride, dilation, (h, wd))  # (N, O, KH, KW, H, W)
+        dcols = dcols.reshape(n, g, og * kh * kw, h * wd).transpose(1, 2, 0, 3).reshape(g, og * kh * kw, n * h * wd)
+        dx = None
+        if self.needs_grad(0):
+            dx = grouped(xp, wm, dcols).reshape(c, n, h, wd).transpose(1, 0, 2, 3)  # (N, C, H, W)
+        dw = grouped(xp, xm, dcols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
+        db = dy.sum(axis=(0, 2, 3)) if self.needs_grad(2) else None
+        return dx, dw, db

@@ -1,0 +1,61 @@
+"""einsum, whose backward is itself an einsum."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+class Einsum(Function):
+    """z = einsum("A,B,C->O", a, b, c): z[O] = sum over the labels not in O of a[A] b[B] c[C].
+
+    (The equation arrives explicit: every "..." spelled out as letters, the output given.)
+    z is linear in each operand, and dz[O]/da[A] = the product of the others, b[B] c[C], summed
+    over the labels that are in neither A nor O.  So the gradient of an operand contracts the
+    output gradient with the other operands:
+
+        da[A] = einsum("O,B,C->A", g, b, c)
+
+    Three details make that one line exact:
+    - a label that appears only in A (summed away in the forward, e.g. j in "ij->i") is absent
+      from the right-hand side, and da does not depend on it: compute without it, then
+      broadcast da along it;
+    - a repeated label in A ("ii->i" reads a diagonal) means only the diagonal of a is used:
+      compute da over the distinct labels, then write it onto the diagonal of zeros;
+    - a size-1 axis of a that broadcast against a longer one (size n in the others) gets
+      the gradient summed over the n copies.
+    """
+
+    def forward(self, *operands, terms, output):
+        self.save_for_backward(operands, terms, output)
+        return self.xp.einsum(",".join(terms) + "->" + output, *operands, optimize=True)
+
+    def backward(self, g):
+        operands, terms, output = self.saved
+        return tuple(
+            self._operand_grad(g, i, operands, terms, output) if self.needs_grad(i) else None
+            for i in range(len(operands))
+        )
+
+    def _operand_grad(self, g, i, operands, terms, output):
+        xp = self.xp
+        term, x = terms[i], operands[i]
+        others = [(terms[k], operands[k]) for k in range(len(operands)) if k != i]
+        labels = "".join(dict.fromkeys(term))  # distinct labels of A, in order
+        present = set(output).union(*(t for t, _ in others))
+        kept = "".join(c for c in labels if c in present)
+        equation = ",".join([output] + [t for t, _ in others]) + "->" + kept
+        d = xp.einsum(equation, g, *[o for _, o in others], optimize=True)  # da over `kept`
+        # labels only in A: a new axis of size 1 (broadcast below)
+        d = d.reshape(tuple(d.shape[kept.index(c)] if c in kept else 1 for c in labels))
+        size = {c: x.shape[term.index(c)] for c in labels}
+        for axis, c in enumerate(labels):  # reconcile broadcast axes with A's sizes
+            if d.shape[axis] != size[c] and size[c] == 1:
+                d = d.sum(axis=axis, keepdims=True)
+        d = xp.broadcast_to(d, tuple(size[c] for c in labels))
+        if len(labels) == len(term):
+            return xp.ascontiguousarray(d)
+        dx = xp.zeros(x.shape, dtype=g.dtype)  # repeated labels: onto the diagonal
+        k = len(labels)
+        grid = [xp.arange(size[c]).reshape((1,) * a + (-1,) + (1,) * (k - a - 1)) for a, c in enumerate(labels)]
+        dx[tuple(grid[labels.index(c)] for c in term)] = d
+        return dx

@@ -1,0 +1,199 @@
+"""Ops that read or write elements at integer positions: gather, scatter, index_select.
+
+The one rule behind every backward here: an output element that is a copy of an input
+element sends its gradient back to that element, and when several outputs copy the same
+element (a repeated index) their gradients add up.  So the adjoint of a gather is a
+scatter-*add* of the output gradient, done by backend.index_add (repeats accumulate), and
+the adjoint of a scatter is a gather of the output gradient.
+
+`along(xp, index, dim)` spells "index along dim" as NumPy advanced indexing: position p of
+`index` addresses x at p with coordinate `dim` replaced by index[p],
+
+    gather:   z[i][j][k] = x[i][index[i][j][k]][k]        (dim = 1)
+    scatter:  z[i][index[i][j][k]][k] = src[i][j][k]
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd import Function
+
+
+def along(xp, index, dim):
+    """The advanced index (r_0, .., index, .., r_n) with r_a = arange over axis a of index."""
+    parts = []
+    for a, n in enumerate(index.shape):
+        parts.append(index if a == dim else xp.arange(n).reshape((n,) + (1,) * (index.ndim - a - 1)))
+    return tuple(parts)
+
+
+def leading(index_shape):
+    """The slice of src that scatter reads: src[:index.shape[0], :index.shape[1], ...]."""
+    return tuple(slice(0, n) for n in index_shape)
+
+
+class Gather(Function):
+    """z = x[along(index, dim)]   (z[i][j][k] = x[i][index[i][j][k]][k] for dim = 1).
+
+    Each z element is one x element:  dx = zeros_like(x);  dx[along(index, dim)] += g
+    (a scatter-add: an x element gathered twice receives both gradients).
+    """
+
+    def forward(self, x, index, dim):
+        idx = along(self.xp, index, dim)
+        self.save_for_backward(x.shape, x.dtype, idx)
+        return x[idx]
+
+    def backward(self, g):
+        shape, dtype, idx = self.saved
+        dx = self.xp.zeros(shape, dtype=dtype)
+        backend.index_add(self.xp, dx, idx, g)
+        return dx, None
+
+
+class IndexSelect(Function):
+    """z = x.take(index, axis=dim): whole slices of x along dim, picked by a 1-d index.
+
+    dx = zeros_like(x);  dx[..., index, ...] += g   (slices picked twice add their gradients).
+    """
+
+    def forward(self, x, index, dim):
+        self.save_for_backward(x.shape, x.dtype, index, dim)
+        return self.xp.take(x, index, axis=dim)
+
+    def backward(self, g):
+        shape, dtype, index, dim = self.saved
+        dx = self.xp.zeros(shape, dtype=dtype)
+        backend.index_add(self.xp, dx, (slice(None),) * dim + (index,), g)
+        return dx, None
+
+
+class Scatter(Function):
+    """z = x, then z[along(index, dim)] = src (src cut to index's shape, or one number).
+
+    The overwritten places of z no longer depend on x, and each written element is one src
+    element:
+        dx = g with g[along(index, dim)] = 0
+        dsrc[:index.shape] = g[along(index, dim)]     (zero beyond index's shape)
+    With a repeated index the last write wins and PyTorch leaves the order undefined; the
+    gradient, like PyTorch's, is the gather above for every src element.
+    """
+
+    def forward(self, x, index, src, dim):
+        idx = along(self.xp, index, dim)
+        is_array = not isinstance(src, (bool, int, float))
+        self.save_for_backward(idx, src.shape if is_array else None, index.shape)
+        out = x.copy()
+        out[idx] = src[leading(index.shape)] if is_array else src
+        return out
+
+    def backward(self, g):
+        idx, src_shape, index_shape = self.saved
+        dx = g.copy()
+        dx[idx] = 0
+        dsrc = None
+        if src_shape is not None:
+            dsrc = self.xp.zeros(src_shape, dtype=g.dtype)
+            dsrc[leading(index_shape)] = g[idx]
+        return dx, None, dsrc
+
+
+class ScatterAdd(Function):
+    """z = x, then z[along(index, dim)] += src (repeats accumulate).
+
+    z is x plus sums of src elements:  dx = g;  dsrc[:index.shape] = g[along(index, dim)].
+    """
+
+    def forward(self, x, index, src, dim):
+        idx = along(self.xp, index, dim)
+        self.save_for_backward(idx, src.shape, index.shape)
+        out = x.copy()
+        backend.index_add(self.xp, out, idx, src[leading(index.shape)])
+        return out
+
+    def backward(self, g):
+        idx, src_shape, index_shape = self.saved
+        dsrc = self.xp.zeros(src_shape, dtype=g.dtype)
+        dsrc[leading(index_shape)] = g[idx]
+        return g, None, dsrc
+
+
+class ScatterReduce(Function):
+    """z[p] = reduce over the group of position p: {x[p] if include_self} and every src element
+    scattered to p (src[q] with along(index, dim)[q] == p).  Positions no src reaches keep x[p].
+
+    reduce is "sum", "prod", "mean", "amax" or "amin".  With G_p the group and g = dL/dz:
+        sum:   dL/de = g[p]                         for every e in G_p
+        mean:  dL/de = g[p] / |G_p|
+        amax / amin: dL/de = g[p] / (number of members equal to z[p]) if e == z[p], else 0
+               (ties share the gradient evenly, as PyTorch does)
+        prod:  dL/de = g[p] * (product of the other members of G_p), computed without dividing
+               by zero: with P = product of the nonzero members and Z = number of zeros,
+               the product of the others is P / e if Z == 0; P if Z == 1 and e == 0; else 0.
+    x[p] is a member only with include_self; when it is not, dx[p] = 0 at reached positions
+    and g[p] elsewhere (z[p] = x[p] there).
+    """
+
+    def forward(self, x, index, src, dim, reduce, include_self):
+        xp = self.xp
+        idx = along(xp, index, dim)
+        s = src[leading(index.shape)]
+        reached = xp.zeros(x.shape, dtype=bool)
+        reached[idx] = True
+        count = xp.zeros(x.shape, dtype=x.dtype)  # |G_p|
+        backend.index_add(xp, count, idx, xp.ones(index.shape, dtype=x.dtype))
+        if include_self:
+            count += 1
+        pz = None
+        if reduce == "prod":
+            out, pz = self._prod_forward(x, idx, s, reached, include_self)
+        else:
+            op = "sum" if reduce == "mean" else reduce
+            identity = {"sum": 0, "amax": -xp.inf, "amin": xp.inf}[op]
+            out = x.copy() if include_self else xp.where(reached, xp.asarray(identity, dtype=x.dtype), x)
+            backend.scatter_reduce_at(xp, out, idx, s, op)
+            if reduce == "mean":
+                out = xp.where(reached, out / xp.maximum(count, 1), x)
+        self.save_for_backward(x, s, idx, src.shape, index.shape, out, reached, count, reduce, include_self, pz)
+        return out
+
+    def _prod_forward(self, x, idx, s, reached, include_self):
+        xp = self.xp
+        one = xp.ones((), dtype=x.dtype)
+        # P and Z of the docstring, kept for the backward
+        nonzero_prod = xp.where(x == 0, one, x) if include_self else xp.where(reached, one, x)
+        zeros = (x == 0).astype(x.dtype) if include_self else xp.zeros(x.shape, dtype=x.dtype)
+        backend.scatter_reduce_at(xp, nonzero_prod, idx, xp.where(s == 0, one, s), "prod")
+        backend.index_add(xp, zeros, idx, (s == 0).astype(x.dtype))
+        return xp.where(zeros > 0, xp.zeros((), dtype=x.dtype), nonzero_prod), (nonzero_prod, zeros)
+
+    def backward(self, g):
+        xp = self.xp
+        x, s, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz = self.saved
+        if reduce == "sum":
+            dx, ds = g, g[idx]
+        elif reduce == "mean":
+            gm = g / xp.maximum(count, 1)
+            dx, ds = (gm if include_self else g), gm[idx]
+        elif reduce in ("amax", "amin"):
+            x_wins = (x == out) & (include_self | ~reached)  # x[p] is a member equal to z[p]
+            s_wins = s == out[idx]
+            winners = x_wins.astype(g.dtype)
+            backend.index_add(xp, winners, idx, s_wins.astype(g.dtype))
+            share = g / xp.maximum(winners, 1)
+            dx, ds = share * x_wins, share[idx] * s_wins
+        else:
+            nonzero_prod, zeros = pz
+            zero = xp.zeros((), dtype=g.dtype)
+
+            def others(e, p, z):  # the product of the other members, for member e of a group (P, Z)
+                safe = xp.where(e == 0, xp.ones((), dtype=g.dtype), e)
+                return xp.where(z == 0, p / safe, xp.where((z == 1) & (e == 0), p, zero))
+
+            dx = g * others(x, nonzero_prod, zeros)
+            ds = g[idx] * others(s, nonzero_prod[idx], zeros[idx])
+        if not include_self:
+            dx = xp.where(reached, xp.zeros((), dtype=g.dtype), g)
+        dsrc = xp.zeros(src_shape, dtype=g.dtype)
+        dsrc[leading(index_shape)] = ds
+        return dx, None, dsrc

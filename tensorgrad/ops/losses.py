@@ -1,0 +1,149 @@
+"""Losses other than the fused cross-entropy (ops/loss.py), and F.normalize.
+
+The elementwise losses (binary cross-entropy, squared and absolute error) return one loss per
+element; F.* reduces them with mean() or sum(), whose backward spreads g evenly (mean: g / n).
+NLLLoss reduces itself, because its mean divides by a sum of class weights.
+"""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+class NLLLoss(Function):
+    """loss_n = -w[t_n] * x[n, t_n] for log-probabilities x (M, C), class ids t (M,) and class
+    weights w (C,) (all ones without weight); rows with t_n == ignore_index have w = 0.
+    "mean" divides the sum by W = sum_n w[t_n], "sum" does not, "none" keeps (M,).
+
+    Each loss reads one element of its row:  dx[n, t_n] = -w[t_n] * s_n, zero elsewhere, with
+    s_n = g / W ("mean"), g ("sum") or g_n ("none").
+    """
+
+    def forward(self, x, t, weight, ignore_index, reduction):
+        xp = self.xp
+        rows = xp.arange(x.shape[0])
+        keep = t != ignore_index
+        safe_t = xp.where(keep, t, 0)
+        w = (weight[safe_t] if weight is not None else xp.ones(t.shape, dtype=x.dtype)) * keep  # w[t_n]
+        losses = -w * x[rows, safe_t]
+        total = w.sum() if reduction == "mean" else None
+        self.save_for_backward(x.shape, rows, safe_t, w, total, reduction)
+        if reduction == "mean":
+            return losses.sum() / total
+        return losses.sum() if reduction == "sum" else losses
+
+    def backward(self, g):
+        shape, rows, safe_t, w, total, reduction = self.saved
+        dx = self.xp.zeros(shape, dtype=w.dtype)
+        dx[rows, safe_t] = -w * (g / total if reduction == "mean" else g)
+        return dx, None, None
+
+
+class BinaryCrossEntropy(Function):
+    """loss = -w * (y log x + (1 - y) log(1 - x)), each log clamped at -100 (as PyTorch, so that
+    x = 0 or 1 gives a finite loss); x are probabilities, y targets in [0, 1], w weights.
+
+        dx = w (x - y) / (x (1 - x))        (the denominator kept >= 1e-12, as PyTorch)
+        dy = -w (log x - log(1 - x))        (the clamped logs)
+        dw = -(y log x + (1 - y) log(1 - x))
+    """
+
+    def forward(self, x, y, w):
+        xp = self.xp
+        log_x = xp.maximum(xp.log(x), -100)
+        log_1mx = xp.maximum(xp.log1p(-x), -100)
+        nll = -(y * log_x + (1 - y) * log_1mx)
+        self.save_for_backward(x, y, w, log_x, log_1mx, nll)
+        return nll if w is None else w * nll
+
+    def backward(self, g):
+        x, y, w, log_x, log_1mx, nll = self.saved
+        gw = g if w is None else g * w
+        dx = gw * (x - y) / self.xp.maximum(x * (1 - x), 1e-12)
+        dy = -gw * (log_x - log_1mx) if self.needs_grad(1) else None
+        dw = g * nll if w is not None and self.needs_grad(2) else None
+        return dx, dy, dw
+
+
+class BCEWithLogits(Function):
+    """Binary cross-entropy of sigmoid(x) from the logits x, without forming sigmoid(x):
+        loss = w * ((1 - y) x + l * softplus(-x)),     l = 1 + (pos_weight - 1) y
+    (-log sigmoid(x) = softplus(-x) and -log(1 - sigmoid(x)) = x + softplus(-x)), with the stable
+    softplus(-x) = log1p(exp(-|x|)) + max(-x, 0).  pos_weight (default 1) weighs the positives.
+
+    With softplus(-x)' = -sigmoid(-x) = sigmoid(x) - 1:
+        dx = w * ((1 - y) - l * (1 - sigmoid(x)))       (= w (sigmoid(x) - y) without pos_weight)
+        dy = w * (-x + (pos_weight - 1) softplus(-x))
+        dpos_weight = w * y * softplus(-x)
+        dw = (1 - y) x + l * softplus(-x)
+    """
+
+    def forward(self, x, y, w, pos_weight):
+        xp = self.xp
+        sp = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)  # softplus(-x)
+        lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
+        per = (1 - y) * x + lw * sp
+        self.save_for_backward(x, y, w, pos_weight, sp, lw, per)
+        return per if w is None else w * per
+
+    def backward(self, g):
+        xp = self.xp
+        x, y, w, pos_weight, sp, lw, per = self.saved
+        gw = g if w is None else g * w
+        sig = 1 / (1 + xp.exp(-x))
+        dx = gw * ((1 - y) - lw * (1 - sig))
+        dy = gw * (-x + (0 if pos_weight is None else (pos_weight - 1) * sp)) if self.needs_grad(1) else None
+        dw = g * per if w is not None and self.needs_grad(2) else None
+        dpw = gw * y * sp if pos_weight is not None and self.needs_grad(3) else None
+        return dx, dy, dw, dpw
+
+
+class SquaredError(Function):
+    """loss = (x - y)^2.   dx = 2 (x - y) g,   dy = -dx."""
+
+    def forward(self, x, y):
+        d = x - y
+        self.save_for_backward(d)
+        return d * d
+
+    def backward(self, g):
+        (d,) = self.saved
+        dx = 2 * d * g
+        return dx, -dx
+
+
+class AbsoluteError(Function):
+    """loss = |x - y|.   dx = sign(x - y) g (0 where x == y, as PyTorch),   dy = -dx."""
+
+    def forward(self, x, y):
+        d = x - y
+        self.save_for_backward(d)
+        return self.xp.abs(d)
+
+    def backward(self, g):
+        (d,) = self.saved
+        dx = self.xp.sign(d) * g
+        return dx, -dx
+
+
+class Normalize(Function):
+    """y = x / d along dim, with n = ||x||_p = (sum |x|^p)^(1/p) and d = max(n, eps).
+
+    Where n > eps, d = n and dn/dx_i = sign(x_i) |x_i|^(p-1) / n^(p-1) (= x_i / n for p = 2), so
+        dx_i = g_i / d - (sum_j g_j x_j) / d^2 * dn/dx_i
+    where n <= eps, d = eps is a constant and dx = g / eps.
+    """
+
+    def forward(self, x, p, dim, eps):
+        xp = self.xp
+        n = (xp.abs(x) ** p).sum(axis=dim, keepdims=True) ** (1 / p)
+        d = xp.maximum(n, eps)
+        self.save_for_backward(x, n, d, p, dim, eps)
+        return x / d
+
+    def backward(self, g):
+        xp = self.xp
+        x, n, d, p, dim, eps = self.saved
+        dn = xp.sign(x) * (xp.abs(x) / xp.where(n > 0, n, 1)) ** (p - 1)  # dn/dx (n > eps rows)
+        gx = (g * x).sum(axis=dim, keepdims=True)
+        return g / d - xp.where(n > eps, gx / (d * d), 0) * dn

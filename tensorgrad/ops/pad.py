@@ -1,0 +1,73 @@
+"""Padding (F.pad): constant, reflect, replicate and circular modes."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd import Function
+
+
+def source_positions(xp, n, before, after, mode):
+    """For padded positions j = -before .. n + after - 1 of an axis of length n, the position
+    of the input element each one copies:
+        reflect:   j < 0 -> -j;          j >= n -> 2 (n - 1) - j     (the edge is not repeated)
+        replicate: clip(j, 0, n - 1)
+        circular:  j mod n
+    """
+    j = xp.arange(-before, n + after)
+    if mode == "reflect":
+        return xp.where(j < 0, -j, xp.where(j >= n, 2 * (n - 1) - j, j))
+    if mode == "replicate":
+        return xp.clip(j, 0, n - 1)
+    return j % n
+
+
+class ConstantPad(Function):
+    """z = x surrounded by `value`: pads[a] = (before, after) elements added on axis a (negative
+    amounts crop).  z[before + i] = x[i] where both exist, so dx[i] = g[before + i]: the slice
+    of g that x filled (zero for cropped elements)."""
+
+    def forward(self, x, pads, value):
+        xp = self.xp
+        shape = tuple(n + b + a for n, (b, a) in zip(x.shape, pads))
+        out_part = tuple(slice(max(b, 0), max(b, 0) + n - max(-b, 0) - max(-a, 0)) for n, (b, a) in zip(x.shape, pads))
+        x_part = tuple(slice(max(-b, 0), n - max(-a, 0)) for n, (b, a) in zip(x.shape, pads))
+        self.save_for_backward(x.shape, x.dtype, out_part, x_part)
+        out = xp.full(shape, value, dtype=x.dtype)
+        out[out_part] = x[x_part]
+        return out
+
+    def backward(self, g):
+        shape, dtype, out_part, x_part = self.saved
+        dx = self.xp.zeros(shape, dtype=dtype)
+        dx[x_part] = g[out_part]
+        return dx
+
+
+class IndexPad(Function):
+    """reflect / replicate / circular padding: along each padded axis a, z = x.take(src_a, axis=a)
+    with src_a = source_positions(...), one axis after the other.
+
+    A take copies x[src[j]] to z[j]; several j share a source near the edges, so the backward
+    of each take is a scatter-add, applied to the axes in reverse order:
+        dx = zeros;  dx[..., src_a, ...] += g
+    """
+
+    def forward(self, x, pads, mode):
+        xp = self.xp
+        steps = []  # (axis, shape before the take, source positions)
+        out = x
+        for axis, (b, a) in enumerate(pads):
+            if b or a:
+                src = source_positions(xp, out.shape[axis], b, a, mode)
+                steps.append((axis, out.shape, src))
+                out = xp.take(out, src, axis=axis)
+        self.save_for_backward(steps, x.dtype)
+        return out
+
+    def backward(self, g):
+        steps, dtype = self.saved
+        for axis, shape, src in reversed(steps):
+            d = self.xp.zeros(shape, dtype=dtype)
+            backend.index_add(self.xp, d, (slice(None),) * axis + (src,), g)
+            g = d
+        return g

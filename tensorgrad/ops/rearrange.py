@@ -1,0 +1,110 @@
+"""Ops that copy elements to new places in a fixed pattern: repeat, flip, roll, diagonal,
+unfold.  Each output element is a copy of one input element, so each backward sends g back
+along the same pattern; where one input element is copied many times (repeat, overlapping
+unfold windows), its copies' gradients add up."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd import Function
+
+
+class Repeat(Function):
+    """z = tile(x, reps): x (with leading 1s added up to len(reps) dims) repeated reps[a] times
+    along each axis a, so z[r_0 * s_0 + i_0, ...] = x[i_0, ...] for every tile r.
+
+    Every tile is a copy of x:  dx = sum over tiles of g.  Viewing g as (r_0, s_0, r_1, s_1, ...)
+    (tile index, then position in the tile, per axis), that is a sum over the tile axes.
+    """
+
+    def forward(self, x, reps):
+        shape = (1,) * (len(reps) - x.ndim) + x.shape
+        self.save_for_backward(x.shape, shape, reps)
+        return self.xp.tile(x.reshape(shape), reps)
+
+    def backward(self, g):
+        x_shape, shape, reps = self.saved
+        split = []
+        for r, s in zip(reps, shape):
+            split += [r, s]
+        dx = g.reshape(split).sum(axis=tuple(range(0, 2 * len(reps), 2)))  # (s_0, s_1, ...)
+        return dx.reshape(x_shape)
+
+
+class Flip(Function):
+    """z = x reversed along dims:  z[i] = x[n - 1 - i].   Reversing twice is the identity:  dx = flip(g).
+
+    (z is a copy, as PyTorch's flip: an in-place write to z leaves x alone.)"""
+
+    def forward(self, x, dims):
+        self.save_for_backward(dims)
+        return self.xp.flip(x, axis=dims).copy()
+
+    def backward(self, g):
+        (dims,) = self.saved
+        return self.xp.flip(g, axis=dims)
+
+
+class Roll(Function):
+    """z = x shifted cyclically:  z[(i + shift) mod n] = x[i] along each dim (the flattened x
+    when dims is None).   dx[i] = g[(i + shift) mod n], i.e. dx = roll(g, -shift)."""
+
+    def forward(self, x, shifts, dims):
+        self.save_for_backward(shifts, dims)
+        return self.xp.roll(x, shifts, axis=dims)
+
+    def backward(self, g):
+        shifts, dims = self.saved
+        neg = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+        return self.xp.roll(g, neg, axis=dims)
+
+
+class Diagonal(Function):
+    """z[..., k] = x[..., r_k, c_k] over dims (dim1, dim2), moved last, with r_k = k + max(-offset, 0)
+    and c_k = k + max(offset, 0) (PyTorch's order: the other dims, then the diagonal).
+
+    Each z element is one distinct x element:  dx = zeros_like(x);  dx[..., r_k, c_k] = g[..., k].
+    """
+
+    def forward(self, x, offset, dim1, dim2):
+        xp = self.xp
+        moved = xp.moveaxis(x, (dim1, dim2), (-2, -1))  # (..., n, m)
+        n, m = moved.shape[-2:]
+        length = max(0, min(n - max(-offset, 0), m - max(offset, 0)))
+        rows = xp.arange(length) + max(-offset, 0)
+        cols = xp.arange(length) + max(offset, 0)
+        self.save_for_backward(moved.shape, x.dtype, rows, cols, dim1, dim2)
+        return moved[..., rows, cols]
+
+    def backward(self, g):
+        moved_shape, dtype, rows, cols, dim1, dim2 = self.saved
+        xp = self.xp
+        dmoved = xp.zeros(moved_shape, dtype=dtype)
+        dmoved[..., rows, cols] = g
+        return xp.moveaxis(dmoved, (-2, -1), (dim1, dim2))
+
+
+class Unfold(Function):
+    """Tensor.unfold(dim, size, step): every window of `size` elements along dim, `step` apart,
+    as a new last axis.  With windows w = 0..n-1 (n = (L - size) // step + 1):
+
+        z[..., w, ..., j] = x[..., w * step + j, ...]        window_index[w, j] = w * step + j
+
+    Windows overlap when step < size, so one x element lands in several z elements:
+        dx = zeros_like(x);  dx[..., window_index, ...] += g   (moved back: a scatter-add)
+    """
+
+    def forward(self, x, dim, size, step):
+        xp = self.xp
+        n = (x.shape[dim] - size) // step + 1
+        window_index = xp.arange(n)[:, None] * step + xp.arange(size)[None, :]  # (n, size)
+        self.save_for_backward(x.shape, x.dtype, window_index, dim)
+        windows = xp.take(x, window_index, axis=dim)  # (..., n, size, ...)
+        return xp.moveaxis(windows, dim + 1, -1)  # (..., n, ..., size)
+
+    def backward(self, g):
+        shape, dtype, window_index, dim = self.saved
+        xp = self.xp
+        dx = xp.zeros(shape, dtype=dtype)
+        backend.index_add(xp, dx, (slice(None),) * dim + (window_index,), xp.moveaxis(g, -1, dim + 1))
+        return dx
