@@ -1,51 +1,17 @@
-"""Train every CPU-sized stage of the lecture (bigram .. small) with its preset and print
-our val loss beside the reference run's.
+"""Train every CPU-sized stage of the lecture and print our val loss beside the reference run's.
 
-    python examples/reproduce.py                    # all CPU stages, ~a few minutes
-    python examples/reproduce.py --stages ffn small --seed 1
+    python examples/reproduce.py --stages ffn small
+
+A thin wrapper: the program is gpt/cli/reproduce.py (installed as tensorgrad-reproduce).  Run from a checkout
+without installing; `tensorgrad-reproduce --help` lists the flags.
 """
 
-from __future__ import annotations
-
-import argparse
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout, without installing
 
-from gpt import CPU_STAGES, ShakespeareData, get_config  # noqa: E402
-from gpt.train import train  # noqa: E402
-
-
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--stages", nargs="+", default=list(CPU_STAGES), choices=list(CPU_STAGES) + ["large"])
-    p.add_argument("--seed", type=int, default=1337)
-    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
-    p.add_argument("--data", default=None)
-    args = p.parse_args(argv)
-    device = "cuda" if args.backend == "cupy" else "cpu"
-    data = ShakespeareData.load(args.data, device=device)
-
-    rows = []
-    for stage in args.stages:
-        config = get_config(stage)
-        print(f"== {stage}", flush=True)
-        t0 = time.perf_counter()
-        result = train(config, data, device=device, seed=args.seed, log=lambda s: print("   ", s, flush=True))
-        ref = config.reference
-        rows.append((stage, result.params, result.final["train"], result.final["val"], ref.get("val"),
-                     time.perf_counter() - t0, result.ms_per_step))  # fmt: skip
-
-    print()
-    print("| stage | params | train | val | reference val | difference | time | ms/step |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for stage, params, tr, va, ref, secs, ms in rows:
-        ref_s = f"{ref:.4f}" if ref is not None else "-"
-        diff = f"{va - ref:+.4f}" if ref is not None else "-"
-        print(f"| {stage} | {params:,} | {tr:.4f} | {va:.4f} | {ref_s} | {diff} | {secs:.1f} s | {ms:.2f} |")
-
+from gpt.cli.reproduce import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

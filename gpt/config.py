@@ -8,6 +8,7 @@ switched off (see model.py), except the bigram, which is only a logit table.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 
@@ -111,3 +112,57 @@ def get_config(name_or_config, **overrides) -> GPTConfig:
             raise ValueError(f"unknown preset {name_or_config!r}; choose one of {', '.join(PRESETS)}")
         cfg = PRESETS[name_or_config]
     return cfg.replace(**overrides) if overrides else cfg
+
+
+# --------------------------------------------------------------------------- validation
+class ConfigError(ValueError):
+    """A configuration value outside its allowed range (the message names the flag)."""
+
+
+# the command-line flag of each field (tensorgrad-train / examples/train_shakespeare.py)
+FLAGS = {"learning_rate": "--lr", "fast_attention": "--slow-attention"}
+
+
+def flag(field_name: str) -> str:
+    return FLAGS.get(field_name, "--" + field_name.replace("_", "-"))
+
+
+# the fields that fix the model's architecture: a preset is recognised by them
+MODEL_FIELDS = ("kind", "block_size", "n_embd", "n_head", "n_layer", "ffn", "proj", "residual", "layernorm")
+
+
+def preset_of(config: GPTConfig) -> str | None:
+    """The name of the preset whose architecture `config` has, or None (a custom shape)."""
+    for name, p in PRESETS.items():
+        if all(getattr(p, f) == getattr(config, f) for f in MODEL_FIELDS):
+            return name
+    return None
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def validate(config: GPTConfig) -> GPTConfig:
+    """Raise ConfigError, one line naming the flag, its value and the allowed range, for the
+    first value out of range; return the config unchanged otherwise."""
+    for name in ("batch_size", "block_size", "n_embd", "n_head", "n_layer", "max_iters", "eval_interval",
+                 "eval_iters", "vocab_size"):  # fmt: skip
+        v = getattr(config, name)
+        if not _is_int(v) or v < 1:
+            raise ConfigError(f"{flag(name)} {v!r}: must be an integer >= 1")
+    if config.kind == "gpt" and config.n_embd % config.n_head:
+        raise ConfigError(
+            f"--n-embd {config.n_embd}: must be a multiple of --n-head {config.n_head} (each head gets n_embd / n_head)"
+        )
+    if not 0.0 <= config.dropout < 1.0:  # False for NaN as well
+        raise ConfigError(f"--dropout {config.dropout!r}: must be in [0, 1)")
+    if not (config.learning_rate > 0 and math.isfinite(config.learning_rate)):
+        raise ConfigError(f"--lr {config.learning_rate!r}: must be a finite number > 0")
+    if not (config.weight_decay >= 0 and math.isfinite(config.weight_decay)):
+        raise ConfigError(f"--weight-decay {config.weight_decay!r}: must be a finite number >= 0")
+    for name, allowed in (("kind", ("gpt", "bigram")), ("ffn", ("none", "single", "mlp")),
+                          ("attn_scale", ("head_size", "n_embd"))):  # fmt: skip
+        if getattr(config, name) not in allowed:
+            raise ConfigError(f"{name} {getattr(config, name)!r}: must be one of {', '.join(allowed)}")
+    return config

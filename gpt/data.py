@@ -11,7 +11,23 @@ import tensorgrad as tg
 
 URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
 SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "tinyshakespeare" / "input.txt"
+RELATIVE = Path("tinyshakespeare") / "input.txt"
+CHECKOUT_DATA = Path(__file__).resolve().parent.parent / "data"  # data/ of a source checkout
+
+
+def data_home() -> Path:
+    """The directory datasets are read from and downloaded to:
+    $TENSORGRAD_DATA if set; else the checkout's data/ when running from a checkout;
+    else the user cache, $XDG_CACHE_HOME/tensorgrad (default ~/.cache/tensorgrad)."""
+    if os.environ.get("TENSORGRAD_DATA"):
+        return Path(os.environ["TENSORGRAD_DATA"]).expanduser()
+    if (CHECKOUT_DATA / "README.md").is_file():
+        return CHECKOUT_DATA
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "tensorgrad"
+
+
+DEFAULT_PATH = data_home() / RELATIVE  # where input.txt is looked for when --data is not given
 
 
 class DataError(RuntimeError):
@@ -23,10 +39,13 @@ def _sha256(path: Path) -> str:
 
 
 def find_text(path=None, download=True) -> Path:
-    """The path of input.txt: `path` if given, else data/tinyshakespeare/input.txt, downloaded
+    """The path of input.txt: `path` if given, else DEFAULT_PATH (see data_home), downloaded
     there (and its sha256 checked) when missing."""
     if path is not None:
         p = Path(path)
+        if p.is_dir():
+            hint = next((f" (did you mean {c}?)" for c in (p / "input.txt", p / RELATIVE) if c.is_file()), "")
+            raise DataError(f"--data {p} is a directory; give the path of a text file{hint}")
         if not p.is_file():
             raise DataError(f"--data {p}: no such file")
         return p
@@ -52,12 +71,22 @@ def _missing_message() -> str:
     return (
         f"Tiny Shakespeare was not found at {DEFAULT_PATH}. Put it there:\n"
         f"    mkdir -p {DEFAULT_PATH.parent} && cp /path/to/input.txt {DEFAULT_PATH}\n"
-        f"(from {URL}), or pass --data /path/to/input.txt"
+        f"(from {URL}), or pass --data /path/to/input.txt, or set TENSORGRAD_DATA to a directory "
+        f"holding {RELATIVE}"
     )
 
 
 def load_text(path=None, download=True) -> str:
-    return find_text(path, download).read_text(encoding="utf-8")
+    p = find_text(path, download)
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(
+            f"{p} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
+            "convert it, e.g. with iconv -t UTF-8"
+        ) from None
+    except OSError as e:
+        raise DataError(f"cannot read {p}: {e.strerror}") from None
 
 
 class CharTokenizer:
@@ -93,15 +122,33 @@ class ShakespeareData:
     """The encoded text on a device, split 90/10, and random batches from it."""
 
     def __init__(self, text: str, device="cpu", train_fraction=0.9):
+        if not text:
+            raise DataError("the text is empty")
         self.tokenizer = CharTokenizer.from_text(text)
         data = tg.tensor(self.tokenizer.encode(text), dtype=tg.long, device=device)
         n = int(train_fraction * len(data))
         self.train, self.val = data[:n].detach(), data[n:].detach()  # (N_train,), (N_val,)
         self.device = device
+        self.path = None  # the file it came from, when loaded from one
 
     @classmethod
     def load(cls, path=None, device="cpu", download=True) -> ShakespeareData:
-        return cls(load_text(path, download), device)
+        text = load_text(path, download)
+        if not text:
+            raise DataError(f"{find_text(path, download)} is empty")
+        data = cls(text, device)
+        data.path = find_text(path, download=False)
+        return data
+
+    def check_block_size(self, block_size: int):
+        """DataError unless both splits hold a window of block_size + 1 characters (x and y)."""
+        for name, split in (("train", self.train), ("val", self.val)):
+            if len(split) < block_size + 1:
+                where = f" of {self.path}" if self.path else ""
+                raise DataError(
+                    f"the {name} split{where} has {len(split):,} characters; --block-size {block_size} needs at "
+                    f"least {block_size + 1}: use a longer text or a smaller --block-size"
+                )
 
     def split(self, name: str):
         if name not in ("train", "val"):

@@ -13,12 +13,29 @@ from pathlib import Path
 import tensorgrad as tg
 from tensorgrad import backend
 
-from .config import GPTConfig
+from .config import MODEL_FIELDS, GPTConfig, flag, preset_of, validate
 from .model import build_model, count_parameters
+from .rundir import RunDir, RunDirError, atomic_write, holds_run
 
 
 class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite."""
+
+
+class ResumeError(RuntimeError):
+    """A resume that cannot continue the run as asked (conflicting settings, other data, finished)."""
+
+
+class TrainingInterrupted(RuntimeError):
+    """Ctrl-C during training; the message says where it stopped and how to resume."""
+
+    def __init__(self, message, step, checkpoint=None):
+        super().__init__(message)
+        self.step, self.checkpoint = step, checkpoint
+
+
+# On resume these take the new value (said in the log); every other field must be unchanged.
+RESUMABLE = ("max_iters", "eval_interval", "eval_iters", "learning_rate", "weight_decay", "fast_attention")
 
 
 # At most this many tokens go through the model at once when evaluating.
@@ -62,6 +79,9 @@ class TrainResult:
     best_val: float = math.inf
     best_step: int = -1
     model: object = None
+    seed: int = 1337
+    resumed_from: int | None = None  # the step a resume started at
+    changes: dict = field(default_factory=dict)  # {field: [old, new]} a resume applied
 
     @property
     def final(self) -> dict:
@@ -109,7 +129,7 @@ def _fmt(seconds: float) -> str:
     return f"{m}m{s:02d}s" if m else f"{s}s"
 
 
-def _checkpoint(model, optimizer, config, step, best_val, tokenizer, device):
+def _checkpoint(model, optimizer, config, step, result, tokenizer, device, seed, elapsed, evaluated):
     rng_state = json.dumps(backend.rng(device).get_state())  # on a GPU too: a resume is exact there as well
     cfg = config.to_dict()
     cfg.pop("reference", None)
@@ -117,11 +137,41 @@ def _checkpoint(model, optimizer, config, step, best_val, tokenizer, device):
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
         "config": json.dumps(cfg),
-        "step": step,  # the next step to run; its evaluation is already done
-        "best_val": best_val,
+        "preset": preset_of(config),  # None for a custom shape
+        "step": step,  # the next step to run
+        "evaluated": evaluated,  # whether step `step`'s evaluation is done (and in "eval")
+        "eval": json.dumps(result.history[-1] if evaluated else None),
+        "best_val": result.best_val,
+        "best_step": result.best_step,
         "vocab": "".join(tokenizer.chars),
+        "seed": seed,
+        "elapsed": elapsed,  # seconds since the run started, over every resume
         "rng": rng_state,
     }
+
+
+def read_config(ckpt, path="checkpoint") -> GPTConfig:
+    """The GPTConfig stored in a checkpoint written by `train` (CheckpointError if there is none)."""
+    from tensorgrad.serialization import CheckpointError  # noqa: PLC0415
+
+    if not isinstance(ckpt, dict) or "config" not in ckpt or "model" not in ckpt:
+        raise CheckpointError(f"{path}: not a training checkpoint (no 'config' and 'model' entries)")
+    try:
+        return GPTConfig(**json.loads(ckpt["config"]))
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: its config cannot be read ({e})") from None
+
+
+def _build_from(ckpt, config, device, path):
+    from tensorgrad.serialization import CheckpointError  # noqa: PLC0415
+
+    model = build_model(config, vocab_size=config.vocab_size).to(device)
+    try:
+        model.load_state_dict(ckpt["model"])
+    except (KeyError, ValueError, RuntimeError, TypeError) as e:
+        first = str(e).splitlines()[0][:200]
+        raise CheckpointError(f"{path}: its weights do not fit its own config ({first})") from None
+    return model
 
 
 def load_model(path, device="cpu"):
@@ -129,88 +179,223 @@ def load_model(path, device="cpu"):
     from .data import CharTokenizer  # noqa: PLC0415
 
     ckpt = tg.load(path, device=device)
-    config = GPTConfig(**json.loads(ckpt["config"]))
-    model = build_model(config, vocab_size=config.vocab_size).to(device)
-    model.load_state_dict(ckpt["model"])
+    config = read_config(ckpt, path)
+    model = _build_from(ckpt, config, device, path)
     return model, CharTokenizer(ckpt["vocab"]), ckpt
 
 
-def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume=False,
+def resume_config(stored: GPTConfig, requested: GPTConfig, where="the run") -> tuple[GPTConfig, dict]:
+    """The config a resume continues with, and the {field: [old, new]} it changes.
+
+    RESUMABLE fields take the requested value; any other difference is a ResumeError naming
+    the flag and both values (the model's shape, the batch, the data cannot change mid-run)."""
+    diffs = [f for f in stored.to_dict() if f not in RESUMABLE and f != "reference"
+             and getattr(stored, f) != getattr(requested, f)]  # fmt: skip
+    if diffs:
+        old_p, new_p = preset_of(stored), preset_of(requested)
+        both = ", ".join(f"{f} {getattr(stored, f)!r} there, {getattr(requested, f)!r} here" for f in diffs)
+        if any(f in MODEL_FIELDS for f in diffs) and old_p != new_p and new_p is not None:
+            raise ResumeError(
+                f"--preset {new_p} conflicts with {where}, whose checkpoint is preset {old_p or 'custom'} "
+                f"({both}); resume without --preset, or start a new --out-dir"
+            )
+        named = ", ".join(f"{flag(f)} {getattr(requested, f)!r}" for f in diffs)
+        raise ResumeError(
+            f"{named} conflicts with {where} ({both}); a resume keeps the model, the batch and the data: "
+            "drop the flag, or start a new --out-dir"
+        )
+    changes = {f: [getattr(stored, f), getattr(requested, f)] for f in RESUMABLE
+               if getattr(stored, f) != getattr(requested, f)}  # fmt: skip
+    return stored.replace(**{f: new for f, (_, new) in changes.items()}), changes
+
+
+def _read_log(path: Path, before: int) -> list:
+    """The evaluations in log.jsonl before step `before` (a line cut by a kill is dropped)."""
+    entries = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and isinstance(e.get("step"), int) and e["step"] < before:
+                entries.append(e)
+    return entries
+
+
+def _log_line(entry) -> str:
+    return json.dumps(entry) + "\n"
+
+
+def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume=False, overwrite=False,
           log=print, progress=None) -> TrainResult:  # fmt: skip
     """Train `config` on `data` (a ShakespeareData on `device`).
 
-    With out_dir: writes best.npz (lowest val loss), last.npz (every eval) and log.jsonl.
-    With resume=True: continues from out_dir/last.npz on the same trajectory.
+    With out_dir: writes best.npz (lowest val loss), last.npz (after every evaluation and at the
+    end) and log.jsonl, under a lock (gpt/rundir.py).  A directory that holds a run raises
+    RunDirError unless resume=True (continue it) or overwrite=True (start over).
+    With resume=True: continues from out_dir/last.npz on the same trajectory; `config` may change
+    only the RESUMABLE fields (applied and logged), anything else raises ResumeError.
     """
+    config = validate(config.replace(vocab_size=data.tokenizer.vocab_size))
+    data.check_block_size(config.block_size)
+    out = Path(out_dir) if out_dir else None
+    if out is None:
+        if resume:
+            raise ResumeError("--resume needs --out-dir (the run directory to continue)")
+        return _train(config, data, device, seed, None, None, log, progress)
+    if resume and overwrite:
+        raise ResumeError("--resume and --overwrite exclude each other: continue the run, or start it over")
+    with RunDir(out) as run:
+        if not resume and holds_run(out):
+            if not overwrite:
+                raise RunDirError(
+                    f"--out-dir {out} already holds a run; pass --resume to continue it, --overwrite to "
+                    "start over (its checkpoints and log are deleted), or choose another --out-dir"
+                )
+            run.clear()
+        ckpt = _load_resume(out, device) if resume else None
+        return _train(config, data, device, seed, out, ckpt, log, progress)
+
+
+def _load_resume(out: Path, device):
+    path = out / "last.npz"
+    if not path.exists():
+        raise ResumeError(f"--resume: there is no {path} to continue from (a run stopped before its first "
+            "checkpoint): start over with --overwrite")
+    return tg.load(path, device=device)
+
+
+def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
+    start, skip_eval, elapsed0, history, changes = 0, False, 0.0, [], {}
+    if ckpt is not None:
+        stored = read_config(ckpt, out / "last.npz")
+        vocab = ckpt.get("vocab")
+        if vocab != "".join(data.tokenizer.chars):
+            gone = sorted(set(vocab or "") - set(data.tokenizer.chars))
+            new = sorted(set(data.tokenizer.chars) - set(vocab or ""))
+            raise ResumeError(
+                f"the data's vocabulary ({data.tokenizer.vocab_size} characters) is not the run's "
+                f"({len(vocab or '')} in {out / 'last.npz'}; missing here: {''.join(gone)[:20]!r}, "
+                f"new here: {''.join(new)[:20]!r}, or another order); resume with the run's --data"
+            )
+        config, changes = resume_config(stored, config, f"the run in {out}")
+        start = int(ckpt["step"])
+        if start >= config.max_iters:
+            raise ResumeError(
+                f"the run in {out} is finished (step {start} of --max-iters {config.max_iters}); "
+                f"to train further, resume with a larger --max-iters"
+            )
+        seed = int(ckpt.get("seed", seed))
+        skip_eval = bool(ckpt.get("evaluated", True))
+        elapsed0 = float(ckpt.get("elapsed", 0.0))
+        history = _read_log(out / "log.jsonl", start)
+        last_eval = json.loads(ckpt["eval"]) if ckpt.get("eval") else None
+        if last_eval:
+            history.append(last_eval)
+
     tg.manual_seed(seed)
-    config = config.replace(vocab_size=data.tokenizer.vocab_size)
     model = build_model(config, vocab_size=config.vocab_size).to(device)
     optimizer = tg.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    result = TrainResult(config=config, params=count_parameters(model), model=model)
+    result = TrainResult(config=config, params=count_parameters(model), model=model, history=history, seed=seed)
     log(f"{result.params / 1e6:.4f} M parameters ({result.params:,})")
-
-    out = Path(out_dir) if out_dir else None
-    start, skip_eval = 0, False
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        if resume:
-            ckpt = tg.load(out / "last.npz", device=device)
-            model.load_state_dict(ckpt["model"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-            start, skip_eval = int(ckpt["step"]), True
-            result.best_val = float(ckpt["best_val"])
-            if ckpt.get("rng"):
-                backend.rng(device).set_state(json.loads(ckpt["rng"]))
-            else:
-                tg.manual_seed(seed + start)
-            log(f"resumed from {out / 'last.npz'} at step {start}")
-        elif (out / "log.jsonl").exists():
-            (out / "log.jsonl").unlink()
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])  # resume_config made sure the shapes are the run's
+        optimizer.load_state_dict(ckpt["optimizer"])
+        for group in optimizer.param_groups:  # --lr / --weight-decay on resume take effect here
+            group["lr"], group["weight_decay"] = config.learning_rate, config.weight_decay
+        result.best_val = float(ckpt["best_val"])
+        result.best_step = int(ckpt.get("best_step", -1))
+        result.resumed_from, result.changes = start, changes
+        if ckpt.get("rng"):
+            backend.rng(device).set_state(json.loads(ckpt["rng"]))
+        else:
+            tg.manual_seed(seed + start)
+        atomic_write(out / "log.jsonl", "".join(_log_line(e) for e in history))  # drop evals past the checkpoint
+        log(f"resumed from {out / 'last.npz'} at step {start}")
+        for f, (old, new) in changes.items():
+            log(f"  {flag(f)}: {old!r} -> {new!r} from step {start}")
 
     tokens_per_step = config.batch_size * config.block_size
     bar = progress if progress is not None else Progress(config.max_iters, tokens_per_step)
     check_every = 1 if device == "cpu" else 50  # reading the loss back syncs a GPU
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() - elapsed0
     train_time, train_steps = 0.0, 0
-    model.train()
-    for step in range(start, config.max_iters):
-        if (step % config.eval_interval == 0 or step == config.max_iters - 1) and not (skip_eval and step == start):
-            bar.clear()
-            losses = estimate_loss(model, data, config)
-            if not all(math.isfinite(v) for v in losses.values()):
-                raise TrainingDiverged(f"step {step}: the eval loss is {losses}; the last good checkpoint is kept")
-            entry = {"step": step, "train": losses["train"], "val": losses["val"], "time": time.perf_counter() - t0}
-            result.history.append(entry)
-            log(f"step {step}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-            improved = losses["val"] < result.best_val
-            if improved:
-                result.best_val, result.best_step = losses["val"], step
-            if out is not None:
-                ckpt = _checkpoint(model, optimizer, config, step, result.best_val, data.tokenizer, device)
-                if improved:
-                    tg.save(ckpt, out / "best.npz")
-                tg.save(ckpt, out / "last.npz")
-                with open(out / "log.jsonl", "a") as f:
-                    f.write(json.dumps(entry) + "\n")
+    last_saved = start if ckpt is not None else None
 
-        ts = time.perf_counter()
-        xb, yb = data.get_batch("train", config.block_size, config.batch_size)
-        logits, loss = model(xb, yb)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if step % check_every == 0:
-            value = loss.item()
-            if not math.isfinite(value):
+    def save(step, evaluated, improved=False):
+        nonlocal last_saved
+        state = _checkpoint(model, optimizer, config, step, result, data.tokenizer, device, seed,
+                            time.perf_counter() - t0, evaluated)  # fmt: skip
+        for name in ("best.npz", "last.npz") if improved else ("last.npz",):
+            try:
+                tg.save(state, out / name)
+            except OSError as e:
+                raise RunDirError(f"cannot write {out / name}: {e.strerror or e}") from None
+        last_saved = step
+
+    model.train()
+    step = start
+    try:
+        for step in range(start, config.max_iters):
+            if (step % config.eval_interval == 0 or step == config.max_iters - 1) and not (skip_eval and step == start):
                 bar.clear()
-                raise TrainingDiverged(
-                    f"step {step}: the training loss is {value}; stopping. "
-                    + (f"The last good checkpoint is {out / 'last.npz'}." if out else "")
-                )
-        train_time += time.perf_counter() - ts
-        train_steps += 1
-        bar.update(step + 1, train_time, train_steps)
-    bar.clear()
-    result.seconds = time.perf_counter() - t0
+                losses = estimate_loss(model, data, config)
+                if not all(math.isfinite(v) for v in losses.values()):
+                    raise TrainingDiverged(f"step {step}: the eval loss is {losses}; the last good checkpoint is kept")
+                entry = {"step": step, "train": losses["train"], "val": losses["val"],
+                         "time": time.perf_counter() - t0}  # fmt: skip
+                result.history.append(entry)
+                log(f"step {step}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+                improved = losses["val"] < result.best_val
+                if improved:
+                    result.best_val, result.best_step = losses["val"], step
+                if out is not None:
+                    try:
+                        with open(out / "log.jsonl", "a") as f:
+                            f.write(_log_line(entry))
+                    except OSError as e:
+                        raise RunDirError(f"cannot write {out / 'log.jsonl'}: {e.strerror or e}") from None
+                    save(step, evaluated=True, improved=improved)
+
+            ts = time.perf_counter()
+            xb, yb = data.get_batch("train", config.block_size, config.batch_size)
+            logits, loss = model(xb, yb)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            if step % check_every == 0:
+                value = loss.item()
+                if not math.isfinite(value):
+                    bar.clear()
+                    raise TrainingDiverged(
+                        f"step {step}: the training loss is {value}; stopping. "
+                        + (f"The last good checkpoint is {out / 'last.npz'}." if out else "")
+                    )
+            train_time += time.perf_counter() - ts
+            train_steps += 1
+            bar.update(step + 1, train_time, train_steps)
+        step = config.max_iters
+        if out is not None:
+            save(step, evaluated=False)  # the finished state: a resume with a larger --max-iters continues here
+    except KeyboardInterrupt:
+        bar.clear()
+        if out is None:
+            where = "nothing was saved (no --out-dir)"
+        elif last_saved is None:
+            where = "no checkpoint was written yet"
+        else:
+            where = f"the last checkpoint is {out / 'last.npz'} (step {last_saved})"
+        raise TrainingInterrupted(f"interrupted at step {step}; {where}", step,
+                                  out / "last.npz" if last_saved is not None else None) from None  # fmt: skip
+    finally:
+        bar.clear()
+    result.seconds = time.perf_counter() - t0 - elapsed0
     result.train_seconds, result.steps = train_time, train_steps
     return result
+
+
+if __name__ == "__main__":  # python -m gpt.train: the command-line program, gpt/cli/train.py
+    from gpt.cli.train import main
+
+    main()

@@ -3,6 +3,8 @@ spellings of Tensor methods (tg.exp(x) == x.exp())."""
 
 from __future__ import annotations
 
+import builtins  # the module defines max, min, all, ... as PyTorch does; the built-ins stay reachable
+
 from . import backend
 from .backend import ShapeError
 from .ops.einsum import Einsum
@@ -82,12 +84,12 @@ def relu(x: Tensor) -> Tensor:
     return x.relu()
 
 
-def sum(x: Tensor, dim=None, keepdim=False) -> Tensor:  # noqa: A001 (PyTorch's name)
-    return x.sum(dim, keepdim)
+def sum(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return x.sum(dim, keepdim, dtype=dtype, axis=axis)
 
 
-def mean(x: Tensor, dim=None, keepdim=False) -> Tensor:
-    return x.mean(dim, keepdim)
+def mean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
+    return x.mean(dim, keepdim, dtype=dtype, axis=axis)
 
 
 def softmax(x: Tensor, dim) -> Tensor:
@@ -191,12 +193,12 @@ def einsum(equation: str, *operands) -> Tensor:
     if len(terms) != len(operands):
         raise ValueError(f"einsum: the equation {equation!r} has {len(terms)} operands, got {len(operands)} tensors")
     free = [c for c in _LETTERS if c not in eq]
-    n_ellipsis = max((t.ndim - len(term.replace("...", "")) for term, t in zip(terms, operands) if "..." in term),
-                     default=0)  # fmt: skip
+    dims_under_ellipsis = (t.ndim - len(term.replace("...", "")) for term, t in zip(terms, operands) if "..." in term)
+    n_ellipsis = builtins.max(dims_under_ellipsis, default=0)
     spelled = []
     for term, t in zip(terms, operands):
         letters = term.replace("...", "")
-        if not all(c in _LETTERS for c in letters) or term.count("...") > 1:
+        if not builtins.all(c in _LETTERS for c in letters) or term.count("...") > 1:
             raise ValueError(f"einsum: invalid subscript {term!r} in {equation!r} (letters and one '...' only)")
         k = t.ndim - len(letters)
         if ("..." in term and k < 0) or ("..." not in term and k != 0):
@@ -218,3 +220,201 @@ def einsum(equation: str, *operands) -> Tensor:
         if c not in sizes or output.count(c) > 1:
             raise ValueError(f"einsum: output label {c!r} of {equation!r} must appear once and in an input")
     return Einsum.apply(*operands, terms=tuple(spelled), output=output)
+# ---------------------------------------------------------------- selection (Tensor methods as functions)
+def topk(x: Tensor, k, dim=-1, largest=True, sorted=True):  # noqa: A002 (PyTorch's name)
+    return x.topk(k, dim, largest, sorted)
+
+
+def sort(x: Tensor, dim=-1, descending=False, *, stable=False):
+    return x.sort(dim, descending, stable=stable)
+
+
+def argsort(x: Tensor, dim=-1, descending=False, *, stable=False) -> Tensor:
+    return x.argsort(dim, descending, stable=stable)
+
+
+def max(x: Tensor, dim=None, keepdim=False, *, axis=None):  # noqa: A001 (PyTorch's name)
+    return x.max(dim, keepdim, axis=axis)
+
+
+def min(x: Tensor, dim=None, keepdim=False, *, axis=None):  # noqa: A001 (PyTorch's name)
+    return x.min(dim, keepdim, axis=axis)
+
+
+def amax(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.amax(dim, keepdim, axis=axis)
+
+
+def amin(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.amin(dim, keepdim, axis=axis)
+
+
+def argmax(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.argmax(dim, keepdim, axis=axis)
+
+
+def argmin(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.argmin(dim, keepdim, axis=axis)
+
+
+def maximum(x: Tensor, other: Tensor) -> Tensor:
+    return x.maximum(other)
+
+
+def minimum(x: Tensor, other: Tensor) -> Tensor:
+    return x.minimum(other)
+
+
+# ---------------------------------------------------------------- arithmetic and elementwise math as functions
+def add(input, other, *, alpha=1) -> Tensor:
+    return input.add(other, alpha=alpha) if isinstance(input, Tensor) else other.__radd__(input)
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    if isinstance(input, Tensor):
+        return input.sub(other, alpha=alpha)
+    return (other * alpha if alpha != 1 else other).__rsub__(input)
+
+
+def mul(input, other) -> Tensor:
+    return input * other if isinstance(input, Tensor) else other.__rmul__(input)
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    if isinstance(input, Tensor):
+        return input.div(other, rounding_mode=rounding_mode)
+    if rounding_mode is None:
+        return other.__rtruediv__(input)
+    return Tensor(input, device=other.device).div(other, rounding_mode=rounding_mode)
+
+
+def pow(input, exponent) -> Tensor:  # noqa: A001 (PyTorch's name)
+    """input ** exponent: either may be a number (not both)."""
+    return input**exponent if isinstance(input, Tensor) else exponent.__rpow__(input)
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return input.abs()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def sin(input: Tensor) -> Tensor:
+    return input.sin()
+
+
+def cos(input: Tensor) -> Tensor:
+    return input.cos()
+
+
+def tan(input: Tensor) -> Tensor:
+    return input.tan()
+
+
+def sign(input: Tensor) -> Tensor:
+    return input.sign()
+
+
+def round(input: Tensor, *, decimals=0) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return input.round(decimals)
+
+
+def floor(input: Tensor) -> Tensor:
+    return input.floor()
+
+
+def ceil(input: Tensor) -> Tensor:
+    return input.ceil()
+
+
+def trunc(input: Tensor) -> Tensor:
+    return input.trunc()
+
+
+def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 (PyTorch's names)
+    return input.clamp(min, max)
+
+
+clip = clamp
+
+
+def fmod(input: Tensor, other) -> Tensor:
+    return input.fmod(other)
+
+
+def remainder(input, other) -> Tensor:
+    return input.remainder(other) if isinstance(input, Tensor) else other.__rmod__(input)
+
+
+def copysign(input: Tensor, other) -> Tensor:
+    return input.copysign(other)
+
+
+def floor_divide(input: Tensor, other) -> Tensor:
+    return input.div(other, rounding_mode="floor")
+
+
+# ---------------------------------------------------------------- reductions and scans as functions
+def var(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None) -> Tensor:
+    return x.var(dim, unbiased, keepdim, correction, axis=axis)
+
+
+def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None) -> Tensor:
+    return x.std(dim, unbiased, keepdim, correction, axis=axis)
+
+
+def var_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """(variance, mean), as torch.var_mean."""
+    return x.var(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
+
+
+def std_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """(standard deviation, mean), as torch.std_mean."""
+    return x.std(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
+
+
+def prod(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
+    return x.prod(dim, keepdim, dtype=dtype, axis=axis)
+
+
+def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    return x.logsumexp(dim, keepdim, axis=axis)
+
+
+def all(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return x.all(dim, keepdim, axis=axis)
+
+
+def any(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
+    return x.any(dim, keepdim, axis=axis)
+
+
+def cumsum(x: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+    return x.cumsum(dim, dtype=dtype, axis=axis)
+
+
+def cumprod(x: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+    return x.cumprod(dim, dtype=dtype, axis=axis)
+
+
+def logcumsumexp(x: Tensor, dim=None, *, axis=None) -> Tensor:
+    return x.logcumsumexp(dim, axis=axis)
+
+
+def cummax(x: Tensor, dim=None, *, axis=None):
+    return x.cummax(dim, axis=axis)
+
+
+def cummin(x: Tensor, dim=None, *, axis=None):
+    return x.cummin(dim, axis=axis)
+
+
+# ---------------------------------------------------------------- comparing values
+def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    return input.isclose(other, rtol, atol, equal_nan)
+
+
+def allclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return input.allclose(other, rtol, atol, equal_nan)

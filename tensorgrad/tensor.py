@@ -10,19 +10,36 @@ import math
 from . import autograd, backend
 from .autograd import is_grad_enabled, run_backward
 from .backend import ShapeError
+from .ops.activation import Sigmoid
 from .ops.dropout import Dropout
 from .ops.elementwise import GELU, Add, Cast, Clone, Div, Exp, Log, Mul, Neg, Pow, ReLU, Sqrt, Sub, Tanh
 from .ops.indexing import Gather, IndexSelect, Scatter, ScatterAdd, ScatterReduce
 from .ops.layernorm import LayerNorm
 from .ops.masking import MaskedFill
 from .ops.matmul import MatMul
+from .ops.pointwise import Abs, Clamp, Copysign, Cos, Fmod, Piecewise, PowTensor, Remainder, Sin, Tan
 from .ops.rearrange import Diagonal, Flip, Repeat, Roll, Unfold
-from .ops.reduce import Amax, Mean, Sum, Var
+from .ops.reduce import Amax, Amin, Logsumexp, Mean, Prod, Std, Sum, Var
+from .ops.scan import Cumprod, Cumsum, Logcumsumexp
+from .ops.selection import Maximum, Minimum, TakeAlongDim, cumulative_extreme_indices, sort_indices
 from .ops.shape import Expand, Index, Permute, Reshape
 from .ops.softmax import LogSoftmax, Softmax
 from .ops.transfer import ToDevice
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
+MinResult = collections.namedtuple("min", ["values", "indices"])
+TopkResult = collections.namedtuple("topk", ["values", "indices"])
+SortResult = collections.namedtuple("sort", ["values", "indices"])
+CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
+CumminResult = collections.namedtuple("cummin", ["values", "indices"])
+
+
+# PyTorch's legacy type names, as Tensor.type() speaks them
+_TYPE_NAMES = {
+    "FloatTensor": backend.float32, "DoubleTensor": backend.float64, "HalfTensor": backend.float16,
+    "LongTensor": backend.int64, "IntTensor": backend.int32, "ShortTensor": backend.as_dtype("int16"),
+    "CharTensor": backend.as_dtype("int8"), "ByteTensor": backend.uint8, "BoolTensor": backend.bool_,
+}  # fmt: skip
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # an in-place result may not climb this order
 
@@ -257,7 +274,10 @@ class Tensor:
         if device is not None:
             out = out._to_device(backend.normalize_device(device))
         if dtype is not None and backend.as_dtype(dtype) != out.dtype:
-            out = Cast.apply(out, dtype=backend.as_dtype(dtype))
+            dtype = backend.as_dtype(dtype)
+            out = Cast.apply(out, dtype=dtype)
+            if not backend.is_floating(dtype):  # integers and bools carry no gradient (as in PyTorch)
+                out = out.detach()
         return out
 
     def _to_device(self, device) -> Tensor:
@@ -289,6 +309,44 @@ class Tensor:
 
     def bool(self):
         return self.to(backend.bool_)
+
+    # ------------------------------------------------------------------ more dtype conversions
+    def int(self):
+        return self.to(backend.int32)
+
+    def short(self):
+        return self.to(backend.as_dtype("int16"))
+
+    def byte(self):
+        return self.to(backend.uint8)
+
+    def half(self):
+        return self.to(backend.float16)
+
+    def type(self, dtype=None):
+        """type() -> PyTorch's type name ("torch.FloatTensor"); type(dtype or that name) -> converted."""
+        names = {v: k for k, v in _TYPE_NAMES.items()}
+        if dtype is None:
+            prefix = "torch.cuda." if self.device == "cuda" else "torch."
+            return prefix + names.get(self.dtype, str(self.dtype))
+        if isinstance(dtype, str) and dtype.startswith("torch."):
+            key = dtype.removeprefix("torch.").removeprefix("cuda.")
+            if key not in _TYPE_NAMES:
+                raise ValueError(f"type(): invalid type {dtype!r} (expected e.g. 'torch.FloatTensor' or a dtype)")
+            return self.to(_TYPE_NAMES[key])
+        return self.to(dtype)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """|self - other| <= atol + rtol * |other|, elementwise; a bool tensor (as torch.isclose)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"isclose(): argument 'other' must be a Tensor, not {type(other).__name__}")
+        if other.dtype != self.dtype:
+            raise RuntimeError(f"isclose(): the inputs must have the same dtype, got {self.dtype} and {other.dtype}")
+        xp = backend.namespace(self.device)
+        return self._compare(other, lambda a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
 
     def clone(self):
         return Clone.apply(self)
@@ -352,17 +410,21 @@ class Tensor:
         return Neg.apply(self)
 
     def __pow__(self, exponent):
-        if isinstance(exponent, Tensor) or not isinstance(exponent, (int, float)):
-            raise TypeError("pow: only a Python number exponent is supported (x ** 2, x ** -0.5)")
+        if isinstance(exponent, Tensor):
+            return PowTensor.apply(*self._operands(exponent, "pow"))
+        if not isinstance(exponent, (int, float)):
+            raise TypeError(f"pow: the exponent must be a number or a tensor, got {type(exponent).__name__}")
         if not backend.is_floating(self.dtype) and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")  # PyTorch's error
         a = self if backend.is_floating(self.dtype) or isinstance(exponent, int) else self.float()
         return Pow.apply(a, exponent)
 
     def __rpow__(self, base):
-        if not isinstance(base, (int, float)) or base <= 0:
-            raise TypeError("rpow: only a positive Python number base is supported (2 ** x)")
-        return (self * math.log(base)).exp()
+        """base ** x for a Python number base (a tensor base is __pow__)."""
+        if not isinstance(base, (int, float)):
+            raise TypeError(f"pow: the base must be a number or a tensor, got {type(base).__name__}")
+        a, b = self._operands(base, "pow")
+        return PowTensor.apply(b, a)
 
     def __matmul__(self, other):
         return self.matmul(other)
@@ -452,23 +514,31 @@ class Tensor:
         return GELU.apply(self._floating("gelu"), approximate=approximate)
 
     # ------------------------------------------------------------------ reductions
-    def sum(self, dim=None, keepdim=False):
-        return Sum.apply(self, dim=normalize_dims(dim, self.ndim, "sum"), keepdim=keepdim)
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        x, dim = self._reduce_args(dim, axis, dtype, "sum")
+        return Sum.apply(x, dim=normalize_dims(dim, self.ndim, "sum"), keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim=False):
-        self._require_float("mean")
-        return Mean.apply(self, dim=normalize_dims(dim, self.ndim, "mean"), keepdim=keepdim)
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        x, dim = self._reduce_args(dim, axis, dtype, "mean")
+        x._require_float("mean")
+        return Mean.apply(x, dim=normalize_dims(dim, self.ndim, "mean"), keepdim=keepdim)
 
-    def amax(self, dim=None, keepdim=False):
+    def amax(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "amax")[1]
         return Amax.apply(self, dim=normalize_dims(dim, self.ndim, "amax"), keepdim=keepdim)
 
-    def max(self, dim=None, keepdim=False):
-        """max() -> the largest value; max(dim) -> (values, indices), as in PyTorch."""
+    def max(self, dim=None, keepdim=False, *, axis=None):
+        """max() -> the largest value (ties share the gradient); max(dim) -> (values, indices), the
+        gradient going to the returned index; max(other) -> maximum(other).  As in PyTorch."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
+        dim = self._reduce_args(dim, axis, None, "max")[1]
         if dim is None:
             return self.amax()
-        return MaxResult(self.amax(dim, keepdim), self.argmax(dim, keepdim))
+        return MaxResult(*self._extreme(dim, keepdim, largest=True, op="max"))
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "argmax")[1]
         if dim is None:
             out = self._data.reshape(-1).argmax()
         else:
@@ -476,8 +546,9 @@ class Tensor:
         out = backend.ensure_array(backend.namespace(self.device), out).astype(backend.int64, copy=False)
         return Tensor._make(out, self.device, False)
 
-    def var(self, dim=None, unbiased=None, keepdim=False, correction=None):
+    def var(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Variance; correction=1 (the default, unbiased) divides by N - 1."""
+        dim = self._reduce_args(dim, axis, None, "var")[1]
         self._require_float("var")
         if correction is None:
             correction = 1 if unbiased is None or unbiased else 0
@@ -486,6 +557,274 @@ class Tensor:
     def _require_float(self, op: str):
         if not backend.is_floating(self.dtype):
             raise TypeError(f"{op}: expected a floating-point tensor, got dtype {self.dtype}")
+
+    # ------------------------------------------------------------ more reductions and scans (ops/reduce.py, scan.py)
+    def _reduce_args(self, dim, axis, dtype, op):
+        """(self cast to dtype, the dim): `axis` is NumPy's spelling of dim, which PyTorch accepts too."""
+        if axis is not None:
+            if dim is not None:
+                raise TypeError(f"{op}(): got both dim and axis; pass one")
+            dim = axis
+        return (self if dtype is None else self.to(dtype)), dim
+
+    def _accumulating(self, dtype=None):
+        """self in `dtype`, or for bools and integers narrower than int64: int64 (PyTorch's sum/prod/cumsum)."""
+        if dtype is not None:
+            return self.to(dtype)
+        if self.dtype.kind == "b" or self.dtype.kind in "iu" and self.dtype.itemsize < 8:
+            return self.long()
+        return self
+
+    def std(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
+        """Standard deviation; correction=1 (the default, unbiased) divides by N - 1."""
+        dim = self._reduce_args(dim, axis, None, "std")[1]
+        self._require_float("std")
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        return Std.apply(self, dim=normalize_dims(dim, self.ndim, "std"), correction=correction, keepdim=keepdim)
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        """Product of all elements, or along one dim; zeros get their true gradient."""
+        dim = self._reduce_args(dim, axis, None, "prod")[1]
+        x = self._accumulating(dtype)
+        if dim is None:
+            return Prod.apply(x, dim=None)
+        return Prod.apply(x, dim=normalize_dim(dim, self.ndim, "prod") if self.ndim else None, keepdim=keepdim)
+
+    def logsumexp(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "logsumexp")[1]
+        x = self._floating("logsumexp")
+        return Logsumexp.apply(x, dim=normalize_dims(dim, self.ndim, "logsumexp"), keepdim=keepdim)
+
+    def _logical_reduce(self, dim, keepdim, axis, op):
+        dim = self._reduce_args(dim, axis, None, op)[1]
+        axes = normalize_dims(dim, self.ndim, op)
+        out = getattr(self._data != 0, op)(axis=axes, keepdims=keepdim)
+        return Tensor._make(backend.ensure_array(backend.namespace(self.device), out), self.device, False)
+
+    def all(self, dim=None, keepdim=False, *, axis=None):
+        """True where every element (along dim) is nonzero; a bool tensor without gradient."""
+        return self._logical_reduce(dim, keepdim, axis, "all")
+
+    def any(self, dim=None, keepdim=False, *, axis=None):
+        return self._logical_reduce(dim, keepdim, axis, "any")
+
+    def _scan_dim(self, dim, axis, op):
+        dim = self._reduce_args(dim, axis, None, op)[1]
+        if dim is None:
+            raise TypeError(f"{op}(): missing the dim argument")
+        return normalize_dim(dim, self.ndim, op)
+
+    def _scan(self, op, fn):
+        """Scans are defined on 1-d slices: a 0-d tensor is scanned as one element."""
+        return fn(self.reshape(1)).reshape(()) if self.ndim == 0 else fn(self)
+
+    def cumsum(self, dim=None, *, dtype=None, axis=None):
+        d = self._scan_dim(dim, axis, "cumsum")
+        x = self._accumulating(dtype)
+        return x._scan("cumsum", lambda t: Cumsum.apply(t, dim=d))
+
+    def cumprod(self, dim=None, *, dtype=None, axis=None):
+        d = self._scan_dim(dim, axis, "cumprod")
+        x = self._accumulating(dtype)
+        return x._scan("cumprod", lambda t: Cumprod.apply(t, dim=d))
+
+    def logcumsumexp(self, dim=None, *, axis=None):
+        d = self._scan_dim(dim, axis, "logcumsumexp")
+        return self._floating("logcumsumexp")._scan("logcumsumexp", lambda t: Logcumsumexp.apply(t, dim=d))
+
+    def _cumulative_extreme(self, dim, axis, largest, op):
+        d = self._scan_dim(dim, axis, op)
+        x = self.reshape(1) if self.ndim == 0 else self
+        index = cumulative_extreme_indices(backend.namespace(self.device), x._data, d, largest)
+        values, index = x._take(index, d), Tensor._make(index, self.device, False)
+        return (values.reshape(()), index.reshape(())) if self.ndim == 0 else (values, index)
+
+    def cummax(self, dim=None, *, axis=None):
+        """(values, indices) of the running max; the gradient goes to each index (ties: the later entry)."""
+        return CummaxResult(*self._cumulative_extreme(dim, axis, True, "cummax"))
+
+    def cummin(self, dim=None, *, axis=None):
+        return CumminResult(*self._cumulative_extreme(dim, axis, False, "cummin"))
+
+    # ------------------------------------------------------------------ selection (ops/selection.py)
+    def _take(self, index, dim: int) -> Tensor:
+        """The values at integer positions `index` (an array) along dim; differentiable."""
+        return TakeAlongDim.apply(self, index=index, dim=dim)
+
+    def _extreme(self, dim, keepdim, largest, op):
+        """(values, indices) of the max or min along dim: the first position of the extreme."""
+        d = normalize_dim(dim, self.ndim, op)
+        xp = backend.namespace(self.device)
+        if self.ndim == 0:
+            return self.clone(), Tensor._make(xp.zeros((), dtype=backend.int64), self.device, False)
+        index = xp.expand_dims(self._data.argmax(axis=d) if largest else self._data.argmin(axis=d), d)
+        values, index = self._take(index.astype(backend.int64, copy=False), d), Tensor._make(index, self.device, False)
+        return (values, index) if keepdim else (values.squeeze(d), index.squeeze(d))
+
+    def min(self, dim=None, keepdim=False, *, axis=None):
+        """min() -> the smallest value; min(dim) -> (values, indices); min(other) -> minimum(other)."""
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
+        dim = self._reduce_args(dim, axis, None, "min")[1]
+        if dim is None:
+            return self.amin()
+        return MinResult(*self._extreme(dim, keepdim, largest=False, op="min"))
+
+    def amin(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "amin")[1]
+        return Amin.apply(self, dim=normalize_dims(dim, self.ndim, "amin"), keepdim=keepdim)
+
+    def argmin(self, dim=None, keepdim=False, *, axis=None):
+        dim = self._reduce_args(dim, axis, None, "argmin")[1]
+        if dim is None:
+            out = self._data.reshape(-1).argmin()
+        else:
+            out = self._data.argmin(axis=normalize_dim(dim, self.ndim, "argmin"), keepdims=keepdim)
+        out = backend.ensure_array(backend.namespace(self.device), out).astype(backend.int64, copy=False)
+        return Tensor._make(out, self.device, False)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """The k largest (or smallest) entries along dim and their indices, largest first; ties keep
+        their order.  The gradient goes to the selected entries.  (Always sorted: PyTorch leaves the
+        order unspecified when sorted=False.)"""
+        d = normalize_dim(dim, self.ndim, "topk")
+        n = self.shape[d] if self.ndim else 1
+        if not isinstance(k, int) or not 0 <= k <= n:
+            raise RuntimeError(f"topk: k={k} is out of range for dim {dim} of size {n} (expected 0..{n})")
+        x = self.reshape(1) if self.ndim == 0 else self
+        order = sort_indices(backend.namespace(self.device), x._data, d, descending=largest)
+        index = order[(slice(None),) * d + (slice(0, k),)]
+        values, index = x._take(index, d), Tensor._make(index, self.device, False)
+        return TopkResult(values.reshape(()), index.reshape(())) if self.ndim == 0 else TopkResult(values, index)
+
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        """(values, indices) sorted along dim; always stable (equal values keep their order)."""
+        d = normalize_dim(dim, self.ndim, "sort")
+        if self.ndim == 0:
+            return SortResult(self.clone(), self.argsort())
+        index = sort_indices(backend.namespace(self.device), self._data, d, descending)
+        return SortResult(self._take(index, d), Tensor._make(index, self.device, False))
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        d = normalize_dim(dim, self.ndim, "argsort")
+        xp = backend.namespace(self.device)
+        if self.ndim == 0:
+            return Tensor._make(xp.zeros((), dtype=backend.int64), self.device, False)
+        return Tensor._make(sort_indices(xp, self._data, d, descending), self.device, False)
+
+    def _other_tensor(self, other, op):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{op}(): argument 'other' must be a Tensor, not {type(other).__name__}")
+        return self._operands(other, op)
+
+    def maximum(self, other):
+        """Elementwise max; a tie splits the gradient in halves (as PyTorch)."""
+        return Maximum.apply(*self._other_tensor(other, "maximum"))
+
+    def minimum(self, other):
+        return Minimum.apply(*self._other_tensor(other, "minimum"))
+
+    # ------------------------------------------------------------ more elementwise (ops/activation.py, pointwise.py)
+    def sigmoid(self):
+        return Sigmoid.apply(self._floating("sigmoid"))
+
+    def abs(self):
+        return Abs.apply(self)
+
+    __abs__ = abs
+
+    def sin(self):
+        return Sin.apply(self._floating("sin"))
+
+    def cos(self):
+        return Cos.apply(self._floating("cos"))
+
+    def tan(self):
+        return Tan.apply(self._floating("tan"))
+
+    def sign(self):
+        """-1, 0 or 1; the gradient is zero (as in PyTorch)."""
+        return Piecewise.apply(self, mode="sign")
+
+    def round(self, decimals=0):
+        """Half to even, as in PyTorch; the gradient is zero."""
+        return Piecewise.apply(self, mode="round", decimals=decimals)
+
+    def floor(self):
+        return Piecewise.apply(self, mode="floor")
+
+    def ceil(self):
+        return Piecewise.apply(self, mode="ceil")
+
+    def trunc(self):
+        return Piecewise.apply(self, mode="trunc")
+
+    def clamp(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
+        """Each element limited to [min, max]; the bounds are numbers or tensors (broadcast), None
+        for none.  The gradient goes to whichever of x, min, max the output equals."""
+        if min is None and max is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        x = self
+        for bound in (min, max):
+            if bound is not None:
+                x = x._operands(bound, "clamp")[0]  # x in the common dtype
+        lo, hi = (None if b is None else x._operands(b, "clamp")[1] for b in (min, max))
+        return Clamp.apply(x, lo, hi)
+
+    clip = clamp
+
+    def pow(self, exponent):
+        return self**exponent
+
+    def div(self, other, *, rounding_mode=None):
+        """x / y; rounding_mode "trunc" or "floor" rounds the quotient (integers stay integers, and
+        the gradient is zero, as in PyTorch)."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise RuntimeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+        return Piecewise.apply(*self._operands(other, "div"), mode="div_" + rounding_mode)
+
+    divide = div
+
+    def __floordiv__(self, other):
+        return self.div(other, rounding_mode="floor")
+
+    def __rfloordiv__(self, other):
+        a, b = self._operands(other, "floor_divide")
+        return Piecewise.apply(b, a, mode="div_floor")
+
+    def fmod(self, other):
+        """x - trunc(x / y) * y: the sign of x (C's fmod)."""
+        return Fmod.apply(*self._operands(other, "fmod"))
+
+    def remainder(self, other):
+        """x - floor(x / y) * y: the sign of y (Python's %)."""
+        return Remainder.apply(*self._operands(other, "remainder"))
+
+    __mod__ = remainder
+
+    def __rmod__(self, other):
+        a, b = self._operands(other, "remainder")
+        return Remainder.apply(b, a)
+
+    def copysign(self, other):
+        a, b = self._operands(other, "copysign")
+        return Copysign.apply(a._floating("copysign"), b)
+
+    def add(self, other, *, alpha=1):
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, *, alpha=1):
+        return self - (other * alpha if alpha != 1 else other)
+
+    subtract = sub
+
+    def mul(self, other):
+        return self * other
+
+    multiply = mul
 
     # ------------------------------------------------------------------ shape
     def reshape(self, *shape):

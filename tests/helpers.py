@@ -91,9 +91,10 @@ class Case:
     name: str
     shapes: tuple
     fn: object
-    domain: str = "real"  # "real": U(-2, 2); "positive": U(0.5, 2); "nonzero": +-U(0.5, 2)
+    domain: str = "real"  # "real": U(-2, 2); "positive": U(0.5, 2); "nonzero": +-U(0.5, 2); "zeros": see make_inputs
     gradcheck: dict = field(default_factory=dict)  # extra gradcheck arguments (eps, atol)
     strict: bool = True  # runs on the strict (CuPy-like) device too
+    torch_tol: dict | None = None  # the PyTorch comparison's tolerance, where not the default
 
     def __repr__(self):
         return self.name
@@ -108,6 +109,9 @@ def make_inputs(case: Case, seed: int = 0, dtype=np.float64) -> list:
             a = rng.uniform(0.5, 2.0, shape)
         elif case.domain == "nonzero":
             a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+        elif case.domain == "zeros":  # U(-2, 2) with every third element exactly 0
+            a = rng.uniform(-2.0, 2.0, shape)
+            a.reshape(-1)[::3] = 0.0
         else:
             a = rng.uniform(-2.0, 2.0, shape)
         out.append(np.asarray(a, dtype=dtype))
@@ -389,6 +393,141 @@ OPS = [
       lambda lib, x: lib.nn.AvgPool2d((2, 3), stride=1, divisor_override=4)(x)),
 ]
 # fmt: on
+
+# fmt: off
+# ---- selection (ops/selection.py).  Inputs are distinct random values, so no max or sort ties
+# except where a case builds one on purpose (*_ties: a column repeated by cat; finite differences
+# move both copies together, so any split of the gradient between them sums to the same number).
+# Integer outputs (indices) are compared with PyTorch too; they carry no gradient.
+OPS += [
+    C("topk", [(3, 5)], lambda lib, x: x.topk(2)),
+    C("topk_smallest_dim0", [(4, 3)], lambda lib, x: x.topk(3, dim=0, largest=False)),
+    C("topk_3d_fn", [(2, 3, 4)], lambda lib, x: lib.topk(x, 1, dim=1)),
+    C("sort", [(3, 5)], lambda lib, x: x.sort()),
+    C("sort_descending_dim0", [(4, 3)], lambda lib, x: x.sort(0, descending=True)),
+    C("sort_fn_stable", [(2, 3, 4)], lambda lib, x: lib.sort(x, dim=1, stable=True)),
+    C("argsort_times_x", [(3, 5)], lambda lib, x: x * x.argsort(-1, descending=True)),
+    C("max_dim_keepdim", [(2, 3, 4)], lambda lib, x: x.max(0, keepdim=True)),
+    C("max_dim_ties", [(3, 4)], lambda lib, x: lib.cat([x, x[:, :1]], 1).max(1)),
+    C("max_other", [(3, 4), (4,)], lambda lib, x, y: x.max(y)),
+    C("min_dim", [(2, 3, 4)], lambda lib, x: x.min(-1)),
+    C("min_dim_ties", [(3, 4)], lambda lib, x: lib.cat([x[:, 1:2], x], 1).min(1)),
+    C("min_all", [(2, 3, 4)], lambda lib, x: x.min()),
+    C("min_fn", [(2, 3)], lambda lib, x: lib.min(x, 0)),
+    C("amin_dim", [(2, 3, 4)], lambda lib, x: x.amin(1)),
+    C("amin_tuple_keepdim_fn", [(2, 3, 4)], lambda lib, x: lib.amin(x, (0, 2), keepdim=True)),
+    C("amin_ties", [(3, 4)], lambda lib, x: lib.cat([x, x], 1).amin(1)),
+    C("argmin_times_x", [(3, 4)], lambda lib, x: x * x.argmin(0) + lib.argmin(x)),
+    C("maximum", [(3, 4), (3, 4)], lambda lib, x, y: lib.maximum(x, y)),
+    C("maximum_broadcast", [(3, 1), (4,)], lambda lib, x, y: x.maximum(y)),
+    C("minimum", [(3, 4), (3, 4)], lambda lib, x, y: lib.minimum(x, y)),
+    C("minimum_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x.minimum(y)),
+]
+# fmt: on
+
+# fmt: off
+# ---- activations (ops/activation.py) and elementwise math (ops/pointwise.py).  Kinks and jumps
+# (abs and sign at 0, clamp/hardtanh at their bounds, elu/leaky_relu at 0, rounding at integers,
+# fmod/remainder where x / y is an integer) are measure-zero: the seeded uniform inputs land
+# further than eps=1e-6 from every one of them, so the central differences are not straddling one.
+# Piecewise-constant ops have a zero gradient (as PyTorch); `+ x` keeps the checked output live.
+OPS += [
+    C("sigmoid", [(3, 4)], lambda lib, x: x.sigmoid()),
+    C("sigmoid_fn_saturated", [(3, 4)], lambda lib, x: lib.sigmoid(x * 30)),
+    C("silu", [(3, 4)], lambda lib, x: F(lib).silu(x)),
+    C("softplus", [(3, 4)], lambda lib, x: F(lib).softplus(x)),
+    C("softplus_beta_threshold", [(3, 4)], lambda lib, x: F(lib).softplus(x * 3, beta=2.0, threshold=4.0)),
+    C("hardtanh", [(3, 4)], lambda lib, x: F(lib).hardtanh(x)),
+    C("hardtanh_bounds", [(3, 4)], lambda lib, x: F(lib).hardtanh(x, -0.5, 1.5)),
+    C("relu6", [(3, 4)], lambda lib, x: F(lib).relu6(x * 4)),
+    # PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32 (relative error 3e-8)
+    C("hardsigmoid", [(3, 4)], lambda lib, x: F(lib).hardsigmoid(x * 3), torch_tol={"rtol": 1e-7, "atol": 1e-9}),
+    C("softsign", [(3, 4)], lambda lib, x: F(lib).softsign(x)),
+    C("elu", [(3, 4)], lambda lib, x: F(lib).elu(x)),
+    C("elu_alpha", [(3, 4)], lambda lib, x: F(lib).elu(x, 2.0)),
+    C("celu", [(3, 4)], lambda lib, x: F(lib).celu(x, alpha=0.5)),
+    C("leaky_relu", [(3, 4)], lambda lib, x: F(lib).leaky_relu(x)),
+    C("leaky_relu_slope", [(3, 4)], lambda lib, x: F(lib).leaky_relu(x, 0.2)),
+    C("mish", [(3, 4)], lambda lib, x: F(lib).mish(x)),
+    C("tanh_F", [(3, 4)], lambda lib, x: F(lib).tanh(x)),
+    C("activation_modules", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.SiLU(), lib.nn.Softplus(2.0), lib.nn.ELU(0.5), lib.nn.Mish(), lib.nn.LeakyReLU(0.1), lib.nn.CELU(),
+        lib.nn.Softsign(), lib.nn.Sigmoid(), lib.nn.Tanh())(x * 2)),
+    C("activation_modules_bounded", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.Hardtanh(-1.5, 1.0), lib.nn.Hardsigmoid(), lib.nn.ReLU6())(x * 2),
+      torch_tol={"rtol": 1e-7, "atol": 1e-9}),  # hardsigmoid's float32 1/6, as above
+    C("abs", [(3, 4)], lambda lib, x: x.abs(), domain="nonzero"),
+    C("abs_fn_builtin", [(3, 4)], lambda lib, x: lib.abs(x) + abs(x), domain="nonzero"),
+    C("sign_times_x", [(3, 4)], lambda lib, x: x.sign() * x + lib.sign(x), domain="nonzero"),
+    C("rounding", [(3, 4)], lambda lib, x: (x * 3).round() + (x * 3).floor() + lib.ceil(x * 3) + (x * 3).trunc() + x),
+    C("round_decimals", [(3, 4)], lambda lib, x: x.round(decimals=1) + lib.round(x, decimals=2) + x),
+    C("sin", [(3, 4)], lambda lib, x: x.sin()),
+    C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
+    C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
+    C("clamp_numbers", [(3, 4)], lambda lib, x: x.clamp(-0.5, 0.5)),
+    C("clamp_min_only", [(3, 4)], lambda lib, x: x.clamp(min=0.2)),
+    C("clip_max_fn", [(3, 4)], lambda lib, x: lib.clip(x, max=0.3)),
+    C("clamp_tensors", [(3, 4), (3, 4), (4,)], lambda lib, x, lo, hi: x.clamp(lo - 0.5, hi + 0.5)),  # lo > hi too
+    C("clamp_tensor_min_fn", [(3, 4), (4,)], lambda lib, x, lo: lib.clamp(x, min=lo)),
+    C("fmod", [(3, 4), (3, 4)], lambda lib, x, y: lib.fmod(x * 3, y), domain="nonzero"),
+    C("fmod_number", [(3, 4)], lambda lib, x: x.fmod(0.7)),
+    C("remainder_op", [(3, 4), (4,)], lambda lib, x, y: (x * 3) % y, domain="nonzero"),
+    C("remainder_number", [(3, 4)], lambda lib, x: lib.remainder(x, 0.7)),
+    C("div_floor", [(3, 4), (3, 4)], lambda lib, x, y: lib.div(x * 3, y, rounding_mode="floor") + x * y,
+      domain="nonzero"),
+    C("div_trunc", [(3, 4), (4,)], lambda lib, x, y: (x * 3).div(y, rounding_mode="trunc") + x * y,
+      domain="nonzero"),
+    C("copysign", [(3, 4), (3, 4)], lambda lib, x, y: lib.copysign(x, y), domain="nonzero"),
+    C("copysign_number", [(3, 4)], lambda lib, x: x.copysign(-1.0), domain="nonzero"),
+    C("pow_tensor", [(3, 4), (3, 4)], lambda lib, x, y: x**y, domain="positive"),
+    C("pow_tensor_fn_broadcast", [(3, 4), (4,)], lambda lib, x, y: lib.pow(x, y * 3), domain="positive"),
+    C("pow_number_base", [(3, 4)], lambda lib, x: 2.5**x + lib.pow(0.5, x)),
+    C("add_sub_mul_fn", [(3, 4), (4,)], lambda lib, x, y: lib.sub(lib.add(x, y, alpha=2), lib.mul(x, y), alpha=0.5)),
+    C("div_fn", [(3, 4), (4,)], lambda lib, x, y: lib.div(x, y) + lib.div(2.0, y), domain="nonzero"),
+]
+# fmt: on
+
+# fmt: off
+# ---- reductions and scans (ops/reduce.py, ops/scan.py).  prod and cumprod also run on inputs
+# with exact zeros (domain "zeros": one or two per slice), where a backward that divides by x
+# fails; products are polynomials, smooth there, so the central differences hold.
+# cummax/cummin: distinct inputs, no ties.
+OPS += [
+    C("std_all", [(2, 3, 4)], lambda lib, x: x.std()),
+    C("std_dim", [(2, 3, 4)], lambda lib, x: x.std(1)),
+    C("std_tuple_keepdim_biased", [(2, 3, 4)], lambda lib, x: x.std((0, 2), keepdim=True, correction=0)),
+    C("std_axis_fn", [(3, 4)], lambda lib, x: lib.std(x, axis=1)),
+    C("std_mean", [(2, 3, 4)], lambda lib, x: lib.std_mean(x, dim=1)),
+    C("var_mean_unbiased_false", [(3, 4)], lambda lib, x: lib.var_mean(x, 0, unbiased=False, keepdim=True)),
+    C("prod_all", [(2, 3)], lambda lib, x: x.prod()),
+    C("prod_dim", [(2, 3, 4)], lambda lib, x: x.prod(1)),
+    C("prod_dim_keepdim_fn", [(3, 4)], lambda lib, x: lib.prod(x, -1, keepdim=True)),
+    C("prod_dim_zeros", [(3, 4)], lambda lib, x: x.prod(1), domain="zeros"),  # rows with two, one, one zero
+    C("prod_all_one_zero", [(2,)], lambda lib, x: x.prod(), domain="zeros"),
+    C("prod_all_two_zeros", [(2, 3)], lambda lib, x: x.prod(), domain="zeros"),
+    C("logsumexp", [(3, 5)], lambda lib, x: x.logsumexp(-1)),
+    C("logsumexp_tuple_keepdim_fn", [(2, 3, 4)], lambda lib, x: lib.logsumexp(x * 200, (0, 2), keepdim=True)),
+    C("cumsum", [(3, 5)], lambda lib, x: x.cumsum(1)),
+    C("cumsum_fn_dim0", [(3, 4, 2)], lambda lib, x: lib.cumsum(x, dim=0)),
+    C("cumprod", [(3, 5)], lambda lib, x: x.cumprod(-1)),
+    C("cumprod_fn_dim0", [(4, 3)], lambda lib, x: lib.cumprod(x, 0)),
+    C("cumprod_zeros", [(3, 4)], lambda lib, x: x.cumprod(1), domain="zeros"),
+    C("cummax", [(3, 5)], lambda lib, x: x.cummax(1)),
+    C("cummin_fn_dim0", [(4, 3)], lambda lib, x: lib.cummin(x, 0)),
+    C("logcumsumexp", [(3, 5)], lambda lib, x: x.logcumsumexp(1)),
+    C("logcumsumexp_fn_spread", [(4, 3)], lambda lib, x: lib.logcumsumexp(x * 100, dim=0)),
+    C("sum_mean_axis", [(2, 3, 4)], lambda lib, x: x.sum(axis=1) + lib.mean(x, axis=(1,)) + x.amax(axis=1)),
+    C("sum_dtype", [(3, 4)], lambda lib, x: x.to(lib.float32).sum(1, dtype=lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),  # the float32 step rounds: a wide eps (as cast_f32_f64)
+]
+# fmt: on
+
+# ---- dtype conversions: float32 rounding (1e-7 relative) is the only error, so a wide eps (as cast_f32_f64)
+OPS += [
+    C("type_f32_f64", [(3, 4)], lambda lib, x: (x * 3).type(lib.float32).type(lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),
+    C("int_times_x", [(3, 4)], lambda lib, x: (x * 3).int() * x + (x > 0).int()),
+]
 
 assert len({c.name for c in OPS}) == len(OPS), "op names must be unique"
 

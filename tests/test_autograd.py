@@ -254,6 +254,8 @@ def test_float64_survives_every_op_and_its_gradient(device):
         outs = out if isinstance(out, tuple) else (out,)
         total = None
         for o in outs:
+            if o.dtype == tg.int64 and not o.requires_grad:  # indices (topk, sort, max(dim)): int64 as in PyTorch
+                continue
             assert o.dtype == tg.float64, case.name
             t = (o * tg.tensor(np.ones(o.shape), device=device)).sum()
             total = t if total is None else total + t

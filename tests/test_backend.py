@@ -9,11 +9,15 @@ import types
 
 import numpy as np
 import pytest
-import tomllib
 
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
 from tensorgrad import backend, backend_strict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (setup.cfg's test extra installs it)
+    import tomli as tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "tensorgrad"

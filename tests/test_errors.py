@@ -73,7 +73,7 @@ def test_other_shape_errors():
         (lambda x: x.mean((0, -4)), "mean"),
         (lambda x: x.amax(5), "amax"),
         (lambda x: x.var(3), "var"),
-        (lambda x: x.max(3), "amax"),
+        (lambda x: x.max(3), "max"),
         (lambda x: x.softmax(3), "softmax"),
         (lambda x: x.log_softmax(-4), "log_softmax"),
         (lambda x: x.transpose(0, 3), "transpose"),
@@ -221,8 +221,8 @@ def test_layer_norm_and_linear_shape_errors():
 
 
 def test_argument_errors():
-    with pytest.raises(TypeError, match="pow: only a Python number exponent"):
-        randn(2) ** randn(2)
+    with pytest.raises(TypeError, match="pow: the exponent must be a number or a tensor, got str"):
+        randn(2) ** "2"
     with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh', got 'fast'"):
         F.gelu(randn(2), approximate="fast")
     with pytest.raises(ValueError, match=r"dropout probability has to be in \[0, 1\], got 1.5"):

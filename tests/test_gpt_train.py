@@ -113,8 +113,8 @@ def test_the_lectures_script_runs_with_only_its_imports_changed(capsys):
 
 def test_curves_png_is_drawn(tmp_path):
     pytest.importorskip("matplotlib")
-    from examples.train_shakespeare import plot_curves
     from gpt import PRESETS
+    from gpt.cli.train import plot_curves
 
     history = [{"step": 0, "train": 4.3, "val": 4.3}, {"step": 500, "train": 2.4, "val": 2.4}]
     plot_curves(history, PRESETS["small"].reference, tmp_path / "curves.png")
@@ -122,7 +122,7 @@ def test_curves_png_is_drawn(tmp_path):
 
 
 def test_train_script_end_to_end(tmp_path, capsys):
-    from examples import train_shakespeare
+    from gpt.cli import train as train_shakespeare
 
     data = tmp_path / "input.txt"
     data.write_text("First Citizen: thou art a villain, you know it. " * 60)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from examples import probe as probe_script
 from gpt import ShakespeareData, get_config
 from gpt import data as gdata
+from gpt.cli import probe as probe_script
 from gpt.probe import corpus_next_chars, model_next_chars
 from gpt.train import load_model, train
 
@@ -39,7 +39,7 @@ def test_probe_on_a_checkpoint(tmp_path, capsys, monkeypatch):
     model, tok, _ = load_model(tmp_path / "best.npz")
     probs = model_next_chars(model, tok, "thou")
     assert set(probs) == set(tok.chars) and abs(sum(probs.values()) - 1) < 1e-5  # float32 softmax
-    monkeypatch.setattr(probe_script, "load_text", lambda path=None: text)
+    monkeypatch.setattr(probe_script, "load_text", lambda path=None: text)  # the corpus, without a file
     probe_script.main([str(tmp_path / "best.npz"), "--contexts", "thou", "you"])
     out = capsys.readouterr().out
     assert "'thou' (" in out and "'you' (" in out and "corpus" in out
@@ -47,8 +47,8 @@ def test_probe_on_a_checkpoint(tmp_path, capsys, monkeypatch):
 
 def test_inspect_model_prints_gradients_and_attention_maps(capsys):
     import tensorgrad as tg
-    from examples.inspect_model import attention_maps, gradient_report
     from gpt import build_model
+    from gpt.cli.inspect_model import attention_maps, gradient_report
 
     data = ShakespeareData("thou art a villain; you know it. " * 40)
     tg.manual_seed(0)

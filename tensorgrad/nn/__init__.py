@@ -1,7 +1,22 @@
 """tensorgrad.nn: the layer library, with torch.nn's names, signatures and state_dict keys."""
 
 from . import functional, init, utils
-from .activation import GELU, ReLU
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    Hardsigmoid,
+    Hardtanh,
+    LeakyReLU,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softplus,
+    Softsign,
+    Tanh,
+)
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout
@@ -19,3 +34,7 @@ __all__ = [
 ]  # fmt: skip
 __all__ += ["AvgPool2d", "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d"]
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]
+__all__ += [
+    "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",
+    "Tanh",
+]  # fmt: skip

@@ -4,6 +4,7 @@ non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch."""
 from __future__ import annotations
 
 from ..autograd import Function
+from .scan import exclusive_cumprod
 
 
 def _expand_back(g, shape, axes, keepdim):
@@ -68,6 +69,21 @@ class Amax(Function):
         return _expand_back(g, x.shape, dim, keepdim) * hit
 
 
+class Amin(Function):
+    """z = min_i x_i over `dim`.   As Amax: dx = g * [x == z] / count(x == z) (ties share)."""
+
+    def forward(self, x, dim, keepdim=False):
+        z = x.min(axis=dim, keepdims=True)
+        self.save_for_backward(x, z, dim, keepdim)
+        return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
+
+    def backward(self, g):
+        x, z, dim, keepdim = self.saved
+        hit = (x == z).astype(x.dtype)
+        hit /= hit.sum(axis=dim, keepdims=True)
+        return _expand_back(g, x.shape, dim, keepdim) * hit
+
+
 class Var(Function):
     """v = sum_i (x_i - m)^2 / (N - c), m the mean over `dim`, c the correction (1: unbiased).
 
@@ -85,3 +101,71 @@ class Var(Function):
     def backward(self, g):
         d, dim, keepdim, denom = self.saved
         return _expand_back(g, d.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d
+
+
+class Std(Function):
+    """s = sqrt(v), v the variance as in Var (correction c).
+
+    ds/dx = dv/dx / (2 s) = 2 (x - m) / (N - c) / (2 s)   =>   dx = g (x - m) / ((N - c) s).
+    Where s = 0 the derivative is infinite; as in PyTorch the gradient is nan there.
+    """
+
+    def forward(self, x, dim, correction=1, keepdim=False):
+        xp = self.xp
+        m = x.mean(axis=dim, keepdims=True)
+        d = x - m
+        denom = max(_count(x.shape, dim) - correction, 0)
+        s = xp.sqrt((d * d).sum(axis=dim, keepdims=True) / denom) if denom else xp.full(m.shape, xp.nan, x.dtype)
+        self.save_for_backward(d, s, dim, keepdim, denom)
+        return s if keepdim else s.reshape([n for i, n in enumerate(x.shape) if i not in dim])
+
+    def backward(self, g):
+        xp = self.xp
+        d, s, dim, keepdim, denom = self.saved
+        inv = xp.where(s > 0, 1 / xp.where(s > 0, s, 1), xp.nan)  # 1 / s, nan where s = 0
+        return _expand_back(g, d.shape, dim, keepdim) * d * inv / (denom if denom else xp.nan)
+
+
+class Prod(Function):
+    """z = prod_i x_i along `dim` (an int), or over every element (dim None).
+
+    dz/dx_i = prod_{k != i} x_k = L_i R_i, with L_i = prod_{k < i} x_k and R_i = prod_{k > i} x_k
+    (exclusive products from each side).  No division by x_i, so zeros get their true gradient:
+        dx = g * L * R.
+    """
+
+    def forward(self, x, dim=None, keepdim=False):
+        self.save_for_backward(x, dim, keepdim)
+        return x.prod() if dim is None else x.prod(axis=dim, keepdims=keepdim)
+
+    def backward(self, g):
+        xp = self.xp
+        x, dim, keepdim = self.saved
+        shape = x.shape
+        if dim is None:
+            x, dim, g = x.reshape(-1), 0, g.reshape(1)
+        elif not keepdim:
+            g = xp.expand_dims(g, dim)
+        left = exclusive_cumprod(xp, x, dim)
+        right = xp.flip(exclusive_cumprod(xp, xp.flip(x, axis=dim), dim), axis=dim)
+        return (g * left * right).reshape(shape)
+
+
+class Logsumexp(Function):
+    """z = log sum_i exp(x_i) over `dim`, computed as m + log sum_i exp(x_i - m), m = max x (no overflow;
+    m is taken as 0 where it is infinite, so a row of -inf gives -inf).
+
+    dz/dx_i = exp(x_i) / sum_k exp(x_k) = exp(x_i - z)   =>   dx = g exp(x - z)   (a softmax).
+    """
+
+    def forward(self, x, dim, keepdim=False):
+        xp = self.xp
+        m = x.max(axis=dim, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+        z = xp.log(xp.exp(x - m).sum(axis=dim, keepdims=True)) + m
+        self.save_for_backward(x, z, dim, keepdim)
+        return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
+
+    def backward(self, g):
+        x, z, dim, keepdim = self.saved
+        return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)

@@ -1,0 +1,46 @@
+"""Sample text from a checkpoint.
+
+    tensorgrad-generate runs/small/best.npz --prompt "ROMEO:" --seed 7 --tokens 300
+
+(the same as python examples/generate.py and python -m gpt.cli.generate)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import tensorgrad as tg
+
+from ..train import load_model
+from .common import check_sampling, check_text, command_line, device_of
+
+
+@command_line
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="tensorgrad-generate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("checkpoint", help="a best.npz / last.npz written by tensorgrad-train")
+    p.add_argument("--prompt", default=None, help="the start of the text (default: a newline)")
+    p.add_argument("--tokens", type=int, default=500, help="characters to generate")
+    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--temperature", type=float, default=1.0, help="> 0; below 1 sharpens, above 1 flattens")
+    p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely characters only")
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    args = p.parse_args(argv)
+    if args.prompt is not None and not args.prompt:
+        check_text("--prompt", args.prompt, None)  # the empty prompt, before the checkpoint is read
+    check_sampling(args.temperature, args.top_k, args.tokens, vocab_size=10**9)
+    device = device_of(args.backend)
+    model, tok, _ = load_model(args.checkpoint, device=device)
+    check_sampling(args.temperature, args.top_k, args.tokens, tok.vocab_size)
+    prompt = args.prompt if args.prompt is not None else ("\n" if "\n" in tok.stoi else tok.chars[0])
+    check_text("--prompt", prompt, tok)
+    tg.manual_seed(args.seed)
+    idx = tg.tensor([tok.encode(prompt)], dtype=tg.long, device=device)
+    out = model.generate(idx, args.tokens, temperature=args.temperature, top_k=args.top_k)
+    print(tok.decode(out[0]))
+
+
+if __name__ == "__main__":
+    main()

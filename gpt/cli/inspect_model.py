@@ -1,0 +1,97 @@
+"""Look inside a model: gradient norms per parameter after one batch, and the attention
+weights of each head for a prompt (as a text heat map).
+
+    tensorgrad-inspect runs/small/best.npz --prompt "thou art"
+    tensorgrad-inspect --preset small          # an untrained model
+
+(the same as python examples/inspect_model.py and python -m gpt.cli.inspect_model)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import tensorgrad as tg
+from tensorgrad.serialization import CheckpointError
+
+from ..config import PRESETS
+from ..data import ShakespeareData
+from ..model import build_model
+from ..train import load_model
+from .common import check_positive, check_text, command_line
+
+SHADES = " .:-=+*#%@"
+
+
+def gradient_report(model, data, batch_size=32):
+    """The norm of every parameter's gradient after one training batch."""
+    xb, yb = data.get_batch("train", model.block_size, batch_size)
+    model.zero_grad()
+    _, loss = model(xb, yb)
+    loss.backward()
+    print(f"loss {loss.item():.4f}; gradient norms:")
+    for name, p in model.named_parameters():
+        g = p.grad
+        norm = (g * g).sum().sqrt().item() if g is not None else float("nan")
+        pn = (p * p).sum().sqrt().item()
+        print(f"  {name:<45} {str(tuple(p.shape)):<12} |grad| {norm:10.3e}   |grad|/|w| {norm / max(pn, 1e-12):.2e}")
+
+
+@tg.no_grad()
+def attention_maps(model, tokenizer, prompt):
+    """Each head's (T, T) attention weights for `prompt`, recomputed from its weights."""
+    model.eval()
+    idx = tg.tensor([tokenizer.encode(prompt[-model.block_size :])], dtype=tg.long)
+    T = idx.shape[1]
+    x = model.token_embedding_table(idx) + model.position_embedding_table(tg.arange(T))  # (1, T, C)
+    chars = [tokenizer.itos[i] for i in idx[0].tolist()]
+    for li, block in enumerate(model.blocks):
+        h_in = block.ln1(x) if block.ln1 is not None else x
+        for hi, head in enumerate(block.sa.heads):
+            k, q = head.key(h_in), head.query(h_in)  # (1, T, hs)
+            wei = (q @ k.transpose(-2, -1) * head.scale(k.shape[-1], x.shape[-1])).masked_fill(
+                head.tril[:T, :T] == 0, float("-inf")
+            )
+            wei = wei.softmax(-1)[0].numpy()  # (T, T)
+            print(f"layer {li} head {hi}   (row: query position, column: key position)")
+            print("      " + " ".join(repr(c)[1:-1].ljust(2) for c in chars))
+            for t in range(T):
+                row = " ".join(SHADES[min(int(w * len(SHADES)), len(SHADES) - 1)] * 2 for w in wei[t])
+                print(f"  {repr(chars[t])[1:-1]:>3} {row}")
+        x = block(x)
+
+
+@command_line
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="tensorgrad-inspect", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("checkpoint", nargs="?", default=None, help="a checkpoint (default: an untrained --preset)")
+    p.add_argument("--preset", choices=list(PRESETS), default="small")
+    p.add_argument("--prompt", default="thou art", help="the text whose attention maps are drawn")
+    p.add_argument("--batch-size", type=int, default=32, help="the batch of the gradient report")
+    p.add_argument("--data", default=None, help="path of input.txt")
+    args = p.parse_args(argv)
+    check_positive("--batch-size", args.batch_size)
+    if not args.prompt:
+        check_text("--prompt", args.prompt, None)
+    if args.checkpoint:
+        model, tokenizer, _ = load_model(args.checkpoint)
+    data = ShakespeareData.load(args.data)
+    if not args.checkpoint:
+        tg.manual_seed(0)
+        model, tokenizer = build_model(args.preset, vocab_size=data.tokenizer.vocab_size), data.tokenizer
+    check_text("--prompt", args.prompt, tokenizer)
+    if data.tokenizer.chars != tokenizer.chars:
+        raise CheckpointError(
+            f"{args.checkpoint} was trained on another vocabulary ({tokenizer.vocab_size} characters) than "
+            f"--data's ({data.tokenizer.vocab_size}); pass the run's --data"
+        )
+    data.check_block_size(model.block_size)
+    gradient_report(model, data, args.batch_size)
+    if hasattr(model, "blocks"):
+        attention_maps(model, tokenizer, args.prompt)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The "thou" probe: top next characters after `thou`, `you`, `hou`, model beside corpus.
+
+    tensorgrad-probe runs/small/best.npz
+    tensorgrad-probe runs/large/best.npz --contexts thou you hou ou
+
+(the same as python examples/probe.py and python -m gpt.cli.probe)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..data import load_text
+from ..probe import CONTEXTS, probe_table
+from ..train import load_model
+from .common import check_positive, check_text, command_line, device_of
+
+
+@command_line
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="tensorgrad-probe", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("checkpoint", help="a best.npz / last.npz written by tensorgrad-train")
+    p.add_argument("--contexts", nargs="+", default=list(CONTEXTS))
+    p.add_argument("--top", type=int, default=5, help="how many characters to list")
+    p.add_argument("--data", default=None, help="path of input.txt (the corpus to compare with)")
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    args = p.parse_args(argv)
+    check_positive("--top", args.top)
+    for c in args.contexts:
+        if not c:
+            check_text("--contexts", c, None)
+    device = device_of(args.backend)
+    model, tokenizer, _ = load_model(args.checkpoint, device=device)
+    for c in args.contexts:
+        check_text("--contexts", c, tokenizer)
+    text = load_text(args.data)
+    print(probe_table(model, tokenizer, text, args.contexts, args.top, device))
+
+
+if __name__ == "__main__":
+    main()

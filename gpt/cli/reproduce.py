@@ -1,0 +1,55 @@
+"""Train every CPU-sized stage of the lecture (bigram .. small) with its preset and print
+our val loss beside the reference run's.
+
+    tensorgrad-reproduce                            # all CPU stages, a few minutes
+    tensorgrad-reproduce --stages ffn small --seed 1
+
+(the same as python examples/reproduce.py and python -m gpt.cli.reproduce)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from ..config import CPU_STAGES, get_config
+from ..data import ShakespeareData
+from ..train import train
+from .common import command_line, device_of
+
+
+@command_line
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="tensorgrad-reproduce", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--stages", nargs="+", default=list(CPU_STAGES), choices=list(CPU_STAGES) + ["large"])
+    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    p.add_argument("--data", default=None, help="path of input.txt")
+    p.add_argument("--max-iters", type=int, default=None, help="override every stage's steps (a quick look)")
+    args = p.parse_args(argv)
+    device = device_of(args.backend)
+    data = ShakespeareData.load(args.data, device=device)
+
+    rows = []
+    for stage in args.stages:
+        config = get_config(stage) if args.max_iters is None else get_config(stage, max_iters=args.max_iters)
+        print(f"== {stage}", flush=True)
+        t0 = time.perf_counter()
+        result = train(config, data, device=device, seed=args.seed, log=lambda s: print("   ", s, flush=True))
+        ref = config.reference
+        rows.append((stage, result.params, result.final["train"], result.final["val"], ref.get("val"),
+                     time.perf_counter() - t0, result.ms_per_step))  # fmt: skip
+
+    print()
+    print("| stage | params | train | val | reference val | difference | time | ms/step |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for stage, params, tr, va, ref, secs, ms in rows:
+        ref_s = f"{ref:.4f}" if ref is not None else "-"
+        diff = f"{va - ref:+.4f}" if ref is not None else "-"
+        print(f"| {stage} | {params:,} | {tr:.4f} | {va:.4f} | {ref_s} | {diff} | {secs:.1f} s | {ms:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

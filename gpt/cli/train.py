@@ -1,0 +1,233 @@
+"""Train a GPT of "Let's build GPT" on Tiny Shakespeare with tensorgrad.
+
+    tensorgrad-train                                         # preset small, NumPy, a minute on a CPU
+    tensorgrad-train --backend cupy --preset large --out-dir runs/large
+    tensorgrad-train --preset ffn --max-iters 2000 --lr 3e-3
+    tensorgrad-train --out-dir runs/small --resume           # continue exactly where it stopped
+
+(the same as python examples/train_shakespeare.py and python -m gpt.cli.train)
+
+Prints the parameter count, `step N: train loss X, val loss Y` at each evaluation, a progress
+line with ETA and tokens/s, and at the end the val loss beside the reference run's, and a sample.
+An --out-dir that holds a run is continued only with --resume and started over only with
+--overwrite.  A resume may change --max-iters, --eval-interval, --eval-iters, --lr and
+--weight-decay (said in the output and recorded in summary.json); other flags must match the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+import tensorgrad as tg
+
+from ..config import PRESETS, ConfigError, get_config, preset_of, validate
+from ..data import ShakespeareData
+from ..rundir import RunDirError, atomic_write, holds_run
+from ..train import ResumeError, read_config, train
+from .common import check_text, command_line, device_of
+
+OVERRIDES = {  # flag -> config field
+    "batch_size": int, "block_size": int, "n_embd": int, "n_head": int, "n_layer": int, "dropout": float,
+    "max_iters": int, "lr": float, "eval_interval": int, "eval_iters": int, "weight_decay": float,
+}  # fmt: skip
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        prog="tensorgrad-train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy", help="numpy (CPU) or cupy (NVIDIA GPU)")
+    p.add_argument("--preset", choices=list(PRESETS), default=None, help="the lecture's stage (default: small)")
+    for name, typ in OVERRIDES.items():
+        p.add_argument("--" + name.replace("_", "-"), type=typ, default=None, help=f"override {name}")
+    p.add_argument(
+        "--attn-scale",
+        choices=["head_size", "n_embd"],
+        default=None,
+        help="scale attention by head_size ** -0.5 (default) or the video's n_embd ** -0.5",
+    )
+    p.add_argument("--slow-attention", action="store_true", help="the lecture's loop over heads (for study)")
+    p.add_argument("--tf32", action="store_true", help="GPU only: TF32 tensor cores for float32 matmuls (faster)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default 1337; a resume keeps the run's)")
+    p.add_argument(
+        "--data", default=None, help="path of input.txt (default: $TENSORGRAD_DATA, the checkout's data/, "
+        "or ~/.cache/tensorgrad; see gpt/data.py)"
+    )  # fmt: skip
+    p.add_argument("--out-dir", default=None, help="where to write checkpoints, log.jsonl and curves.png")
+    p.add_argument("--resume", action="store_true", help="continue the run in OUT_DIR from its last.npz")
+    p.add_argument("--overwrite", action="store_true", help="start over in an OUT_DIR that holds a run")
+    p.add_argument("--sample-tokens", type=int, default=500, help="characters to generate at the end")
+    p.add_argument("--prompt", default=None, help="the start of the sample (default: a newline)")
+    return p.parse_args(argv)
+
+
+def _changes(args) -> dict:
+    changes = {}
+    for name in OVERRIDES:
+        value = getattr(args, name)
+        if value is not None:
+            changes["learning_rate" if name == "lr" else name] = value
+    if args.attn_scale:
+        changes["attn_scale"] = args.attn_scale
+    if args.slow_attention:
+        changes["fast_attention"] = False
+    return changes
+
+
+def config_from_args(args, stored=None):
+    """The preset (or, on resume, the run's stored config) with the flags given applied."""
+    if stored is not None and (args.preset is None or preset_of(stored) == args.preset):
+        base = stored
+    else:
+        base = get_config(args.preset or "small")
+    changes = _changes(args)
+    return validate(base.replace(**changes) if changes else base)
+
+
+def check_args(args):
+    """Flag checks that need no data, made before anything is loaded or written."""
+    if args.resume and not args.out_dir:
+        raise ResumeError("--resume needs --out-dir (the run directory to continue)")
+    if args.resume and args.overwrite:
+        raise ResumeError("--resume and --overwrite exclude each other: continue the run, or start it over")
+    if args.sample_tokens < 0:
+        raise ConfigError(f"--sample-tokens {args.sample_tokens}: must be >= 0")
+    if args.prompt is not None and not args.prompt:
+        raise ConfigError("--prompt is empty: give at least one character (the default is a newline)")
+    out = Path(args.out_dir) if args.out_dir else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise RunDirError(f"--out-dir {out} exists and is not a directory")
+    if out is not None and not args.resume and not args.overwrite and out.is_dir() and holds_run(out):
+        raise RunDirError(
+            f"--out-dir {out} already holds a run; pass --resume to continue it, --overwrite to start over "
+            "(its checkpoints and log are deleted), or choose another --out-dir"
+        )
+
+
+def stored_config(out: Path, device):
+    path = out / "last.npz"
+    if not path.exists():
+        raise ResumeError(f"--resume: there is no {path} to continue from (a run stopped before its first "
+            "checkpoint): start over with --overwrite")
+    ckpt = tg.load(path, device="cpu")
+    return read_config(ckpt, path), int(ckpt.get("step", 0))
+
+
+def sample_prompt(args, data) -> str:
+    """--prompt, checked against the vocabulary; by default a newline, or the text's first
+    character when the text has no newline."""
+    if args.prompt is not None:
+        check_text("--prompt", args.prompt, data.tokenizer)
+        return args.prompt
+    return "\n" if "\n" in data.tokenizer.stoi else data.tokenizer.decode(data.train[:1])
+
+
+def plot_curves(history, reference, path):
+    """train/val curves beside the reference run's logged points; skipped without matplotlib."""
+    try:
+        import matplotlib  # noqa: PLC0415
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError:
+        print("(matplotlib is not installed: no curves.png; pip install matplotlib)")
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
+    steps = [h["step"] for h in history]
+    ax.plot(steps, [h["train"] for h in history], label="train (tensorgrad)")
+    ax.plot(steps, [h["val"] for h in history], label="val (tensorgrad)")
+    curve = reference.get("curve") or {}
+    if curve:
+        ref_steps = sorted(curve)
+        # the write-up logs only a few steps: markers, not a line implying a curve between them
+        ax.plot(ref_steps, [curve[s][0] for s in ref_steps], "o", label="train (reference run)")
+        ax.plot(ref_steps, [curve[s][1] for s in ref_steps], "s", label="val (reference run)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    atomic_write(path, buf.getvalue())
+    print(f"curves: {path}")
+
+
+def write_summary(out: Path, result, reference):
+    path = out / "summary.json"
+    resumes = []
+    if path.exists():  # a resumed run keeps the record of its earlier sessions
+        try:
+            resumes = json.loads(path.read_text()).get("resumes", [])
+        except (ValueError, OSError, AttributeError):
+            resumes = []
+    if result.resumed_from is not None:
+        resumes.append({"step": result.resumed_from, "changed": result.changes})
+    config = {k: v for k, v in dataclasses.asdict(result.config).items() if k != "reference"}
+    atomic_write(path, json.dumps({
+        "preset": preset_of(result.config), "config": config, "seed": result.seed, "params": result.params,
+        "final": result.final, "best_val": result.best_val, "best_step": result.best_step,
+        "seconds": result.final.get("time", result.seconds), "ms_per_step": result.ms_per_step,
+        "reference_val": reference.get("val"), "resumes": resumes,
+    }, indent=2))  # fmt: skip
+
+
+@command_line
+def main(argv=None):
+    args = parse_args(argv)
+    check_args(args)
+    device = device_of(args.backend)
+    out = Path(args.out_dir) if args.out_dir else None
+    stored, stored_step = stored_config(out, device) if args.resume else (None, 0)
+    config = config_from_args(args, stored)
+    if stored is not None and stored_step >= config.max_iters:
+        raise ResumeError(
+            f"the run in {out} is finished (step {stored_step} of --max-iters {config.max_iters}); "
+            f"to train further, resume with a larger --max-iters"
+        )
+    if args.tf32:
+        tg.cuda.allow_tf32()
+    data = ShakespeareData.load(args.data, device=device)
+    data.check_block_size(config.block_size)
+    prompt = sample_prompt(args, data) if args.sample_tokens > 0 else None
+    name = args.preset or (_preset_name(stored) if stored is not None else "small")
+    print(
+        f"preset {name} on {args.backend} ({device}); "
+        f"{len(data.train):,} train / {len(data.val):,} val characters, vocab {data.tokenizer.vocab_size}"
+    )
+    seed = args.seed if args.seed is not None else 1337
+    if args.resume and args.seed is not None and stored is not None:
+        print("(--seed is ignored on resume: the run's random state is restored from its checkpoint)")
+    result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume, overwrite=args.overwrite)
+
+    ref = get_config(name).reference if name in PRESETS else {}
+    final = result.final
+    print(f"done in {result.seconds:.1f} s ({result.ms_per_step:.2f} ms/step of training)")
+    if final:
+        line = f"final val loss {final['val']:.4f}"
+        if ref.get("val") is not None:
+            line += f"   reference {ref['val']:.4f}   difference {final['val'] - ref['val']:+.4f}"
+        print(line)
+        print(f"best val loss {result.best_val:.4f} at step {result.best_step}")
+    if out is not None:
+        write_summary(out, result, ref)
+        plot_curves(result.history, ref, out / "curves.png")
+    if prompt is not None:
+        tok = data.tokenizer
+        context = tg.tensor([tok.encode(prompt)], dtype=tg.long, device=device)
+        sample = result.model.generate(context, max_new_tokens=args.sample_tokens)[0]
+        print("-" * 60)
+        print(tok.decode(sample))
+
+
+def _preset_name(config) -> str:
+    return preset_of(config) or "custom"
+
+
+if __name__ == "__main__":
+    main()

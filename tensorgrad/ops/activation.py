@@ -1,0 +1,165 @@
+"""Activation functions beyond ReLU and GELU (those are in elementwise.py), each with its
+derivative.  Conditions at a kink follow PyTorch (e.g. ELU's "x > 0" takes the left branch
+at 0), so the subgradient at the kink is PyTorch's too.  No branch of a `where` computes
+an overflowing exp: the exps take -|x| or are clipped to the branch where they are used.
+"""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+def sigmoid(xp, x):
+    """1 / (1 + exp(-x)), without overflow: with e = exp(-|x|) <= 1,
+    x >= 0: 1 / (1 + e);   x < 0: e / (1 + e)   (the same value, multiplied by e / e)."""
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1, e) / (1 + e)
+
+
+def softplus(xp, x):
+    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow."""
+    return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+class Sigmoid(Function):
+    """z = 1 / (1 + exp(-x)).   dz/dx = exp(-x) / (1 + exp(-x))^2 = z (1 - z)   =>   dx = g z (1 - z)."""
+
+    def forward(self, x):
+        z = sigmoid(self.xp, x)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        return g * z * (1 - z)
+
+
+class SiLU(Function):
+    """z = x s, s = sigmoid(x).   dz/dx = s + x s (1 - s) = s (1 + x (1 - s))."""
+
+    def forward(self, x):
+        s = sigmoid(self.xp, x)
+        self.save_for_backward(x, s)
+        return x * s
+
+    def backward(self, g):
+        x, s = self.saved
+        return g * s * (1 + x * (1 - s))
+
+
+class Softplus(Function):
+    """z = log(1 + exp(beta x)) / beta, and z = x where beta x > threshold (PyTorch's linear regime).
+
+    dz/dx = exp(beta x) / (1 + exp(beta x)) = sigmoid(beta x);  1 in the linear regime.
+    """
+
+    def forward(self, x, beta=1.0, threshold=20.0):
+        bx = x * beta
+        linear = bx > threshold
+        self.save_for_backward(bx, linear)
+        return self.xp.where(linear, x, softplus(self.xp, bx) / beta)
+
+    def backward(self, g):
+        bx, linear = self.saved
+        return self.xp.where(linear, g, g * sigmoid(self.xp, bx))
+
+
+class Hardtanh(Function):
+    """z = min(max(x, lo), hi).   dz/dx = 1 strictly inside (lo, hi), 0 outside and at the ends."""
+
+    def forward(self, x, min_val=-1.0, max_val=1.0):
+        self.save_for_backward(x, min_val, max_val)
+        return self.xp.clip(x, min_val, max_val)
+
+    def backward(self, g):
+        x, lo, hi = self.saved
+        return g * ((x > lo) & (x < hi))
+
+
+class Hardsigmoid(Function):
+    """z = min(max(x / 6 + 1/2, 0), 1).   dz/dx = 1/6 for -3 < x < 3, else 0."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.xp.clip(x / 6 + 0.5, 0, 1)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * ((x > -3) & (x < 3)) / 6
+
+
+class Softsign(Function):
+    """z = x / (1 + |x|).   dz/dx = ((1 + |x|) - x sign(x)) / (1 + |x|)^2 = 1 / (1 + |x|)^2."""
+
+    def forward(self, x):
+        d = 1 + self.xp.abs(x)
+        self.save_for_backward(d)
+        return x / d
+
+    def backward(self, g):
+        (d,) = self.saved
+        return g / (d * d)
+
+
+class ELU(Function):
+    """z = x for x > 0, alpha (exp(x) - 1) otherwise.
+
+    dz/dx = 1 for x > 0;  alpha exp(x) = z + alpha otherwise.
+    """
+
+    def forward(self, x, alpha=1.0):
+        pos = x > 0
+        z = self.xp.where(pos, x, alpha * self.xp.expm1(self.xp.minimum(x, 0)))
+        self.save_for_backward(pos, z, alpha)
+        return z
+
+    def backward(self, g):
+        pos, z, alpha = self.saved
+        return self.xp.where(pos, g, g * (z + alpha))
+
+
+class CELU(Function):
+    """z = x for x > 0, alpha (exp(x / alpha) - 1) otherwise (continuously differentiable at 0).
+
+    dz/dx = 1 for x > 0;  exp(x / alpha) = z / alpha + 1 otherwise.
+    """
+
+    def forward(self, x, alpha=1.0):
+        pos = x > 0
+        z = self.xp.where(pos, x, alpha * self.xp.expm1(self.xp.minimum(x, 0) / alpha))
+        self.save_for_backward(pos, z, alpha)
+        return z
+
+    def backward(self, g):
+        pos, z, alpha = self.saved
+        return self.xp.where(pos, g, g * (z / alpha + 1))
+
+
+class LeakyReLU(Function):
+    """z = x for x > 0, slope * x otherwise.   dx = g for x > 0, slope * g otherwise."""
+
+    def forward(self, x, negative_slope=0.01):
+        pos = x > 0
+        self.save_for_backward(pos, negative_slope)
+        return self.xp.where(pos, x, x * negative_slope)
+
+    def backward(self, g):
+        pos, slope = self.saved
+        return self.xp.where(pos, g, g * slope)
+
+
+class Mish(Function):
+    """z = x tanh(sp), sp = softplus(x) = log(1 + exp(x)).
+
+    dsp/dx = sigmoid(x), dtanh(u)/du = 1 - tanh(u)^2, so with t = tanh(sp):
+    dz/dx = t + x (1 - t^2) sigmoid(x).
+    """
+
+    def forward(self, x):
+        t = self.xp.tanh(softplus(self.xp, x))
+        self.save_for_backward(x, t)
+        return x * t
+
+    def backward(self, g):
+        x, t = self.saved
+        return g * (t + x * (1 - t * t) * sigmoid(self.xp, x))

@@ -1,0 +1,73 @@
+"""dtype names and conversions (.type, .int, .half, ...) and isclose, against PyTorch and NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import strategies as S
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tensorgrad as tg
+
+torch = pytest.importorskip("torch")
+
+
+def _name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def test_dtype_aliases_match_torch():
+    for name in ("int", "short", "int8", "int16", "int32", "int64", "long", "half", "float", "double", "bool", "uint8"):
+        assert _name(getattr(tg, name)) == _name(getattr(torch, name)), name
+
+
+@pytest.mark.parametrize("method", ["int", "short", "byte", "half", "float", "double", "long", "bool"])
+def test_conversion_methods_match_torch(method, device):
+    x = np.array([[-2.7, 0.0, 1.5], [3.99, -0.2, 250.0]])
+    ours, theirs = getattr(tg.tensor(x, device=device), method)(), getattr(torch.tensor(x), method)()
+    assert _name(ours.dtype) == _name(theirs.dtype)
+    if method != "byte":  # torch wraps a negative float to uint8 differently per platform
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_type_names_and_conversions():
+    x = np.array([1.5, -2.0])
+    ours, theirs = tg.tensor(x, dtype=tg.float32), torch.tensor(x, dtype=torch.float32)
+    assert ours.type() == theirs.type() == "torch.FloatTensor"
+    for target in (torch.float64, torch.int32, "torch.LongTensor", "torch.HalfTensor", "torch.BoolTensor"):
+        mine = ours.type(target if isinstance(target, str) else getattr(tg, _name(target)))
+        want = theirs.type(target)
+        assert mine.type() == want.type()
+        np.testing.assert_array_equal(mine.numpy(), want.numpy())
+    with pytest.raises(ValueError, match="invalid type 'torch.NoTensor'"):
+        ours.type("torch.NoTensor")
+
+
+def test_half_keeps_the_graph():
+    x = tg.tensor([0.5, -1.25, 2.0], requires_grad=True)
+    y = x.half()
+    assert y.dtype == tg.float16 and y.requires_grad
+    (y.float() * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 3.0])  # 3 and these values are exact in float16
+
+
+@given(data=S.broadcast_arrays(), rtol=st.sampled_from([1e-5, 1e-2, 0.5]), atol=st.sampled_from([0.0, 1e-8, 0.1]))
+def test_isclose_matches_numpy_and_torch(device, data, rtol, atol):
+    a, b = data
+    a2 = a + 1e-6 * np.sign(a)  # against a: nearly equal pairs, close or not depending on rtol and atol
+    ours = tg.isclose(tg.tensor(a2, device=device), tg.tensor(b, device=device), rtol=rtol, atol=atol)
+    assert ours.dtype == tg.bool and not ours.requires_grad
+    np.testing.assert_array_equal(ours.numpy(), np.isclose(a2, b, rtol=rtol, atol=atol))
+    np.testing.assert_array_equal(ours.numpy(), torch.isclose(torch.tensor(a2), torch.tensor(b), rtol, atol).numpy())
+    same = tg.isclose(tg.tensor(a2, device=device), tg.tensor(a, device=device), rtol=rtol, atol=atol)
+    np.testing.assert_array_equal(same.numpy(), torch.isclose(torch.tensor(a2), torch.tensor(a), rtol, atol).numpy())
+
+
+def test_isclose_nan_and_errors():
+    a = tg.tensor([1.0, float("nan"), 2.0])
+    np.testing.assert_array_equal(tg.isclose(a, a).numpy(), [True, False, True])
+    np.testing.assert_array_equal(a.isclose(a, equal_nan=True).numpy(), [True, True, True])
+    assert tg.allclose(a[[0, 2]], a[[0, 2]] + 1e-9) and not tg.allclose(a, a)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        tg.isclose(a, a.double())
