@@ -228,7 +228,7 @@ def _log_line(entry) -> str:
 
 
 def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume=False, overwrite=False,
-          log=print, progress=None) -> TrainResult:  # fmt: skip
+          log=print, progress=None, ranks=None) -> TrainResult:  # fmt: skip
     """Train `config` on `data` (a ShakespeareData on `device`).
 
     With out_dir: writes best.npz (lowest val loss), last.npz (after every evaluation and at the
@@ -236,6 +236,9 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     RunDirError unless resume=True (continue it) or overwrite=True (start over).
     With resume=True: continues from out_dir/last.npz on the same trajectory; `config` may change
     only the RESUMABLE fields (applied and logged), anything else raises ResumeError.
+    With ranks (a gpt.distributed.Ranks): data-parallel over them, each on its own batches of
+    config.batch_size; only rank 0 logs and writes out_dir (it holds the lock; the others only
+    read last.npz on resume, so out_dir must be the same directory on every rank).
     """
     config = validate(config.replace(vocab_size=data.tokenizer.vocab_size))
     data.check_block_size(config.block_size)
@@ -243,7 +246,10 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     if out is None:
         if resume:
             raise ResumeError("--resume needs --out-dir (the run directory to continue)")
-        return _train(config, data, device, seed, None, None, log, progress)
+        return _train(config, data, device, seed, None, None, log, progress, ranks)
+    if ranks is not None and not ranks.is_main:  # rank 0 guards and clears the directory
+        ckpt = _load_resume(out, device) if resume else None
+        return _train(config, data, device, seed, out, ckpt, log, progress, ranks)
     if resume and overwrite:
         raise ResumeError("--resume and --overwrite exclude each other: continue the run, or start it over")
     with RunDir(out) as run:
@@ -255,7 +261,7 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
                 )
             run.clear()
         ckpt = _load_resume(out, device) if resume else None
-        return _train(config, data, device, seed, out, ckpt, log, progress)
+        return _train(config, data, device, seed, out, ckpt, log, progress, ranks)
 
 
 def _load_resume(out: Path, device):
@@ -266,8 +272,11 @@ def _load_resume(out: Path, device):
     return tg.load(path, device=device)
 
 
-def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
+def _train(config, data, device, seed, out, ckpt, log, progress, ranks=None) -> TrainResult:
     start, skip_eval, elapsed0, history, changes = 0, False, 0.0, [], {}
+    main = ranks is None or ranks.is_main
+    if not main:
+        log = lambda *args, **kwargs: None  # noqa: E731  (only rank 0 prints)
     if ckpt is not None:
         stored = read_config(ckpt, out / "last.npz")
         vocab = ckpt.get("vocab")
@@ -294,11 +303,26 @@ def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
         if last_eval:
             history.append(last_eval)
 
+    if ranks is not None:  # before any work: the same flags, data and checkpoint on every rank
+        from .distributed import data_fingerprint  # noqa: PLC0415
+
+        ranks.check_same(config=config.to_dict(), data=data_fingerprint(data), seed=seed, start=start)
+    elif ckpt is not None and int(ckpt.get("world_size", 1)) > 1:
+        raise ResumeError(
+            f"the run in {out} was trained on {int(ckpt['world_size'])} ranks: resume it with "
+            f"mpiexec -n {int(ckpt['world_size'])} ... --distributed"
+        )
     tg.manual_seed(seed)
     model = build_model(config, vocab_size=config.vocab_size).to(device)
     optimizer = tg.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     result = TrainResult(config=config, params=count_parameters(model), model=model, history=history, seed=seed)
     log(f"{result.params / 1e6:.4f} M parameters ({result.params:,})")
+    step_model = model  # what a training step calls: the model, or its DistributedDataParallel wrapper
+    if ranks is not None:
+        step_model = ranks.wrap(model)
+        ranks.seed_batches(seed)
+        log(f"{ranks.world_size} rank(s) x batch {config.batch_size} = effective batch "
+            f"{ranks.world_size * config.batch_size}")  # fmt: skip
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])  # resume_config made sure the shapes are the run's
         optimizer.load_state_dict(ckpt["optimizer"])
@@ -307,17 +331,20 @@ def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
         result.best_val = float(ckpt["best_val"])
         result.best_step = int(ckpt.get("best_step", -1))
         result.resumed_from, result.changes = start, changes
-        if ckpt.get("rng"):
+        if ranks is not None:
+            ranks.restore_rng(ckpt, device, f"the run in {out}")
+        elif ckpt.get("rng"):
             backend.rng(device).set_state(json.loads(ckpt["rng"]))
         else:
             tg.manual_seed(seed + start)
-        atomic_write(out / "log.jsonl", "".join(_log_line(e) for e in history))  # drop evals past the checkpoint
+        if main:
+            atomic_write(out / "log.jsonl", "".join(_log_line(e) for e in history))  # drop evals past the checkpoint
         log(f"resumed from {out / 'last.npz'} at step {start}")
         for f, (old, new) in changes.items():
             log(f"  {flag(f)}: {old!r} -> {new!r} from step {start}")
 
     tokens_per_step = config.batch_size * config.block_size
-    bar = progress if progress is not None else Progress(config.max_iters, tokens_per_step)
+    bar = progress if progress is not None else Progress(config.max_iters, tokens_per_step, enabled=main and None)
     check_every = 1 if device == "cpu" else 50  # reading the loss back syncs a GPU
     t0 = time.perf_counter() - elapsed0
     train_time, train_steps = 0.0, 0
@@ -327,6 +354,11 @@ def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
         nonlocal last_saved
         state = _checkpoint(model, optimizer, config, step, result, data.tokenizer, device, seed,
                             time.perf_counter() - t0, evaluated)  # fmt: skip
+        if ranks is not None:  # every rank's generator (a collective), written by rank 0 alone
+            state.update(rng=None, rng_ranks=ranks.rng_states(device), world_size=ranks.world_size)
+            if not main:
+                last_saved = step
+                return
         for name in ("best.npz", "last.npz") if improved else ("last.npz",):
             try:
                 tg.save(state, out / name)
@@ -341,6 +373,8 @@ def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
             if (step % config.eval_interval == 0 or step == config.max_iters - 1) and not (skip_eval and step == start):
                 bar.clear()
                 losses = estimate_loss(model, data, config)
+                if ranks is not None:
+                    losses = ranks.average(losses)
                 if not all(math.isfinite(v) for v in losses.values()):
                     raise TrainingDiverged(f"step {step}: the eval loss is {losses}; the last good checkpoint is kept")
                 entry = {"step": step, "train": losses["train"], "val": losses["val"],
@@ -350,19 +384,22 @@ def _train(config, data, device, seed, out, ckpt, log, progress) -> TrainResult:
                 improved = losses["val"] < result.best_val
                 if improved:
                     result.best_val, result.best_step = losses["val"], step
-                if out is not None:
+                if out is not None and main:
                     try:
                         with open(out / "log.jsonl", "a") as f:
                             f.write(_log_line(entry))
                     except OSError as e:
                         raise RunDirError(f"cannot write {out / 'log.jsonl'}: {e.strerror or e}") from None
+                if out is not None:
                     save(step, evaluated=True, improved=improved)
 
             ts = time.perf_counter()
             xb, yb = data.get_batch("train", config.block_size, config.batch_size)
-            logits, loss = model(xb, yb)
+            logits, loss = step_model(xb, yb)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            if ranks is not None:
+                step_model.sync_gradients()
             optimizer.step()
             if step % check_every == 0:
                 value = loss.item()

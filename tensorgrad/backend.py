@@ -542,3 +542,22 @@ def erf(xp, x):
 
 
 _np_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+# --------------------------------------------------------------------------- NCCL (tensorgrad.distributed)
+def nccl_communicator(world_size, rank, gpu_index, host=None, port=None, use_mpi=False):
+    """CuPy's NCCL communicator (`cupyx.distributed.NCCLBackend`) for this rank, on GPU
+    `gpu_index % device count`, which becomes this process's 'cuda' device before CuPy is checked."""
+    try:
+        import cupy  # noqa: PLC0415  (optional dependency)
+        import cupyx.distributed  # noqa: PLC0415
+        from cupy.cuda import nccl  # noqa: PLC0415
+    except ImportError:
+        raise DeviceError("the 'nccl' backend needs CuPy: pip install 'tensorgrad-gpt[cuda12]' (or cuda13)") from None
+    count = cupy.cuda.runtime.getDeviceCount() if cupy.cuda.is_available() else 0
+    if count:
+        cupy.cuda.Device(gpu_index % count).use()
+    _load_cupy()  # one clear line if there is no usable GPU
+    if not nccl.available:
+        raise DeviceError("the 'nccl' backend needs NCCL: pip install nvidia-nccl-cu12 (or -cu13, matching CuPy)")
+    return cupyx.distributed.init_process_group(world_size, rank, host=host, port=port, use_mpi=use_mpi)

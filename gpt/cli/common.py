@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import tensorgrad as tg
+import tensorgrad.distributed as dist
 from tensorgrad.serialization import CheckpointError
 
 from ..config import ConfigError
@@ -18,11 +19,14 @@ from ..rundir import RunDirError
 from ..train import ResumeError, TrainingDiverged, TrainingInterrupted
 
 # Failures a user can cause and fix; anything else is a bug and keeps its traceback.
-EXPECTED = (ConfigError, DataError, CheckpointError, ResumeError, RunDirError, TrainingDiverged, tg.DeviceError)
+EXPECTED = (ConfigError, DataError, CheckpointError, ResumeError, RunDirError, TrainingDiverged, tg.DeviceError,
+            dist.DistributedError)  # fmt: skip
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
 
 
 def fail(message: str, code: int = EXIT_ERROR):
+    if dist.is_initialized() and dist.get_world_size() > 1:  # --distributed: this rank's error ends every rank
+        dist.abort(f"error: {message}" + (f" (rank {dist.get_rank()})" if dist.get_rank() else ""), code)
     print(f"error: {message}", file=sys.stderr, flush=True)
     raise SystemExit(code)
 

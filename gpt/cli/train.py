@@ -4,6 +4,7 @@
     tensorgrad-train --backend cupy --preset large --out-dir runs/large
     tensorgrad-train --preset ffn --max-iters 2000 --lr 3e-3
     tensorgrad-train --out-dir runs/small --resume           # continue exactly where it stopped
+    mpiexec -n 4 tensorgrad-train --distributed ...          # data-parallel: 4 ranks, each its own batches
 
 (the same as python examples/train_shakespeare.py and python -m gpt.cli.train)
 
@@ -17,9 +18,11 @@ An --out-dir that holds a run is continued only with --resume and started over o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import io
 import json
+import os
 from pathlib import Path
 
 import tensorgrad as tg
@@ -62,6 +65,10 @@ def parse_args(argv=None):
     p.add_argument("--overwrite", action="store_true", help="start over in an OUT_DIR that holds a run")
     p.add_argument("--sample-tokens", type=int, default=500, help="characters to generate at the end")
     p.add_argument("--prompt", default=None, help="the start of the sample (default: a newline)")
+    p.add_argument(
+        "--distributed", action="store_true", help="data-parallel over the ranks of `mpiexec -n N` (MPI on the "
+        "CPU, NCCL with --backend cupy); each rank draws --batch-size examples; rank 0 prints and writes"
+    )  # fmt: skip
     return p.parse_args(argv)
 
 
@@ -181,6 +188,18 @@ def write_summary(out: Path, result, reference):
 def main(argv=None):
     args = parse_args(argv)
     check_args(args)
+    if not args.distributed:
+        return _main(args, None)
+    from ..distributed import Ranks  # noqa: PLC0415
+
+    ranks = Ranks("nccl" if args.backend == "cupy" else "mpi")
+    if ranks.is_main:
+        return _main(args, ranks)
+    with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):  # only rank 0 prints
+        return _main(args, ranks)
+
+
+def _main(args, ranks):
     device = device_of(args.backend)
     out = Path(args.out_dir) if args.out_dir else None
     stored, stored_step = stored_config(out, device) if args.resume else (None, 0)
@@ -203,7 +222,10 @@ def main(argv=None):
     seed = args.seed if args.seed is not None else 1337
     if args.resume and args.seed is not None and stored is not None:
         print("(--seed is ignored on resume: the run's random state is restored from its checkpoint)")
-    result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume, overwrite=args.overwrite)
+    result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume, overwrite=args.overwrite,
+                   ranks=ranks)  # fmt: skip
+    if ranks is not None and not ranks.is_main:
+        return
 
     ref = get_config(name).reference if name in PRESETS else {}
     final = result.final
