@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import os
 import sys
+import time
 import traceback
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=10)
@@ -99,6 +100,9 @@ def abort(message: str, exit_code: int = 1):
     """Print `message` on this rank's stderr and end every rank of the job (MPI_Abort)."""
     print(message, file=sys.stderr, flush=True)
     if _group is not None:
+        # mpiexec forwards each rank's output asynchronously and MPI_Abort tears the job down at
+        # once: a moment's pause lets the message (this rank's, or another's) reach the terminal.
+        time.sleep(0.5)
         _group.abort(exit_code)
     os._exit(exit_code)
 
