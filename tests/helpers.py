@@ -558,3 +558,15 @@ def forward_backward(case: Case, lib, arrays, device=None, seed=1):
         total = term if total is None else total + term
     total.backward()
     return [to_numpy(o) for o in outs], [to_numpy(x.grad) for x in xs]
+
+
+def leaf(a, device):
+    """A float64 leaf tensor that requires grad, on `device`."""
+    return tg.tensor(np.asarray(a, dtype=np.float64), device=device, requires_grad=True)
+
+
+def backprop(out, device, seed=0):
+    """Backpropagate a seeded standard-normal cotangent from `out`; returns it (host)."""
+    v = np.random.default_rng(seed).standard_normal(out.shape)
+    out.backward(tg.tensor(v, dtype=out.dtype, device=device))
+    return v

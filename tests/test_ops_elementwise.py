@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 import strategies as S
+from helpers import backprop, leaf
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -18,16 +19,6 @@ import tensorgrad.nn.functional as F
 # float64 against NumPy float64 with the same formulas up to rearrangement (e.g. the stable
 # sigmoid): 1e-10 leaves room for rounding only.
 TOL = {"rtol": 1e-10, "atol": 1e-10}
-
-
-def leaf(a, device):
-    return tg.tensor(np.asarray(a, dtype=np.float64), device=device, requires_grad=True)
-
-
-def backprop(out, device):
-    v = np.random.default_rng(0).standard_normal(out.shape)
-    out.backward(tg.tensor(v, dtype=out.dtype, device=device))
-    return v
 
 
 def _sig(x):

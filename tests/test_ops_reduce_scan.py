@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import strategies as S
+from helpers import backprop, leaf
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -14,16 +15,6 @@ import tensorgrad as tg
 
 # float64 against NumPy float64 doing the same arithmetic in another order: rounding only.
 TOL = {"rtol": 1e-10, "atol": 1e-10}
-
-
-def leaf(a, device):
-    return tg.tensor(np.asarray(a, dtype=np.float64), device=device, requires_grad=True)
-
-
-def backprop(out, device):
-    v = np.random.default_rng(0).standard_normal(out.shape)
-    out.backward(tg.tensor(v, dtype=out.dtype, device=device))
-    return v
 
 
 def axes_of(dim, ndim):

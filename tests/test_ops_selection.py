@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import strategies as S
+from helpers import backprop, leaf
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,16 +15,6 @@ import tensorgrad as tg
 
 # float64 against NumPy: these ops only move values, so results are exact.
 EXACT = {"rtol": 0, "atol": 0}
-
-
-def leaf(a, device):
-    return tg.tensor(np.asarray(a, dtype=np.float64), device=device, requires_grad=True)
-
-
-def backprop(out, device, seed=0):
-    v = np.random.default_rng(seed).standard_normal(out.shape)
-    out.backward(tg.tensor(v, dtype=out.dtype, device=device))
-    return v
 
 
 @st.composite

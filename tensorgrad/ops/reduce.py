@@ -57,8 +57,12 @@ class Amax(Function):
         dx = g * [x == z] / count(x == z).
     """
 
+    @staticmethod
+    def extreme(x, dim):
+        return x.max(axis=dim, keepdims=True)
+
     def forward(self, x, dim, keepdim=False):
-        z = x.max(axis=dim, keepdims=True)
+        z = self.extreme(x, dim)
         self.save_for_backward(x, z, dim, keepdim)
         return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
 
@@ -69,19 +73,12 @@ class Amax(Function):
         return _expand_back(g, x.shape, dim, keepdim) * hit
 
 
-class Amin(Function):
+class Amin(Amax):
     """z = min_i x_i over `dim`.   As Amax: dx = g * [x == z] / count(x == z) (ties share)."""
 
-    def forward(self, x, dim, keepdim=False):
-        z = x.min(axis=dim, keepdims=True)
-        self.save_for_backward(x, z, dim, keepdim)
-        return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
-
-    def backward(self, g):
-        x, z, dim, keepdim = self.saved
-        hit = (x == z).astype(x.dtype)
-        hit /= hit.sum(axis=dim, keepdims=True)
-        return _expand_back(g, x.shape, dim, keepdim) * hit
+    @staticmethod
+    def extreme(x, dim):
+        return x.min(axis=dim, keepdims=True)
 
 
 class Var(Function):
