@@ -96,6 +96,15 @@ def _clock(framework, device):
     return time_ms
 
 
+def keep_freed_memory(backend_name, system_malloc):
+    """What the training programs do on the CPU (tg.host_memory.keep_freed_memory), in every
+    process of the bench, PyTorch's too, unless --system-malloc."""
+    if backend_name == "numpy" and not system_malloc:
+        from tensorgrad import host_memory
+
+        host_memory.keep_freed_memory()
+
+
 def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
     import tensorgrad as tg
     from gpt import build_model, get_config
@@ -196,11 +205,12 @@ def _time_steps(step, steps, clock):
 _failed = []  # the step measurements whose worker failed: the run then exits with status 1
 
 
-def run_worker(framework, preset, steps, backend_name, threads, tf32=False, path="kernels"):
+def run_worker(framework, preset, steps, backend_name, threads, tf32=False, path="kernels", system_malloc=False):
     """One measurement in a fresh process; returns its JSON result (or None if it failed)."""
     cmd = [sys.executable, __file__, "--worker", framework, "--presets", preset, "--steps", str(steps),
            "--backend", backend_name, "--threads", str(threads), "--path", path]  # fmt: skip
     cmd += ["--tf32"] if tf32 else []
+    cmd += ["--system-malloc"] if system_malloc else []
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         print(f"  ({framework} {preset} failed: {proc.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
@@ -219,14 +229,13 @@ def _alternate(preset, steps, repeats, args, with_torch):
     """Measure both frameworks `repeats` times, alternating, and keep each one's median run:
     the speed of a shared machine drifts, and alternating exposes both to the same drift."""
     ours, reference, theirs = [], [], []
+    common = (preset, steps, args.backend, args.threads, args.tf32)
     for _ in range(repeats):
-        ours.append(run_worker("tensorgrad", preset, steps, args.backend, args.threads, args.tf32))
+        ours.append(run_worker("tensorgrad", *common, system_malloc=args.system_malloc))
         if args.reference:
-            reference.append(
-                run_worker("tensorgrad", preset, steps, args.backend, args.threads, args.tf32, path="reference")
-            )
+            reference.append(run_worker("tensorgrad", *common, path="reference", system_malloc=args.system_malloc))
         if with_torch:
-            theirs.append(run_worker("torch", preset, steps, args.backend, args.threads, args.tf32))
+            theirs.append(run_worker("torch", *common, system_malloc=args.system_malloc))
 
     def median_run(runs):
         runs = sorted((r for r in runs if r), key=lambda r: r["ms"])
@@ -405,9 +414,13 @@ def main():
     p.add_argument("--tf32", action="store_true", help="GPU: TF32 matmuls in both frameworks")
     p.add_argument("--no-reference", dest="reference", action="store_false",
                    help="skip tensorgrad's reference path (TENSORGRAD_KERNELS=reference)")
+    p.add_argument("--system-malloc", action="store_true",
+                   help="CPU: leave glibc's malloc as it is (the training programs call "
+                        "tg.host_memory.keep_freed_memory(); by default every bench process does too)")
     p.add_argument("--worker", choices=["tensorgrad", "torch"], help=argparse.SUPPRESS)
     p.add_argument("--path", choices=["kernels", "reference"], default="kernels", help=argparse.SUPPRESS)
     args = p.parse_args()
+    keep_freed_memory(args.backend, args.system_malloc)
 
     if args.worker:
         preset = args.presets[0]
@@ -429,6 +442,10 @@ def main():
           + (f", PyTorch {_version('torch')} ({args.threads} threads)" if with_torch else "")
           + f"; backend {args.backend}")  # fmt: skip
     print(blas_report())
+    if args.backend == "numpy":
+        print("host memory: " + ("glibc's default malloc (--system-malloc)" if args.system_malloc else
+              "freed blocks kept for reuse in every process, PyTorch's too (tg.host_memory.keep_freed_memory(), "
+              "as the training programs do)"))
 
     if "steps" not in args.skip:
         print("\nTraining step (forward + backward + AdamW), float32, median ms/step")

@@ -45,6 +45,7 @@ import inspect
 from . import backend, kernels
 
 _grad_enabled = True
+_profiler = None  # the running tg.profiler.profile, if any (it sets and clears this itself)
 Tensor = None  # tensor.py sets this (it imports this module, so it cannot be imported here)
 
 
@@ -144,7 +145,10 @@ class Function:
         if table is None:
             table = kernels.substitutes(device)
         ctx = table.get(cls, cls)(xp)  # the device's kernel version of the op, where it has one
-        out = backend.ensure_array(xp, ctx.forward(*arrays, **params))
+        if _profiler is None:
+            out = backend.ensure_array(xp, ctx.forward(*arrays, **params))
+        else:
+            out = _profiled(ctx, "forward", ctx.forward, *arrays, **params)
         requires_grad = requires_grad and _grad_enabled
         result = Tensor._make(out, device, requires_grad)
         if getattr(out, "base", None) is not None:  # a view (reshape, transpose, slice): of an input?
@@ -164,6 +168,20 @@ class Function:
             if ctx.saved:
                 ctx.versions = _saved_versions(ctx.saved, args, result)
         return result
+
+
+def _profiled(ctx, phase, method, *args, **params):
+    """method(*args, **params) timed by the running profiler (tg.profiler) as `ctx`'s `phase`."""
+    from .profiler import op_name
+
+    _profiler._begin()
+    try:
+        out = method(*args, **params)
+        if phase == "forward":
+            out = backend.ensure_array(ctx.xp, out)
+    finally:
+        _profiler._end(op_name(ctx), phase)
+    return out
 
 
 _NOT_ARRAYS = (int, float, bool, str, type(None))
@@ -285,7 +303,7 @@ def run_backward(root, grad, retain_graph=False):
             continue
         if ctx.versions is not None:
             _check_versions(ctx, node)
-        in_grads = ctx.backward(g)
+        in_grads = ctx.backward(g) if _profiler is None else _profiled(ctx, "backward", ctx.backward, g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
         for p, pg in zip(ctx.parents, in_grads):

@@ -254,6 +254,13 @@ def namespace(device: str):
     return _load_cupy()
 
 
+def synchronize(device: str):
+    """Wait until the device has finished the work queued on it (CuPy queues kernels and returns
+    at once); nothing to wait for on the CPU."""
+    if device == "cuda":
+        _load_cupy().cuda.Device().synchronize()
+
+
 def device_of(array) -> str:
     """Which device an array lives on, from its type."""
     if isinstance(array, np.ndarray):

@@ -1,6 +1,7 @@
 # The lecture's gpt.py (Karpathy, "Let's build GPT"), run on tensorgrad by changing only the
 # three import lines below.  Hyperparameters are cut down so that CI runs it for a few steps;
 # set LECTURE_FULL=1 to use the lecture's own values.
+import json
 import os
 
 import tensorgrad as torch
@@ -22,6 +23,8 @@ dropout = 0.2
 if os.environ.get("LECTURE_FULL"):
     batch_size, block_size, max_iters, eval_interval, learning_rate = 64, 256, 5000, 500, 3e-4
     eval_iters, n_embd, n_head, n_layer = 200, 384, 6, 6
+if os.environ.get("LECTURE_CONFIG"):  # any other values, as JSON (benchmarks/full_run.py)
+    globals().update(json.loads(os.environ["LECTURE_CONFIG"]))
 # ------------
 
 torch.manual_seed(1337)

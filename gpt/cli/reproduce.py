@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
+import tensorgrad as tg
+
 from ..config import CPU_STAGES, get_config
 from ..data import ShakespeareData
 from ..train import train
@@ -30,6 +32,8 @@ def main(argv=None):
     p.add_argument("--max-iters", type=int, default=None, help="override every stage's steps (a quick look)")
     args = p.parse_args(argv)
     device = device_of(args.backend)
+    if device == "cpu":
+        tg.host_memory.keep_freed_memory()  # process-wide, so made here and not by the library: see its docstring
     data = ShakespeareData.load(args.data, device=device)
 
     rows = []

@@ -201,6 +201,8 @@ def main(argv=None):
 
 def _main(args, ranks):
     device = device_of(args.backend)
+    if device == "cpu":
+        tg.host_memory.keep_freed_memory()  # process-wide, so made here and not by the library: see its docstring
     out = Path(args.out_dir) if args.out_dir else None
     stored, stored_step = stored_config(out, device) if args.resume else (None, 0)
     config = config_from_args(args, stored)

@@ -1,0 +1,139 @@
+"""Where a training step's time goes: tensorgrad's op-by-op profile (tg.profiler), beside
+PyTorch's own profiler on the lecture's model, same preset, same batch, one process each.
+
+    python benchmarks/profile_step.py --preset large
+    python benchmarks/profile_step.py --preset small --steps 20 --path reference
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/profile_step.py   # NumPy's native BLAS kernel
+
+Each framework runs two warm-up steps, then `--steps` profiled steps; the figures are totals over
+the profiled steps divided by their number (ms per step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def profile_tensorgrad(preset, steps, path, device, limit):
+    import tensorgrad as tg
+    from gpt import build_model, get_config
+
+    tg.kernels.use(path)
+    config = get_config(preset)
+    tg.manual_seed(0)
+    model = build_model(config).to(device)
+    opt = tg.optim.AdamW(model.parameters(), lr=config.learning_rate)
+    x = tg.randint(65, (config.batch_size, config.block_size), device=device)
+    y = tg.randint(65, (config.batch_size, config.block_size), device=device)
+
+    def step():
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        with tg.profiler.record("AdamW.step"):
+            opt.step()
+
+    for _ in range(2):
+        step()
+    with tg.profiler.profile(device) as prof:
+        for _ in range(steps):
+            step()
+    per_step = tg.profiler.profile(device)  # the same rows, divided by the number of steps
+    per_step._totals = {k: [c // steps, s / steps] for k, (c, s) in prof._totals.items()}
+    per_step.wall = prof.wall / steps
+    print(f"tensorgrad, {path} path, preset {preset}, {device}: ms per step over {steps} profiled steps")
+    print(per_step.table(limit))
+
+
+def profile_torch(preset, steps, device, limit, threads):
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from benchmarks.torch_gpt import build_torch_model
+    from gpt import get_config
+
+    torch.set_num_threads(threads)
+    config = get_config(preset)
+    torch.manual_seed(0)
+    model = build_torch_model(config).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
+    x = torch.randint(65, (config.batch_size, config.block_size), device=device)
+    y = torch.randint(65, (config.batch_size, config.block_size), device=device)
+
+    def step():
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(2):
+        step()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    t = time.perf_counter()
+    with torch_profile(activities=activities) as prof:
+        for _ in range(steps):
+            step()
+    wall = (time.perf_counter() - t) / steps
+    key = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+    print(f"PyTorch {torch.__version__} ({threads} threads), preset {preset}, {device}: "
+          f"ms per step over {steps} profiled steps (wall {1e3 * wall:.1f} ms with the profiler on)")
+    print(prof.key_averages().table(sort_by=key, row_limit=limit or 25))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", default="large")
+    p.add_argument("--steps", type=int, default=1, help="profiled steps (after two warm-up steps)")
+    p.add_argument("--path", choices=["kernels", "reference", "both"], default="both")
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--limit", type=int, default=None, help="rows shown (default: all)")
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--worker", choices=["tensorgrad", "torch"], help=argparse.SUPPRESS)
+    p.add_argument("--system-malloc", action="store_true",
+                   help="CPU: leave glibc's malloc as it is (by default both processes call "
+                        "tg.host_memory.keep_freed_memory(), as the training programs do)")
+    args = p.parse_args()
+    device = "cuda" if args.backend == "cupy" else "cpu"
+    if device == "cpu" and not args.system_malloc:
+        from tensorgrad import host_memory
+
+        host_memory.keep_freed_memory()
+    if args.worker == "tensorgrad":
+        profile_tensorgrad(args.preset, args.steps, args.path, device, args.limit)
+        return
+    if args.worker == "torch":
+        profile_torch(args.preset, args.steps, device, args.limit, args.threads)
+        return
+
+    import numpy  # noqa: F401  (loads the BLAS library that threadpoolctl names)
+    from threadpoolctl import threadpool_info
+
+    print(json.dumps([{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+                      for i in threadpool_info()]))
+    base = [sys.executable, __file__, "--preset", args.preset, "--steps", str(args.steps),
+            "--backend", args.backend, "--threads", str(args.threads)]
+    base += ["--system-malloc"] if args.system_malloc else []
+    if args.limit:
+        base += ["--limit", str(args.limit)]
+    runs = [["--worker", "tensorgrad", "--path", path]
+            for path in (["kernels", "reference"] if args.path == "both" else [args.path])]
+    if not args.no_torch:
+        runs.append(["--worker", "torch"])
+    failed = False
+    for extra in runs:  # one process each: the frameworks' thread pools never compete
+        print(flush=True)
+        failed |= subprocess.run(base + extra).returncode != 0
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
