@@ -239,9 +239,9 @@ def test_embedding_backward_kernel_equals_reference(n, vocab, d, dtype, seed):
     _close(ker.backward(g)[1], ref.backward(g)[1], dtype)
 
 
-def test_kernels_do_not_depend_on_the_thread_count():
-    """Rows go to threads whole, and sums over rows run over fixed blocks: one thread and two give
-    the same bits."""
+def test_kernels_do_not_depend_on_the_thread_count(monkeypatch):
+    """Rows go to threads whole, and sums over rows run over fixed blocks: the serial compilation
+    and the parallel one on one thread and on two give the same bits."""
     numba = pytest.importorskip("numba")
     rng = np.random.default_rng(4)
     x, g, w = _randn(rng, (101, 33), np.float32), _randn(rng, (101, 33), np.float32), _randn(rng, (33,), np.float32)
@@ -249,14 +249,16 @@ def test_kernels_do_not_depend_on_the_thread_count():
     ids = rng.integers(0, 7, 101)
     runs = []
     before = numba.get_num_threads()
-    for threads in (1, before):
+    for threads, parallel_min in ((1, 1 << 62), (1, 0), (before, 0)):  # serial; parallel on 1 and 2 threads
+        monkeypatch.setattr(cpu, "_PARALLEL_MIN", parallel_min)
         numba.set_num_threads(threads)
         y, mean, rstd = cpu.layernorm_forward(x, w, w, 1e-5)
         runs.append([y, *cpu.layernorm_backward(g, x, mean, rstd, w), cpu.embedding_backward(ids, g, 7)])
         runs[-1].append(cpu.attention_softmax_forward(s.copy(), 0.3, None, None, 1.0)[0])
     numba.set_num_threads(before)
-    for a, b in zip(*runs):
-        np.testing.assert_array_equal(a, b)
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_a_kernel_that_fails_to_compile_names_itself_and_the_switch():

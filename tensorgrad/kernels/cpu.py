@@ -1,8 +1,9 @@
 """The CPU kernels: Numba loops over NumPy arrays, one fused pass where NumPy makes several.
 
 Each public function follows the contract in kernels/__init__.py: it allocates its results and
-calls one compiled loop (`_name`).  The loops read like llm.c's C: an outer loop over rows
-(`prange`: rows are split over Numba's threads), inner loops over a row, sums kept in float64
+calls one compiled loop (`_name`), compiled twice: parallel over rows, and serial for small work.
+The loops read like llm.c's C: an outer loop over rows (`prange`: in the parallel compilation rows
+are split over Numba's threads), inner loops over a row, sums kept in float64
 accumulators named as in the reference op's derivation.  Each row is computed by one thread from
 start to end, so the results do not depend on the number of threads; the sums over rows (a
 layernorm's dweight) are taken over a fixed number of row blocks, added up in order.
@@ -19,8 +20,8 @@ reference ops instead.
 from __future__ import annotations
 
 import math
+import types
 
-import numba
 import numpy as np
 from numba import njit, prange
 from numba.core.errors import NumbaError
@@ -29,31 +30,44 @@ from . import compile_error
 
 _FAST = {"reassoc", "contract"}
 _BLOCKS = 16  # row blocks of a sum over rows (dweight, dbias): fixed, so sums never depend on the thread count
-# Below this many elements a kernel runs on the calling thread alone: starting and joining Numba's
-# threads costs more than the work, and on a busy machine a wait for a descheduled thread can take a
-# scheduler time slice (measured: a (256, 32) layernorm took 12 us median either way, but its 90th
-# percentile was 68 ms on two threads against 24 us on one, with other processes on both cores).
+# Below this many elements a kernel runs its serial compilation on the calling thread: starting and
+# joining Numba's threads costs more than the work, and on a busy machine a wait for a descheduled
+# thread can take a scheduler time slice (measured: a (256, 32) layernorm forward took 11 us through
+# the parallel compilation on one thread, 2.3 ms on two threads beside another busy process, and
+# 24 us per call when the thread count was switched to one and back around each call).
 _PARALLEL_MIN = 1 << 17
 
 
+class _Loop:
+    """One loop compiled twice: `parallel` splits its prange over Numba's threads, `serial` runs
+    it as a plain range on the calling thread (no thread pool to start and join)."""
+
+    __slots__ = ("parallel", "serial")
+
+    def __init__(self, fn, parallel=True, **options):
+        # error_model="numpy": x / 0.0 is inf or NaN, as in NumPy (a fully masked row's softmax is
+        # NaN), where Numba's default for serial code would raise ZeroDivisionError.
+        options = dict(options, cache=True, error_model="numpy")
+        self.parallel = njit(parallel=parallel, **options)(fn)
+        # A copy of the function under its own name: Numba's on-disk cache is keyed by the name,
+        # not by the compile options, so the two compilations must not share one.
+        serial = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__)
+        serial.__qualname__ = fn.__qualname__ + "_serial"
+        self.serial = njit(**options)(serial)
+
+
 def _jit(fn):
-    return njit(parallel=True, cache=True, fastmath=_FAST)(fn)
+    return _Loop(fn, fastmath=_FAST)
 
 
 def _run(name, loop, work, *args):
-    """Call a compiled loop over `work` elements (on one thread when small); a compile failure
+    """Call a compiled loop over `work` elements, serially when small; a compile failure
     becomes a KernelError that names the kernel."""
-    threads = numba.get_num_threads()
-    small = work < _PARALLEL_MIN and threads > 1
-    if small:
-        numba.set_num_threads(1)  # this thread's setting only, restored below
+    compiled = loop.serial if work < _PARALLEL_MIN else loop.parallel
     try:
-        return loop(*args)
+        return compiled(*args)
     except NumbaError as e:
         raise compile_error(name, e) from e
-    finally:
-        if small:
-            numba.set_num_threads(threads)
 
 
 def _none_or(a, like):
@@ -269,7 +283,6 @@ def cross_entropy_backward(logits, lse, targets, ignore_index, gscale):
 
 
 # --------------------------------------------------------------------------- AdamW
-@njit(parallel=True, cache=True)  # no fastmath: torch rounds every operation, so must we
 def _adamw_step(param, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, beta2, one_minus_beta2,
                 neg_step_size, bias_correction2_sqrt, eps):  # fmt: skip
     # One pass over the flat arrays, each element in torch's order of operations (its scalars
@@ -283,6 +296,9 @@ def _adamw_step(param, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, beta2,
         param[i] = p + m * neg_step_size / denom  # p + (-step_size * m) / denom
         exp_avg[i] = m
         exp_avg_sq[i] = v
+
+
+_adamw_step = _Loop(_adamw_step)  # no fastmath: torch rounds every operation, so must we
 
 
 def adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step):
