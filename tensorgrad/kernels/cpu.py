@@ -162,14 +162,16 @@ def layernorm_backward(dy, x, mean, rstd, weight):
 
 # --------------------------------------------------------------------------- attention softmax
 @_jit
-def _attention_softmax_forward(scores, scale, mask, keep, inv_keep_prob, pd):
+def _attention_softmax_forward(scores, scale, neg_inf, mask, keep, inv_keep_prob, pd):
+    # scale, neg_inf and inv_keep_prob come in the scores' dtype, so that float32 scores get a
+    # float32 exp (a float64 exp here took twice as long)
     R, T, S = scores.shape
     has_mask, has_keep = mask.shape[0] > 0, keep.shape[0] > 0
     for row in prange(R * T):
         b, t = row // T, row % T
         s = scores[b, t]  # this row of scores: overwritten by P
         # pass 1: the row's maximum of the scaled, masked scores
-        maxval = -np.inf
+        maxval = neg_inf
         for j in range(S):
             if not has_mask or mask[t, j]:
                 maxval = max(maxval, s[j] * scale)
@@ -195,9 +197,10 @@ def attention_softmax_forward(scores, scale, mask, keep, keep_prob):
     pd = np.empty_like(scores) if keep is not None else np.empty((0, 0, 0), scores.dtype)
     mask_ = mask if mask is not None else np.empty((0, 0), np.bool_)
     keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
+    f = scores.dtype.type
     _run(
-        "attention_softmax_forward", _attention_softmax_forward, scores.size, scores, float(scale), mask_, keep_,
-        1.0 / keep_prob, pd,
+        "attention_softmax_forward", _attention_softmax_forward, scores.size, scores, f(scale), f(-np.inf), mask_,
+        keep_, f(1.0 / keep_prob), pd,
     )  # fmt: skip
     return scores, (pd if keep is not None else None)
 
@@ -225,7 +228,8 @@ def attention_softmax_backward(dpd, p, keep, keep_prob):
 
     dpd (R, T, S) is overwritten by dS, which is returned.  keep None or bool (R, T, S)."""
     keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
-    _run("attention_softmax_backward", _attention_softmax_backward, p.size, dpd, p, keep_, 1.0 / keep_prob)
+    f = p.dtype.type  # in p's dtype: float32 stays float32
+    _run("attention_softmax_backward", _attention_softmax_backward, p.size, dpd, p, keep_, f(1.0 / keep_prob))
     return dpd
 
 
