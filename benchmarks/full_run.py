@@ -81,8 +81,19 @@ def main():
     env = dict(os.environ, LECTURE_CONFIG=json.dumps(config), PYTHONPATH=str(ROOT))
     print(f"preset {args.preset}: {json.dumps(config)}; PyTorch threads {args.threads}")
     with tempfile.TemporaryDirectory() as out:
-        ours = [sys.executable, "examples/train_shakespeare.py", "--preset", args.preset, "--out-dir", out,
-                "--overwrite", "--sample-tokens", "100", "--data", "data/tinyshakespeare/input.txt"]
+        ours = [
+            sys.executable,
+            "examples/train_shakespeare.py",
+            "--preset",
+            args.preset,
+            "--out-dir",
+            out,
+            "--overwrite",
+            "--sample-tokens",
+            "100",
+            "--data",
+            "data/tinyshakespeare/input.txt",
+        ]
         if args.max_iters:
             ours += ["--max-iters", str(args.max_iters)]
         runs = {

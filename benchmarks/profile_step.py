@@ -83,8 +83,10 @@ def profile_torch(preset, steps, device, limit, threads):
             step()
     wall = (time.perf_counter() - t) / steps
     key = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
-    print(f"PyTorch {torch.__version__} ({threads} threads), preset {preset}, {device}: "
-          f"ms per step over {steps} profiled steps (wall {1e3 * wall:.1f} ms with the profiler on)")
+    print(
+        f"PyTorch {torch.__version__} ({threads} threads), preset {preset}, {device}: "
+        f"ms per step over {steps} profiled steps (wall {1e3 * wall:.1f} ms with the profiler on)"
+    )
     print(prof.key_averages().table(sort_by=key, row_limit=limit or 25))
 
 
@@ -98,9 +100,12 @@ def main():
     p.add_argument("--limit", type=int, default=None, help="rows shown (default: all)")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--worker", choices=["tensorgrad", "torch"], help=argparse.SUPPRESS)
-    p.add_argument("--system-malloc", action="store_true",
-                   help="CPU: leave glibc's malloc as it is (by default both processes call "
-                        "tg.host_memory.keep_freed_memory(), as the training programs do)")
+    p.add_argument(
+        "--system-malloc",
+        action="store_true",
+        help="CPU: leave glibc's malloc as it is (by default both processes call "
+        "tg.host_memory.keep_freed_memory(), as the training programs do)",
+    )
     args = p.parse_args()
     device = "cuda" if args.backend == "cupy" else "cpu"
     if device == "cpu" and not args.system_malloc:
@@ -117,15 +122,33 @@ def main():
     import numpy  # noqa: F401  (loads the BLAS library that threadpoolctl names)
     from threadpoolctl import threadpool_info
 
-    print(json.dumps([{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
-                      for i in threadpool_info()]))
-    base = [sys.executable, __file__, "--preset", args.preset, "--steps", str(args.steps),
-            "--backend", args.backend, "--threads", str(args.threads)]
+    print(
+        json.dumps(
+            [
+                {k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+                for i in threadpool_info()
+            ]
+        )
+    )
+    base = [
+        sys.executable,
+        __file__,
+        "--preset",
+        args.preset,
+        "--steps",
+        str(args.steps),
+        "--backend",
+        args.backend,
+        "--threads",
+        str(args.threads),
+    ]
     base += ["--system-malloc"] if args.system_malloc else []
     if args.limit:
         base += ["--limit", str(args.limit)]
-    runs = [["--worker", "tensorgrad", "--path", path]
-            for path in (["kernels", "reference"] if args.path == "both" else [args.path])]
+    runs = [
+        ["--worker", "tensorgrad", "--path", path]
+        for path in (["kernels", "reference"] if args.path == "both" else [args.path])
+    ]
     if not args.no_torch:
         runs.append(["--worker", "torch"])
     failed = False

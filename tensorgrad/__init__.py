@@ -112,7 +112,7 @@ __all__ = [
     "triu", "uint8", "where", "zeros", "zeros_like",
 ]  # fmt: skip
 __all__ += ["CheckpointError", "load", "nn", "optim", "save"]
-__all__ += ["kernels"]
+__all__ += ["kernels", "profiler", "host_memory"]
 from .functions import (  # noqa: E402  indexing and shape
     diagonal,
     einsum,

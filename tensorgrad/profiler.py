@@ -85,11 +85,12 @@ class profile:  # noqa: N801 - a context manager, named as torch.profiler.profil
         wall = max(self.wall, timed)
         lines = ["| op | phase | calls | total ms | ms per call | % of wall |", "|---|---|---:|---:|---:|---:|"]
         for name, phase, calls, secs in rows[:limit]:
-            lines.append(f"| {name} | {phase} | {calls} | {1e3 * secs:.1f} | {1e3 * secs / calls:.3f} | {_share(secs, wall)} |")
+            per_call = 1e3 * secs / calls
+            lines.append(f"| {name} | {phase} | {calls} | {1e3 * secs:.1f} | {per_call:.3f} | {_share(secs, wall)} |")
         if limit is not None and len(rows) > limit:
             rest = rows[limit:]
-            secs = sum(r[3] for r in rest)
-            lines.append(f"| ({len(rest)} more rows) | | {sum(r[2] for r in rest)} | {1e3 * secs:.1f} | | {_share(secs, wall)} |")
+            secs, calls = sum(r[3] for r in rest), sum(r[2] for r in rest)
+            lines.append(f"| ({len(rest)} more rows) | | {calls} | {1e3 * secs:.1f} | | {_share(secs, wall)} |")
         lines.append(f"| (outside ops) | | | {1e3 * (wall - timed):.1f} | | {_share(wall - timed, wall)} |")
         lines.append(f"| **wall** | | | **{1e3 * wall:.1f}** | | 100.0 |")
         return "\n".join(lines)
