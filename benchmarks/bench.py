@@ -33,7 +33,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-GEMM_RATE = 300e9  # float32 FLOP/s of this machine's two cores (measured: ~300 GFLOP/s with OpenBLAS)
 
 
 def step_flops(config) -> float:
@@ -128,12 +127,21 @@ def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
         opt.step()
 
     result = _time_steps(step, steps, _clock("tensorgrad", device))
-    result["floor_ms"] = 1000 * step_flops(config) / GEMM_RATE
+    result["floor_ms"] = 1000 * step_flops(config) / _cpu_gemm_rate()
     if device == "cuda":  # the GPU's own figures, not the host's (see _gpu_gemm_rate, _cupy_peak_mb)
         result["gemm_tflops"] = _gpu_gemm_rate() / 1e12
         result["floor_ms"] = 1000 * step_flops(config) / (1e12 * result["gemm_tflops"])
         result["peak_mb"] = _cupy_peak_mb(step)
     return result
+
+
+def _cpu_gemm_rate():
+    """NumPy's float32 GEMM rate (FLOP/s) here, now: the median of five of the large model's
+    largest products, (16384, 384) @ (384, 1536)."""
+    import numpy as np
+
+    a, b = np.full((16384, 384), 0.5, np.float32), np.full((384, 1536), 0.5, np.float32)
+    return 2 * a.shape[0] * a.shape[1] * b.shape[1] / (_median_ms(lambda: a @ b, _clock("tensorgrad", "cpu")) / 1000)
 
 
 def _gpu_gemm_rate(n=4096):
@@ -454,6 +462,9 @@ def main():
                   "runs the lecture's model (one Head module per head); GEMM floor: the step's matmul FLOPs at "
                   "this GPU's measured 4096^3 GEMM rate; peak MB: CuPy's memory pool's peak in use over a step, "
                   "and torch.cuda.max_memory_allocated()")  # fmt: skip
+        else:
+            print("GEMM floor: the step's matmul FLOPs at NumPy's GEMM rate measured in the worker, on the large "
+                  "model's biggest product; peak MB: each process's max RSS")  # fmt: skip
         print("| preset | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms "
               "| tensorgrad peak MB | PyTorch peak MB | reference ops ms/step | reference / kernels |")  # fmt: skip
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
