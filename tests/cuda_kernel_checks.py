@@ -162,6 +162,22 @@ def test_attention_softmax(r, t, s, dtype, masked, dropout, seed):
     _close(ds, ds_ref, dtype, "ds")
 
 
+@EXAMPLES
+@given(rows=st.integers(1, 5), s=st.integers(1, 9), dtype=FLOATS, seed=SEEDS)
+def test_softmax_op_on_the_attention_kernels(rows, s, dtype, seed):
+    """F.softmax along the last dim runs the attention softmax kernels (scale 1, no mask, no
+    dropout) through kernels/functions.py's Softmax: the op, forward and backward."""
+    from tensorgrad.kernels.functions import build  # noqa: PLC0415
+
+    kernels, xp, _ = _env()
+    rng = np.random.default_rng(seed)
+    x, g = (_dev((rng.standard_normal((2, rows, s)) * 3).astype(dtype)) for _ in range(2))
+    ker, ref = build(kernels)[Softmax](xp), Softmax(xp)
+    _close(ker.forward(x, -1), ref.forward(x, -1), dtype, "y")
+    assert not ker.plain
+    _close(ker.backward(g), ref.backward(g), dtype, "dx")
+
+
 # --------------------------------------------------------------------------- cross-entropy
 @EXAMPLES
 @given(n=st.integers(1, 5), c=st.integers(1, 11), dtype=FLOATS, ignore_index=st.sampled_from([-100, 0]),
