@@ -30,12 +30,14 @@ from . import compile_error
 
 _FAST = {"reassoc", "contract"}
 _BLOCKS = 16  # row blocks of a sum over rows (dweight, dbias): fixed, so sums never depend on the thread count
-# Below this many elements a kernel runs its serial compilation on the calling thread: starting and
-# joining Numba's threads costs more than the work, and on a busy machine a wait for a descheduled
-# thread can take a scheduler time slice (measured: a (256, 32) layernorm forward took 11 us through
-# the parallel compilation on one thread, 2.3 ms on two threads beside another busy process, and
-# 24 us per call when the thread count was switched to one and back around each call).
-_PARALLEL_MIN = 1 << 17
+# Below this many elements a kernel runs its serial compilation on the calling thread.  Numba's
+# threads are a second pool beside OpenBLAS's, whose threads keep spinning for a while after each
+# product: a parallel kernel right after a GEMM shares the cores with them and waits for its
+# slowest thread.  Measured on 2 cores: the `small` model's evaluation (16K-token forwards, kernels
+# on 0.5M-2M elements) took 1.03-1.39 s with this at 2^17 and 0.64-0.87 s at 2^22; a (256, 32)
+# layernorm took 11 us serially and 2.3 ms on two threads beside another busy process.  The
+# `large` model's kernels (6.3M-25M elements) stay parallel.
+_PARALLEL_MIN = 1 << 22
 
 
 class _Loop:
