@@ -104,15 +104,12 @@ def keep_freed_memory(backend_name, system_malloc):
         host_memory.keep_freed_memory()
 
 
-def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
+def tensorgrad_training_step(preset, device, around_optimizer=contextlib.nullcontext):
+    """The training step the benches time, on tensorgrad: the preset's model (seed 0), AdamW and
+    one fixed batch; the optimizer step runs inside `around_optimizer()`.  -> (step, config)"""
     import tensorgrad as tg
     from gpt import build_model, get_config
 
-    tg.kernels.use(path)
-
-    device = "cuda" if backend_name == "cupy" else "cpu"
-    if device == "cuda":
-        tg.cuda.allow_tf32(tf32)
     config = get_config(preset)
     tg.manual_seed(0)
     model = build_model(config).to(device)
@@ -124,11 +121,47 @@ def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
         _, loss = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        with around_optimizer():
+            opt.step()
+
+    return step, config
+
+
+def torch_training_step(preset, device):
+    """The same step on the lecture's PyTorch model (benchmarks/torch_gpt.py).  -> (step, config)"""
+    import torch
+
+    from benchmarks.torch_gpt import build_torch_model
+    from gpt import get_config
+
+    config = get_config(preset)
+    torch.manual_seed(0)
+    model = build_torch_model(config).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
+    x = torch.randint(65, (config.batch_size, config.block_size), device=device)
+    y = torch.randint(65, (config.batch_size, config.block_size), device=device)
+
+    def step():
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
         opt.step()
 
+    return step, config
+
+
+def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
+    import tensorgrad as tg
+
+    tg.kernels.use(path)
+    device = "cuda" if backend_name == "cupy" else "cpu"
+    if device == "cuda":
+        tg.cuda.allow_tf32(tf32)
+    step, config = tensorgrad_training_step(preset, device)
     result = _time_steps(step, steps, _clock("tensorgrad", device))
-    result["floor_ms"] = 1000 * step_flops(config) / _cpu_gemm_rate()
-    if device == "cuda":  # the GPU's own figures, not the host's (see _gpu_gemm_rate, _cupy_peak_mb)
+    if device == "cpu":
+        result["floor_ms"] = 1000 * step_flops(config) / _cpu_gemm_rate()
+    else:  # the GPU's own figures, not the host's (see _gpu_gemm_rate, _cupy_peak_mb)
         result["gemm_tflops"] = _gpu_gemm_rate() / 1e12
         result["floor_ms"] = 1000 * step_flops(config) / (1e12 * result["gemm_tflops"])
         result["peak_mb"] = _cupy_peak_mb(step)
@@ -177,24 +210,9 @@ def worker_torch(preset, steps, backend_name, threads, tf32=False):
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = tf32
-    from benchmarks.torch_gpt import build_torch_model
-    from gpt import get_config
-
     torch.set_num_threads(threads)
     device = "cuda" if backend_name == "cupy" else "cpu"
-    config = get_config(preset)
-    torch.manual_seed(0)
-    model = build_torch_model(config).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
-    x = torch.randint(65, (config.batch_size, config.block_size), device=device)
-    y = torch.randint(65, (config.batch_size, config.block_size), device=device)
-
-    def step():
-        _, loss = model(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
+    step, _ = torch_training_step(preset, device)
     result = _time_steps(step, steps, _clock("torch", device))
     if device == "cuda":  # the caching allocator's peak of bytes in use, over all the steps
         result["peak_mb"] = torch.cuda.max_memory_allocated() / 2**20

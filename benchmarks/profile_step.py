@@ -23,23 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def profile_tensorgrad(preset, steps, path, device, limit):
     import tensorgrad as tg
-    from gpt import build_model, get_config
+    from benchmarks.bench import tensorgrad_training_step
 
     tg.kernels.use(path)
-    config = get_config(preset)
-    tg.manual_seed(0)
-    model = build_model(config).to(device)
-    opt = tg.optim.AdamW(model.parameters(), lr=config.learning_rate)
-    x = tg.randint(65, (config.batch_size, config.block_size), device=device)
-    y = tg.randint(65, (config.batch_size, config.block_size), device=device)
-
-    def step():
-        _, loss = model(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        with tg.profiler.record("AdamW.step"):
-            opt.step()
-
+    step, _ = tensorgrad_training_step(preset, device, around_optimizer=lambda: tg.profiler.record("AdamW.step"))
     for _ in range(2):
         step()
     with tg.profiler.profile(device) as prof:
@@ -57,23 +44,10 @@ def profile_torch(preset, steps, device, limit, threads):
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
-    from benchmarks.torch_gpt import build_torch_model
-    from gpt import get_config
+    from benchmarks.bench import torch_training_step
 
     torch.set_num_threads(threads)
-    config = get_config(preset)
-    torch.manual_seed(0)
-    model = build_torch_model(config).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
-    x = torch.randint(65, (config.batch_size, config.block_size), device=device)
-    y = torch.randint(65, (config.batch_size, config.block_size), device=device)
-
-    def step():
-        _, loss = model(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
+    step, _ = torch_training_step(preset, device)
     for _ in range(2):
         step()
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
