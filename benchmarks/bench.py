@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-
 def step_flops(config) -> float:
     """Forward + backward FLOPs of one training step: 6 per weight per token for the matmuls
     (2 forward, 4 backward), plus the attention products q k^T and P v."""

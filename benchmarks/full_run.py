@@ -57,9 +57,9 @@ def timed(cmd, env):
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     seconds = time.perf_counter() - t
-    if proc.returncode != 0:
+    if proc.returncode != 0:  # no figures from a failed run
         print(f"failed: {' '.join(map(str, cmd))}\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
-        return seconds, None
+        return None, None
     vals = re.findall(r"val loss (\d+\.\d+)", proc.stdout)
     return seconds, (float(vals[-1]) if vals else None)
 
@@ -81,19 +81,8 @@ def main():
     env = dict(os.environ, LECTURE_CONFIG=json.dumps(config), PYTHONPATH=str(ROOT))
     print(f"preset {args.preset}: {json.dumps(config)}; PyTorch threads {args.threads}")
     with tempfile.TemporaryDirectory() as out:
-        ours = [
-            sys.executable,
-            "examples/train_shakespeare.py",
-            "--preset",
-            args.preset,
-            "--out-dir",
-            out,
-            "--overwrite",
-            "--sample-tokens",
-            "100",
-            "--data",
-            "data/tinyshakespeare/input.txt",
-        ]
+        ours = [sys.executable, "examples/train_shakespeare.py", "--preset", args.preset, "--out-dir", out,
+                "--overwrite", "--sample-tokens", "100", "--data", "data/tinyshakespeare/input.txt"]  # fmt: skip
         if args.max_iters:
             ours += ["--max-iters", str(args.max_iters)]
         runs = {
@@ -106,7 +95,10 @@ def main():
     print("| run | wall s | ratio to the lecture on torch | final val loss |")
     print("|---|---:|---:|---:|")
     for name, (seconds, val) in results.items():
-        print(f"| {name} | {seconds:.1f} | {seconds / torch_s:.2f} | {val if val is not None else '-'} |")
+        wall = f"{seconds:.1f}" if seconds is not None else "failed"
+        ratio = f"{seconds / torch_s:.2f}" if seconds is not None and torch_s is not None else "-"
+        print(f"| {name} | {wall} | {ratio} | {val if val is not None else '-'} |")
+    sys.exit(1 if any(seconds is None for seconds, _ in results.values()) else 0)
 
 
 if __name__ == "__main__":

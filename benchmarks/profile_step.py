@@ -32,11 +32,8 @@ def profile_tensorgrad(preset, steps, path, device, limit):
     with tg.profiler.profile(device) as prof:
         for _ in range(steps):
             step()
-    per_step = tg.profiler.profile(device)  # the same rows, divided by the number of steps
-    per_step._totals = {k: [c // steps, s / steps] for k, (c, s) in prof._totals.items()}
-    per_step.wall = prof.wall / steps
     print(f"tensorgrad, {path} path, preset {preset}, {device}: ms per step over {steps} profiled steps")
-    print(per_step.table(limit))
+    print(prof.table(limit, per=steps))
 
 
 def profile_torch(preset, steps, device, limit, threads):

@@ -146,9 +146,10 @@ class Function:
             table = kernels.substitutes(device)
         ctx = table.get(cls, cls)(xp)  # the device's kernel version of the op, where it has one
         if _profiler is None:
-            out = backend.ensure_array(xp, ctx.forward(*arrays, **params))
+            out = ctx.forward(*arrays, **params)
         else:
-            out = _profiled(ctx, "forward", ctx.forward, *arrays, **params)
+            out = _profiler._op(ctx, "forward", ctx.forward, *arrays, **params)
+        out = backend.ensure_array(xp, out)
         requires_grad = requires_grad and _grad_enabled
         result = Tensor._make(out, device, requires_grad)
         if getattr(out, "base", None) is not None:  # a view (reshape, transpose, slice): of an input?
@@ -168,20 +169,6 @@ class Function:
             if ctx.saved:
                 ctx.versions = _saved_versions(ctx.saved, args, result)
         return result
-
-
-def _profiled(ctx, phase, method, *args, **params):
-    """method(*args, **params) timed by the running profiler (tg.profiler) as `ctx`'s `phase`."""
-    from .profiler import op_name
-
-    _profiler._begin()
-    try:
-        out = method(*args, **params)
-        if phase == "forward":
-            out = backend.ensure_array(ctx.xp, out)
-    finally:
-        _profiler._end(op_name(ctx), phase)
-    return out
 
 
 _NOT_ARRAYS = (int, float, bool, str, type(None))
@@ -303,7 +290,7 @@ def run_backward(root, grad, retain_graph=False):
             continue
         if ctx.versions is not None:
             _check_versions(ctx, node)
-        in_grads = ctx.backward(g) if _profiler is None else _profiled(ctx, "backward", ctx.backward, g)
+        in_grads = ctx.backward(g) if _profiler is None else _profiler._op(ctx, "backward", ctx.backward, g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
         for p, pg in zip(ctx.parents, in_grads):

@@ -57,6 +57,14 @@ class profile:  # noqa: N801 - a context manager, named as torch.profiler.profil
         return False
 
     # ------------------------------------------------------------ timing (called by autograd)
+    def _op(self, ctx, phase, method, *args, **params):
+        """method(*args, **params), an op's forward or backward, timed as `ctx`'s `phase`."""
+        self._begin()
+        try:
+            return method(*args, **params)
+        finally:
+            self._end(op_name(ctx), phase)
+
     def _begin(self):
         backend.synchronize(self.device)
         self._stack.append([time.perf_counter(), 0.0])
@@ -77,12 +85,13 @@ class profile:  # noqa: N801 - a context manager, named as torch.profiler.profil
         rows = [(name, phase, calls, secs) for (name, phase), (calls, secs) in self._totals.items()]
         return sorted(rows, key=lambda r: -r[3])
 
-    def table(self, limit: int | None = None) -> str:
+    def table(self, limit: int | None = None, per: int = 1) -> str:
         """A Markdown table: each op and phase, its calls, total and per-call milliseconds and its
-        share of the wall time, then the time outside ops and the wall time itself."""
-        rows = self.rows()
+        share of the wall time, then the time outside ops and the wall time itself.  per=N divides
+        calls and times by N (N profiled steps: figures per step)."""
+        rows = [(name, phase, calls // per, secs / per) for name, phase, calls, secs in self.rows()]
         timed = sum(r[3] for r in rows)
-        wall = max(self.wall, timed)
+        wall = max(self.wall / per, timed)
         lines = ["| op | phase | calls | total ms | ms per call | % of wall |", "|---|---|---:|---:|---:|---:|"]
         for name, phase, calls, secs in rows[:limit]:
             per_call = 1e3 * secs / calls

@@ -570,3 +570,22 @@ def backprop(out, device, seed=0):
     v = np.random.default_rng(seed).standard_normal(out.shape)
     out.backward(tg.tensor(v, dtype=out.dtype, device=device))
     return v
+
+
+# float64 against NumPy float64 doing the same arithmetic in a possibly different order: room for
+# rounding only.
+UNARY_TOL = {"rtol": 1e-10, "atol": 1e-10}
+
+
+def check_unary(entry, x, device):
+    """A unary op table entry (fn on a Tensor, its NumPy reference, the reference's derivative,
+    the input range) on the float64 array x: the forward against NumPy and, through a random
+    cotangent v, the gradient against v * derivative."""
+    fn, ref, dref, _ = entry
+    t = leaf(x, device)
+    out = fn(t)
+    assert out.shape == x.shape and out.dtype == np.float64
+    np.testing.assert_allclose(out.numpy(), ref(x), **UNARY_TOL)
+    v = backprop(out, device)
+    assert t.grad.shape == x.shape and t.grad.dtype == np.float64
+    np.testing.assert_allclose(t.grad.numpy(), v * dref(x), **UNARY_TOL)

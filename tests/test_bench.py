@@ -33,12 +33,6 @@ def test_the_cpu_clock_measures_wall_time():
     assert 15 < ms < 1000
 
 
-def tg_config(name):
-    from gpt import get_config
-
-    return get_config(name)
-
-
 def test_the_bench_names_the_blas_kernel_and_measures_the_reference_path():
     import tensorgrad as tg
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import strategies as S
+from helpers import backprop, check_unary, leaf
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -22,19 +23,8 @@ from tensorgrad import backend
 TOL = {"rtol": 1e-10, "atol": 1e-10}
 
 
-def leaf(a, device):
-    return tg.tensor(np.asarray(a, dtype=np.float64), device=device, requires_grad=True)
-
-
 def cotangent(shape):
     return np.random.default_rng(0).standard_normal(shape)
-
-
-def backprop(out, device):
-    """Backpropagate a random cotangent from `out`; returns the cotangent (host)."""
-    v = cotangent(out.shape)
-    out.backward(tg.tensor(v, dtype=out.dtype, device=device))
-    return v
 
 
 def sum_to(g, shape):
@@ -104,15 +94,9 @@ UNARY = {
 @pytest.mark.parametrize("op", list(UNARY))
 @given(data=st.data())
 def test_unary_forward_and_grad(op, device, data):
-    fn, ref, dref, (lo, hi) = UNARY[op]
+    lo, hi = UNARY[op][3]
     x = data.draw(S.float_arrays(data.draw(S.shapes(min_dims=0)), lo, hi))
-    t = leaf(x, device)
-    out = fn(t)
-    assert out.shape == x.shape and out.dtype == np.float64
-    np.testing.assert_allclose(out.numpy(), ref(x), **TOL)
-    v = backprop(out, device)
-    assert t.grad.shape == x.shape and t.grad.dtype == np.float64
-    np.testing.assert_allclose(t.grad.numpy(), v * dref(x), **TOL)
+    check_unary(UNARY[op], x, device)
 
 
 @pytest.mark.parametrize("op", ["exp", "log", "sqrt", "tanh", "relu", "gelu", "softmax", "layer_norm", "sum"])

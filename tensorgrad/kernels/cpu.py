@@ -46,11 +46,11 @@ class _Loop:
 
     __slots__ = ("parallel", "serial")
 
-    def __init__(self, fn, parallel=True, **options):
+    def __init__(self, fn, **options):
         # error_model="numpy": x / 0.0 is inf or NaN, as in NumPy (a fully masked row's softmax is
         # NaN), where Numba's default for serial code would raise ZeroDivisionError.
         options = dict(options, cache=True, error_model="numpy")
-        self.parallel = njit(parallel=parallel, **options)(fn)
+        self.parallel = njit(parallel=True, **options)(fn)
         # A copy of the function under its own name: Numba's on-disk cache is keyed by the name,
         # not by the compile options, so the two compilations must not share one.
         serial = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__)

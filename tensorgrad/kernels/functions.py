@@ -159,7 +159,7 @@ class Softmax(_KernelOp, ref_softmax.Softmax):
         self.plain = x.ndim == 0 or x.size == 0 or dim % x.ndim != x.ndim - 1 or not _fits(x)
         if self.plain:
             return super().forward(x, dim)
-        scores = x.reshape(1, -1, x.shape[-1]).copy()  # the kernel writes P over its scores
+        scores = x.copy().reshape(1, -1, x.shape[-1])  # one C-ordered copy: the kernel writes P over it
         p, _ = self.kernels.attention_softmax_forward(scores, 1.0, None, None, 1.0)
         y = p.reshape(x.shape)
         self.save_for_backward(y, dim)
@@ -170,7 +170,7 @@ class Softmax(_KernelOp, ref_softmax.Softmax):
             return super().backward(g)
         y, _ = self.saved
         rows = (1, -1, y.shape[-1])
-        dy = g.reshape(rows).copy()  # the kernel writes dx over it
+        dy = g.copy().reshape(rows)  # one C-ordered copy: the kernel writes dx over it
         return self.kernels.attention_softmax_backward(dy, y.reshape(rows), None, 1.0).reshape(y.shape)
 
 
