@@ -2,12 +2,13 @@
 
 Read in this order: backend.py (NumPy / CuPy), autograd.py (Function, the backward
 pass), tensor.py (the Tensor and its methods), ops/ (one file per family of ops, each
-backward's derivation in its docstring), nn/, optim/.
+backward's derivation in its docstring), nn/, optim/.  creation.py (tg.tensor, tg.zeros, ...)
+and functions.py (tg.cat, tg.where, tg.sum, ...) are the functions of this namespace.
 """
 
 __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads it
 
-from . import backend, cuda, host_memory, kernels, nn, optim, profiler
+from . import autograd, backend, cuda, host_memory, kernels, nn, optim, profiler, testing
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -31,7 +32,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004  # noqa: A004
+from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, min, pow, round, sum)
     abs,
     add,
     all,
@@ -52,29 +53,42 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004  # noqa: A004
     cummin,
     cumprod,
     cumsum,
+    diagonal,
     div,
+    einsum,
     exp,
+    flip,
     floor,
     floor_divide,
     fmod,
+    gather,
+    index_select,
     isclose,
     log,
     log_softmax,
     logcumsumexp,
     logsumexp,
     masked_fill,
+    masked_select,
     matmul,
     max,
     maximum,
     mean,
+    meshgrid,
     min,
     minimum,
     mul,
+    nonzero,
     pow,
     prod,
     relu,
     remainder,
+    repeat_interleave,
+    roll,
     round,
+    scatter,
+    scatter_add,
+    scatter_reduce,
     sigmoid,
     sign,
     sin,
@@ -88,6 +102,7 @@ from .functions import (  # noqa: A004  # noqa: A004  # noqa: A004  # noqa: A004
     sum,
     tan,
     tanh,
+    tile,
     topk,
     trunc,
     var,
@@ -98,61 +113,43 @@ from .gradcheck import GradcheckError, gradcheck
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 
-float = float32  # noqa: A001 - PyTorch's aliases
+# PyTorch's dtype aliases, and the integer dtypes the backend has no name for
+float = float32  # noqa: A001
 double = float64
-long = int64
 half = float16
-
-__all__ = [
-    "DeviceError", "Function", "GradcheckError", "Tensor", "arange", "bool", "cat", "cuda", "double",
-    "empty", "enable_grad", "exp", "float", "float16", "float32", "float64", "full", "full_like",
-    "gradcheck", "half", "int32", "int64", "is_grad_enabled", "log", "log_softmax", "long",
-    "manual_seed", "masked_fill", "matmul", "mean", "multinomial", "no_grad", "ones", "ones_like",
-    "rand", "randint", "randn", "relu", "softmax", "sqrt", "stack", "sum", "tanh", "tensor", "tril",
-    "triu", "uint8", "where", "zeros", "zeros_like",
-]  # fmt: skip
-__all__ += ["CheckpointError", "load", "nn", "optim", "save"]
-__all__ += ["kernels", "profiler", "host_memory"]
-from .functions import (  # noqa: E402  indexing and shape
-    diagonal,
-    einsum,
-    flip,
-    gather,
-    index_select,
-    masked_select,
-    meshgrid,
-    nonzero,
-    repeat_interleave,
-    roll,
-    scatter,
-    scatter_add,
-    scatter_reduce,
-    tile,
-)
-
-__all__ += [
-    "diagonal", "einsum", "eye", "flip", "gather", "index_select", "linspace", "masked_select", "meshgrid",
-    "nonzero", "repeat_interleave", "roll", "scatter", "scatter_add", "scatter_reduce", "tile",
-]  # fmt: skip
-__all__ += ["amax", "amin", "argmax", "argmin", "argsort", "max", "maximum", "min", "minimum", "sort", "topk"]
-__all__ += [
-    "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "floor", "floor_divide", "fmod", "mul", "pow",
-    "remainder", "round", "sigmoid", "sign", "sin", "sub", "tan", "trunc",
-]  # fmt: skip
-__all__ += [
-    "all", "any", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "logsumexp", "prod", "std", "std_mean",
-    "var", "var_mean",
-]  # fmt: skip
-__all__ += ["allclose", "isclose"]
-
-# More of PyTorch's dtype names and aliases
+long = int64
+int = int32  # noqa: A001
 int16 = backend.as_dtype("int16")
 int8 = backend.as_dtype("int8")
-int = int32  # noqa: A001 - PyTorch's aliases
 short = int16
-__all__ += ["int", "int8", "int16", "short"]
-__all__ += ["ShapeError"]
 
-from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
-
-__all__ += ["autograd", "testing"]
+__all__ = [
+    # modules: tg.autograd.Function, tg.testing.assert_close, tg.nn.Linear, ...
+    "autograd", "cuda", "host_memory", "kernels", "nn", "optim", "profiler", "testing",
+    # the Tensor, autograd and gradient checks
+    "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "gradcheck", "GradcheckError",
+    # errors
+    "CheckpointError", "DeviceError", "ShapeError",
+    # dtypes and their aliases
+    "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+    "double", "float", "half", "int", "long", "short",
+    # creation and random numbers (creation.py)
+    "arange", "empty", "eye", "full", "full_like", "linspace", "ones", "ones_like", "tensor", "tril", "triu",
+    "zeros", "zeros_like", "manual_seed", "multinomial", "rand", "randint", "randn",
+    # elementwise
+    "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "exp", "floor", "floor_divide", "fmod", "log",
+    "mul", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin", "sqrt", "sub", "tan", "tanh", "trunc",
+    # comparisons, selection and masking
+    "allclose", "isclose", "amax", "amin", "argmax", "argmin", "argsort", "max", "maximum", "min", "minimum",
+    "sort", "topk", "masked_fill", "where",
+    # reductions and scans
+    "all", "any", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "logsumexp", "mean", "prod", "std",
+    "std_mean", "sum", "var", "var_mean",
+    # softmax and matmul
+    "log_softmax", "softmax", "einsum", "matmul",
+    # shape and indexing
+    "cat", "diagonal", "flip", "gather", "index_select", "masked_select", "meshgrid", "nonzero",
+    "repeat_interleave", "roll", "scatter", "scatter_add", "scatter_reduce", "stack", "tile",
+    # saving and loading
+    "load", "save",
+]  # fmt: skip

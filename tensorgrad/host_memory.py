@@ -3,11 +3,9 @@
 By default glibc's malloc serves every block over its mmap threshold (128 KiB, rising to at most
 32 MiB as blocks are freed) with fresh pages from the kernel and hands them back when the block is
 freed.  A training step allocates and frees hundreds of activations of 25-100 MB, so each of them
-is page-faulted in again on every step, and the faults cost more than the arithmetic on them.
-Measured on the `large` preset (2-core VM, kernels path, one profiled step): 22.5 s a step by
-default, 10.3-11.5 s with freed blocks kept for reuse; a (16384, 1536) ReLU went from 141 to 11 ms
-inside the step (it takes 9.5 ms alone).  The NumPy arrays, their values and the results do not
-change, only where their memory comes from.
+is page-faulted in again on every step, and the faults cost more than the arithmetic on them
+(the README's speed section has the step times with and without).  The NumPy arrays, their
+values and the results do not change, only where their memory comes from.
 
 It is process-wide, so tensorgrad never does it on import: the training programs call it
 (gpt/cli/train.py and the benchmarks), and your own script can too.  The memory freed during a

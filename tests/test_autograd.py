@@ -246,7 +246,7 @@ def test_dtype_argument():
 def test_float64_survives_every_op_and_its_gradient(device):
     """The gradient checks rely on it: a float64 input stays float64 through every op in the
     table, and so does its gradient."""
-    from helpers import OPS, make_inputs
+    from op_table import OPS, make_inputs
 
     for case in OPS:
         xs = [tg.tensor(a, device=device, requires_grad=True) for a in make_inputs(case)]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import strategies as S
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
+from tensorgrad.testing import strategies as S
 
 torch = pytest.importorskip("torch")
 
@@ -52,7 +52,7 @@ def test_half_keeps_the_graph():
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 3.0])  # 3 and these values are exact in float16
 
 
-@given(data=S.broadcast_arrays(), rtol=st.sampled_from([1e-5, 1e-2, 0.5]), atol=st.sampled_from([0.0, 1e-8, 0.1]))
+@given(data=S.broadcastable_arrays(), rtol=st.sampled_from([1e-5, 1e-2, 0.5]), atol=st.sampled_from([0.0, 1e-8, 0.1]))
 def test_isclose_matches_numpy_and_torch(device, data, rtol, atol):
     a, b = data
     a2 = a + 1e-6 * np.sign(a)  # against a: nearly equal pairs, close or not depending on rtol and atol

@@ -1,4 +1,4 @@
-"""CuPy against NumPy: every op of the table (tests/helpers.py:OPS), forward and backward,
+"""CuPy against NumPy: every op of the table (tests/op_table.py:OPS), forward and backward,
 on the same host-generated inputs in float32 and float64.  Skipped without a usable GPU.
 
 (The gradient checks and property tests also run on "cuda" through the `device` fixture
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import OPS, Case, forward_backward, make_inputs
+from helpers import forward_backward
+from op_table import OPS, Case, make_inputs
 
 import tensorgrad as tg
 

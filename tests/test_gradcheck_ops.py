@@ -1,6 +1,6 @@
 """Every op's hand-written backward against central differences (tg.gradcheck, float64).
 
-The table of ops is tests/helpers.py:OPS; each runs on every device of the `device`
+The table of ops is tests/op_table.py:OPS; each runs on every device of the `device`
 fixture (NumPy, the strict CuPy-like guard, and a GPU where there is one).  gradcheck
 backpropagates a random cotangent, never ones.  Its default tolerances (eps=1e-6, atol=1e-5,
 rtol=1e-3) are sized for float64: the central difference's truncation error is O(eps^2) ~ 1e-12
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import OPS, Case, make_inputs
+from op_table import OPS, Case, make_inputs
 
 import tensorgrad as tg
 import tensorgrad.nn.functional as F

@@ -8,13 +8,13 @@ import math
 
 import numpy as np
 import pytest
-import strategies as S
 from helpers import backprop, check_unary, leaf
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
+from tensorgrad.testing import strategies as S
 
 # float64 against NumPy float64 with the same formulas up to rearrangement (e.g. the stable
 # sigmoid): 1e-10 leaves room for rounding only.
@@ -118,7 +118,7 @@ BINARY = {
 @pytest.mark.parametrize("op", list(BINARY))
 @given(data=st.data(), negate=st.booleans())
 def test_binary_broadcast_forward_and_grad(op, device, data, negate):
-    a, b = data.draw(S.broadcast_arrays(low=0.25, high=3.0))
+    a, b = data.draw(S.broadcastable_arrays(low=0.25, high=3.0))
     if negate and op != "pow":  # signs matter to fmod / remainder / copysign
         a = -a
     if op in ("fmod", "remainder"):  # a/b at an integer is a jump: the quotient's rounding picks the side

@@ -1,5 +1,5 @@
 """Indexing and shape ops: what the op table cannot express (no gradient, dtypes, creation
-functions, ties, errors).  Gradients and PyTorch parity are in the op table (tests/helpers.py)."""
+functions, ties, errors).  Gradients and PyTorch parity are in the op table (tests/op_table.py)."""
 
 from __future__ import annotations
 

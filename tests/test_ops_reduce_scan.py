@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import strategies as S
 from helpers import backprop, leaf
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
+from tensorgrad.testing import strategies as S
 
 # float64 against NumPy float64 doing the same arithmetic in another order: rounding only.
 TOL = {"rtol": 1e-10, "atol": 1e-10}

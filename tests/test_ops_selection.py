@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import strategies as S
 from helpers import backprop, leaf
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
+from tensorgrad.testing import strategies as S
 
 # float64 against NumPy: these ops only move values, so results are exact.
 EXACT = {"rtol": 0, "atol": 0}
@@ -92,7 +92,7 @@ def test_amin_ties_share_the_gradient(device, data, keepdim):
     np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-15, atol=0)  # one division by a count
 
 
-@given(data=S.broadcast_arrays(-2, 2), largest=st.booleans())
+@given(data=S.broadcastable_arrays(-2, 2), largest=st.booleans())
 def test_maximum_minimum_split_ties_in_halves(device, data, largest):
     a, b = (np.round(x) for x in data)  # ties
     ta, tb = leaf(a, device), leaf(b, device)

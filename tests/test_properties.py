@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import strategies as S
 from helpers import backprop, check_unary, leaf
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
 from tensorgrad import backend
+from tensorgrad.testing import strategies as S
 
 # Every check here is float64 against NumPy float64 doing the same arithmetic in a possibly
 # different order: 1e-10 leaves room for rounding only.
@@ -55,7 +55,7 @@ BINARY = {
 @pytest.mark.parametrize("op", list(BINARY))
 @given(data=st.data())
 def test_binary_broadcast_forward_and_grad(op, device, data):
-    a, b = data.draw(S.broadcast_arrays(low=0.5, high=3.0))  # positive: no division by ~0
+    a, b = data.draw(S.broadcastable_arrays(low=0.5, high=3.0))  # positive: no division by ~0
     fn, grads = BINARY[op]
     ta, tb = leaf(a, device), leaf(b, device)
     out = fn(ta, tb)
@@ -121,7 +121,7 @@ def test_float32_stays_float32(op, device, shape):
 @given(data=st.data())
 def test_matmul_broadcast_batch(device, data):
     n, k, m = (data.draw(st.integers(1, 4)) for _ in range(3))
-    ba, bb, _ = data.draw(S.broadcastable_pairs(max_dims=2))
+    ba, bb = data.draw(S.broadcastable_shapes(max_dims=2))
     a = data.draw(S.float_arrays(ba + (n, k)))
     b = data.draw(S.float_arrays(bb + (k, m)))
     ta, tb = leaf(a, device), leaf(b, device)
@@ -218,7 +218,7 @@ def test_softmax_with_masked_entries(device, data):
     """-inf entries get probability 0 and gradient 0; the others are the softmax of the rest."""
     shape = data.draw(S.shapes(min_dims=2))
     x = data.draw(S.float_arrays(shape))
-    mask = data.draw(S.masks(shape))
+    mask = data.draw(S.bool_arrays(shape))
     mask[..., 0] = False  # keep one entry per row
     t = leaf(x, device)
     m = tg.tensor(mask, device=device)
@@ -309,7 +309,7 @@ def test_scaled_dot_product_attention_matches_the_composition(device, data, caus
         s = t
     d, dv = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
     q, k, v = (data.draw(S.float_arrays(batch + shape)) for shape in ((t, d), (s, d), (s, dv)))
-    mask = np.tril(np.ones((t, s), dtype=bool)) if causal else data.draw(S.masks((t, s)))
+    mask = np.tril(np.ones((t, s), dtype=bool)) if causal else data.draw(S.bool_arrays((t, s)))
     mask[:, 0] = True  # every query attends somewhere
     scale = data.draw(st.floats(0.1, 2.0))
     tq, tk, tv = leaf(q, device), leaf(k, device), leaf(v, device)
@@ -424,7 +424,8 @@ def test_reshape_flatten_unsqueeze_squeeze(device, data):
 
 @given(data=st.data())
 def test_expand_grad_sums_over_expanded_axes(device, data):
-    sa, _, out_shape = data.draw(S.broadcastable_pairs())
+    sa, sb = data.draw(S.broadcastable_shapes())
+    out_shape = np.broadcast_shapes(sa, sb)
     x = data.draw(S.float_arrays(sa))
     t = leaf(x, device)
     out = t.expand(*out_shape)
@@ -493,7 +494,7 @@ def test_integer_array_index_scatter_adds(device, data):
 @given(data=st.data())
 def test_bool_mask_index(device, data):
     shape = data.draw(S.shapes())
-    x, mask = data.draw(S.float_arrays(shape)), data.draw(S.masks(shape))
+    x, mask = data.draw(S.float_arrays(shape)), data.draw(S.bool_arrays(shape))
     t = leaf(x, device)
     out = t[tg.tensor(mask, device=device)]
     np.testing.assert_array_equal(out.numpy(), x[mask])
@@ -505,10 +506,10 @@ def test_bool_mask_index(device, data):
 
 @given(data=st.data(), value=st.floats(-5, 5))
 def test_masked_fill_and_where(device, data, value):
-    sx, sm, _ = data.draw(S.broadcastable_pairs(min_dims=1))
+    sx, sm = data.draw(S.broadcastable_shapes(min_dims=1))
     shape = np.broadcast_shapes(sx, sm)
     x = data.draw(S.float_arrays(shape))
-    mask = data.draw(S.masks(sm))
+    mask = data.draw(S.bool_arrays(sm))
     t = leaf(x, device)
     out = t.masked_fill(tg.tensor(mask, device=device), value)
     np.testing.assert_array_equal(out.numpy(), np.where(mask, value, x))
@@ -523,7 +524,7 @@ def test_masked_fill_and_where(device, data, value):
 
 @given(data=st.data())
 def test_comparisons_give_bool_without_grad(device, data):
-    a, b = data.draw(S.broadcast_arrays())
+    a, b = data.draw(S.broadcastable_arrays())
     ta, tb = leaf(a, device), leaf(b, device)
     for out, want in ((ta < tb, a < b), (ta >= tb, a >= b), (ta == tb, a == b)):
         assert out.dtype == tg.bool and not out.requires_grad

@@ -10,12 +10,12 @@ gradient breaks the identity.
 from __future__ import annotations
 
 import numpy as np
-import strategies as S
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
+from tensorgrad.testing import strategies as S
 
 # float64 against NumPy float64 doing the same sums in another order: rounding only.
 TOL = {"rtol": 1e-10, "atol": 1e-10}
@@ -52,7 +52,7 @@ def target(p, dim, index):
     return tuple(q)
 
 
-@given(case=along_case(), device=S.devices)
+@given(case=along_case(), device=S.devices(cuda=False))
 def test_gather_property(case, device):
     x, dim, index = case
     d = dim % x.ndim
@@ -67,7 +67,7 @@ def test_gather_property(case, device):
 
 
 @given(case=along_case(), reduce=st.sampled_from(["sum", "mean", "amax", "amin", "prod"]),
-       include_self=st.booleans(), device=S.devices)  # fmt: skip
+       include_self=st.booleans(), device=S.devices(cuda=False))  # fmt: skip
 def test_scatter_reduce_property(case, reduce, include_self, device):
     """Forward against a loop over the groups; backward against torch's formulas done by hand:
     sum and mean are linear in (x, src) (adjoint identity); for the rest, each member's gradient
@@ -89,7 +89,7 @@ def test_scatter_reduce_property(case, reduce, include_self, device):
     assert tg.gradcheck(lambda a, s: a.scatter_reduce(dim, idx, s, reduce, include_self=include_self), xs)
 
 
-@given(case=along_case(), device=S.devices)
+@given(case=along_case(), device=S.devices(cuda=False))
 def test_scatter_add_property(case, device):
     x, dim, index = case
     d = dim % x.ndim
@@ -106,19 +106,19 @@ def test_scatter_add_property(case, device):
 
 
 @given(x=S.float_arrays(S.shapes(max_dims=3)), reps=st.lists(st.integers(0, 3), min_size=3, max_size=4),
-       device=S.devices)  # fmt: skip
+       device=S.devices(cuda=False))  # fmt: skip
 def test_repeat_property(x, reps, device):
     check_linear(lambda t: t.repeat(*reps), lambda a: np.tile(a, reps), x, device)
 
 
-@given(case=S.array_and_dim(), shift=st.integers(-6, 6), device=S.devices)
+@given(case=S.array_and_dim(), shift=st.integers(-6, 6), device=S.devices(cuda=False))
 def test_roll_and_flip_property(case, shift, device):
     x, dim = case
     check_linear(lambda t: t.roll(shift, dim), lambda a: np.roll(a, shift, dim), x, device)
     check_linear(lambda t: t.flip(dim), lambda a: np.flip(a, dim), x, device)
 
 
-@given(case=S.array_and_dim(), data=st.data(), device=S.devices)
+@given(case=S.array_and_dim(), data=st.data(), device=S.devices(cuda=False))
 def test_unfold_property(case, data, device):
     x, dim = case
     d = dim % x.ndim  # the windows' axis is appended last: a negative dim would shift
@@ -133,7 +133,7 @@ def test_unfold_property(case, data, device):
 
 
 @given(x=S.float_arrays(S.shapes(min_dims=2, max_dims=4)), offset=st.integers(-3, 3), data=st.data(),
-       device=S.devices)  # fmt: skip
+       device=S.devices(cuda=False))  # fmt: skip
 def test_diagonal_and_triangles_property(x, offset, data, device):
     d1, d2 = data.draw(st.lists(st.integers(0, x.ndim - 1), min_size=2, max_size=2, unique=True))
     check_linear(lambda t: t.diagonal(offset, d1, d2), lambda a: np.diagonal(a, offset, d1, d2), x, device)
@@ -145,7 +145,7 @@ NP_PAD = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "ci
 
 
 @given(shape=S.shapes(min_dims=2, max_dims=4, min_side=2), mode=st.sampled_from(list(NP_PAD)), data=st.data(),
-       device=S.devices)  # fmt: skip
+       device=S.devices(cuda=False))  # fmt: skip
 def test_pad_property(shape, mode, data, device):
     k = data.draw(st.sampled_from([k for k in (len(shape) - 2, len(shape) - 1) if 1 <= k <= 3]))  # PyTorch's rule
     spatial = shape[len(shape) - k :]
@@ -168,7 +168,7 @@ def einsum_case(draw):
     return ",".join(terms) + "->" + output, [tuple(sizes[c] for c in t) for t in terms]
 
 
-@given(case=einsum_case(), device=S.devices)
+@given(case=einsum_case(), device=S.devices(cuda=False))
 def test_einsum_property(case, device):
     """Forward against np.einsum; einsum is linear in each operand, so each operand's gradient
     passes the adjoint identity with the others held fixed."""

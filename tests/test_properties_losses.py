@@ -7,12 +7,12 @@ gradients by central differences (tg.gradcheck, float64), since the shapes are s
 from __future__ import annotations
 
 import numpy as np
-import strategies as S
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
+from tensorgrad.testing import strategies as S
 
 # float64 against NumPy float64 with the same formulas in another order: rounding only.
 TOL = {"rtol": 1e-10, "atol": 1e-10}
@@ -61,7 +61,7 @@ def np_cross_entropy(x, t, weight, reduction, eps):
     return per.sum() / wt.sum() if reduction == "mean" else per.sum() if reduction == "sum" else per
 
 
-@given(case=ce_case(), device=S.devices)
+@given(case=ce_case(), device=S.devices(cuda=False))
 def test_cross_entropy_property(case, device):
     x, t, weight, reduction, eps = case
     target = tg.tensor(t, device=device)
@@ -75,7 +75,7 @@ def test_cross_entropy_property(case, device):
     assert tg.gradcheck(fn, [lx])
 
 
-@given(x=S.float_arrays(S.shapes(), -6, 6), data=st.data(), device=S.devices)
+@given(x=S.float_arrays(S.shapes(), -6, 6), data=st.data(), device=S.devices(cuda=False))
 def test_bce_with_logits_is_bce_of_sigmoid(x, data, device):
     """Away from saturation both are the same function; pos_weight = 1 changes nothing."""
     y = data.draw(S.float_arrays(x.shape, 0, 1))
@@ -89,7 +89,7 @@ def test_bce_with_logits_is_bce_of_sigmoid(x, data, device):
     assert tg.gradcheck(lambda v: F.binary_cross_entropy_with_logits(v, ty, reduction=reduction), [lx])
 
 
-@given(case=S.array_and_dim(), p=st.sampled_from([1.0, 2.0, 3.0]), device=S.devices)
+@given(case=S.array_and_dim(), p=st.sampled_from([1.0, 2.0, 3.0]), device=S.devices(cuda=False))
 def test_normalize_gives_unit_norm(case, p, device):
     x, dim = case
     lx = tg.tensor(x, device=device, requires_grad=True)
@@ -101,7 +101,7 @@ def test_normalize_gives_unit_norm(case, p, device):
         assert tg.gradcheck(lambda v: F.normalize(v, p=p, dim=dim), [lx])
 
 
-@given(x=S.float_arrays(S.shapes()), data=st.data(), device=S.devices)
+@given(x=S.float_arrays(S.shapes()), data=st.data(), device=S.devices(cuda=False))
 def test_mse_and_l1_match_numpy(x, data, device):
     y = data.draw(S.float_arrays(x.shape))
     lx, ly = (tg.tensor(a, device=device, requires_grad=True) for a in (x, y))

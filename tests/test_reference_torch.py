@@ -1,6 +1,6 @@
 """Every op's forward and backward against PyTorch on the same float64 inputs.
 
-Generated from the one table of ops (tests/helpers.py:OPS); the upstream gradient is a
+Generated from the one table of ops (tests/op_table.py:OPS); the upstream gradient is a
 random tensor, not ones.  Skipped where torch is not installed; CI installs it.
 """
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import OPS, Case, forward_backward, make_inputs
+from helpers import forward_backward
+from op_table import OPS, Case, make_inputs
 
 import tensorgrad as tg
 

@@ -8,8 +8,10 @@ The page is built from the code, never by hand:
   where the fast kernels document themselves) is an op; its docstring is the derivation and
   its `forward` and `backward` are shown as they are (read with `ast`, nothing is imported);
 - each module's docstring introduces its section;
-- "checked by" comes from running the op table of tests/helpers.py (OPS): each case's graph
+- "checked by" comes from running the op table of tests/op_table.py (OPS): each case's graph
   is walked and the op classes in it are recorded, so a new case or a new op shows up on its own.
+  An op lists the cases of its own file's section of the table first (in table order), then the
+  others by name, so re-ordering the table's sections leaves the page as it is.
   Other tests are matched by name (tests/test_properties.py: `test_layer_norm_*` for LayerNorm).
 """
 
@@ -25,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "backward.md"
 SOURCES = ("tensorgrad/ops", "tensorgrad/kernels")
 COMMAND = "python tools/backward_docs.py"
+OP_TABLE = ROOT / "tests" / "op_table.py"
 
 
 # ---------------------------------------------------------------- reading the ops
@@ -62,11 +65,11 @@ def collect() -> list[dict]:
 
 # ---------------------------------------------------------------- which tests check each op
 def op_table_cases() -> dict[str, list[str]]:
-    """Op class name -> the names of the cases of tests/helpers.py:OPS whose graph contains it."""
+    """Op class name -> the names of the cases of tests/op_table.py:OPS whose graph contains it."""
     for path in (str(ROOT / "tests"), str(ROOT)):
         if path not in sys.path:
             sys.path.insert(0, path)
-    from helpers import OPS, make_inputs  # noqa: PLC0415
+    from op_table import OPS, make_inputs  # noqa: PLC0415
 
     import tensorgrad as tg  # noqa: PLC0415
 
@@ -89,6 +92,18 @@ def op_table_cases() -> dict[str, list[str]]:
                 found[name].append(case.name)
             stack.extend(p for p in t._ctx.parents or () if isinstance(p, tg.Tensor))
     return found
+
+
+def op_table_sections() -> dict[str, str]:
+    """Case name -> the file whose section of the op table holds it ("tensorgrad/ops/softmax.py"),
+    read from the section headers (`# ==== ops/softmax.py`)."""
+    section, where = None, {}
+    for line in OP_TABLE.read_text().splitlines():
+        if header := re.match(r"\s*# =+ (ops/\S+\.py)$", line):
+            section = "tensorgrad/" + header[1]
+        elif case := re.match(r'\s*C\("(\w+)"', line):
+            where[case[1]] = section
+    return where
 
 
 def _tokens(name: str) -> list[str]:
@@ -126,6 +141,7 @@ def named_tests(op: str, all_ops: list[str]) -> list[str]:
 def render() -> str:
     files = collect()
     cases = op_table_cases()
+    sections = op_table_sections()
     all_ops = [op["name"] for f in files for op in f["ops"]]
     out = [
         "# Every backward pass, derived",
@@ -161,7 +177,8 @@ def render() -> str:
                     out += [f"{part.capitalize()}:", "", "```python", op["code"][part].rstrip(), "```", ""]
             checks = []
             if op["name"] in cases:
-                names = ", ".join(f"`{c}`" for c in cases[op["name"]])
+                own = [c for c in cases[op["name"]] if sections.get(c) == f["path"]]
+                names = ", ".join(f"`{c}`" for c in own + sorted(set(cases[op["name"]]) - set(own)))
                 checks.append(f"- op-table cases: {names}")
             checks += [f"- `{t}`" for t in named_tests(op["name"], all_ops)]
             out += ["Checked by:", ""] + (checks or ["- (no test case names this op yet)"]) + [""]

@@ -1,0 +1,545 @@
+"""The table of ops: one line per case, grouped in one section per file of tensorgrad/ops/.
+
+`OPS` is the one list of ops the gradient checks (test_gradcheck_ops.py), the PyTorch
+reference tests (test_reference_torch.py) and the GPU parity tests (test_gpu.py) are
+generated from.  Each entry is one line: a name, the input shapes, and `fn(lib, *xs)`
+written once for both libraries -- `lib` is `tensorgrad` or `torch`, which spell these
+ops the same way (x.softmax(-1), lib.cat, lib.nn.functional.layer_norm, ...).
+Non-differentiable arguments (masks, ids) are constants made on the inputs' device.
+
+The sections follow the files of tensorgrad/ops/ in alphabetical order, each headed by the
+file that holds the op's backward (the op a case is about: a case may call others on the way).
+A new op's case goes in its file's section; running one case forward and backward is in
+helpers.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tensorgrad as tg
+import tensorgrad.nn.functional  # noqa: F401  (makes tg.nn.functional reachable as lib.nn.functional)
+
+NEG_INF = float("-inf")
+
+# Constants shared by the table (fixed, so every library and device sees the same ones).
+MASK_34 = np.array(
+    [[True, False, False, True], [False, False, True, False], [False, True, False, False]]
+)  # (3, 4): no row fully masked, so softmax stays finite
+MASK_4 = np.array([False, True, False, True])  # broadcasts against (3, 4)
+COND_34 = np.array([[True, False, True, True], [False, True, False, False], [True, True, False, True]])
+TARGETS_5 = np.array([2, 0, 3, 2, 1])  # (5,) ids into 4 classes, with a repeat
+TARGETS_5_IGNORED = np.array([2, -100, 3, 2, -100])  # two rows ignored (PyTorch's default ignore_index)
+MASK_45 = np.array(
+    [
+        [True, False, True, True, False],
+        [True, True, False, False, False],
+        [False, False, False, False, True],
+        [True, True, True, True, True],
+    ]
+)  # (4, 5): each row attends
+IDS_25 = np.array([[1, 4, 1, 0, 4], [5, 1, 1, 2, 0]])  # (2, 5) ids into 6 rows, repeated ids accumulate
+
+
+MASK_44 = np.array(
+    [[True, False, True, False], [True, True, False, False], [False, False, False, True], [True, True, True, True]]
+)  # (4, 4): not causal, each row attends
+
+
+# Index constants of the indexing and shape ops (repeats on purpose: their gradients must add up).
+IDX_G0 = np.array([[0, 1, 1, 2], [2, 2, 0, 0]])  # (2, 4) rows of a (3, 4) input, along dim 0
+IDX_G1 = np.array([[3, 3], [0, 1], [2, 0]])  # (3, 2) columns of a (3, 4) input, along dim 1
+IDX_S1 = np.array([[3, 0, 1], [2, 1, 0]])  # (2, 3) distinct per row: scatter's writes do not collide
+IDX_SEL = np.array([2, 0, 2])
+REPEATS_3 = np.array([1, 0, 2])
+
+
+# Loss constants: class weights, probability targets, ids for (N, C, d) logits, BCE weights.
+WEIGHTS_4 = np.array([0.5, 1.0, 2.0, 1.5])  # (4,) per class
+PROBS_54 = np.array(
+    [[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25] * 4, [0.5, 0.0, 0.5, 0.0], [0.0, 0.3, 0.0, 0.7]]
+)  # (5, 4) rows of class probabilities
+TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) logits, one ignored
+POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), spelled with ops both libraries have: BCE inputs and targets in (0, 1)."""
+    return 1 / (1 + (-x).exp())
+
+
+def packed_self_attention(lib, qkv, heads, **kwargs):
+    """tensorgrad's packed op; for torch, the split / permute / sdpa / reshape it stands for."""
+    if lib is tg:
+        return F(lib).packed_self_attention(qkv, heads, **kwargs)
+    B, T, three_hd = qkv.shape
+    q, k, v = qkv.view(B, T, 3, heads, three_hd // (3 * heads)).permute(2, 0, 3, 1, 4)
+    out = F(lib).scaled_dot_product_attention(q, k, v, **kwargs)  # (B, H, T, d)
+    return out.transpose(1, 2).reshape(B, T, -1)
+
+
+def const(lib, like, array):
+    """A constant (mask, ids) on the same device as the tensor `like`."""
+    return lib.tensor(array, device=like.device)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+@dataclass
+class Case:
+    """One op: `fn(lib, *xs)` on float inputs of `shapes` drawn from `domain`."""
+
+    name: str
+    shapes: tuple
+    fn: object
+    domain: str = "real"  # "real": U(-2, 2); "positive": U(0.5, 2); "nonzero": +-U(0.5, 2); "zeros": see make_inputs
+    gradcheck: dict = field(default_factory=dict)  # extra gradcheck arguments (eps, atol)
+    strict: bool = True  # runs on the strict (CuPy-like) device too
+    torch_tol: dict | None = None  # the PyTorch comparison's tolerance, where not the default
+
+    def __repr__(self):
+        return self.name
+
+
+def make_inputs(case: Case, seed: int = 0, dtype=np.float64) -> list:
+    """Host float arrays for a case (bounded, and away from kinks/poles where the domain says)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape in case.shapes:
+        if case.domain == "positive":
+            a = rng.uniform(0.5, 2.0, shape)
+        elif case.domain == "nonzero":
+            a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+        elif case.domain == "zeros":  # U(-2, 2) with every third element exactly 0
+            a = rng.uniform(-2.0, 2.0, shape)
+            a.reshape(-1)[::3] = 0.0
+        else:
+            a = rng.uniform(-2.0, 2.0, shape)
+        out.append(np.asarray(a, dtype=dtype))
+    return out
+
+
+def C(name, shapes, fn, **kw) -> Case:
+    return Case(name, tuple(shapes), fn, **kw)
+
+
+# fmt: off
+OPS = [
+    # ================================================================ ops/activation.py
+    # Kinks (hardtanh/relu6/hardsigmoid at their bounds, elu/celu/leaky_relu at 0) are measure-zero:
+    # the seeded uniform inputs land further than eps=1e-6 from every one of them, so the central
+    # differences are not straddling one.
+    C("sigmoid", [(3, 4)], lambda lib, x: x.sigmoid()),
+    C("sigmoid_fn_saturated", [(3, 4)], lambda lib, x: lib.sigmoid(x * 30)),
+    C("silu", [(3, 4)], lambda lib, x: F(lib).silu(x)),
+    C("softplus", [(3, 4)], lambda lib, x: F(lib).softplus(x)),
+    C("softplus_beta_threshold", [(3, 4)], lambda lib, x: F(lib).softplus(x * 3, beta=2.0, threshold=4.0)),
+    C("hardtanh", [(3, 4)], lambda lib, x: F(lib).hardtanh(x)),
+    C("hardtanh_bounds", [(3, 4)], lambda lib, x: F(lib).hardtanh(x, -0.5, 1.5)),
+    C("relu6", [(3, 4)], lambda lib, x: F(lib).relu6(x * 4)),
+    # PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32 (relative error 3e-8)
+    C("hardsigmoid", [(3, 4)], lambda lib, x: F(lib).hardsigmoid(x * 3), torch_tol={"rtol": 1e-7, "atol": 1e-9}),
+    C("softsign", [(3, 4)], lambda lib, x: F(lib).softsign(x)),
+    C("elu", [(3, 4)], lambda lib, x: F(lib).elu(x)),
+    C("elu_alpha", [(3, 4)], lambda lib, x: F(lib).elu(x, 2.0)),
+    C("celu", [(3, 4)], lambda lib, x: F(lib).celu(x, alpha=0.5)),
+    C("leaky_relu", [(3, 4)], lambda lib, x: F(lib).leaky_relu(x)),
+    C("leaky_relu_slope", [(3, 4)], lambda lib, x: F(lib).leaky_relu(x, 0.2)),
+    C("mish", [(3, 4)], lambda lib, x: F(lib).mish(x)),
+    C("activation_modules", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.SiLU(), lib.nn.Softplus(2.0), lib.nn.ELU(0.5), lib.nn.Mish(), lib.nn.LeakyReLU(0.1), lib.nn.CELU(),
+        lib.nn.Softsign(), lib.nn.Sigmoid(), lib.nn.Tanh())(x * 2)),
+    C("activation_modules_bounded", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.Hardtanh(-1.5, 1.0), lib.nn.Hardsigmoid(), lib.nn.ReLU6())(x * 2),
+      torch_tol={"rtol": 1e-7, "atol": 1e-9}),  # hardsigmoid's float32 1/6, as above
+    # ================================================================ ops/attention.py
+    # ---- a small composite: attention scores with a causal mask, as the GPT uses them
+    C("attention", [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
+      lambda lib, q, k, v: (q @ k.transpose(-2, -1) * 0.5).masked_fill(
+          const(lib, q, ~np.tril(np.ones((4, 4), dtype=bool))), NEG_INF).softmax(-1) @ v),
+    # ---- the fused op that computes the same thing in one node
+    C("sdpa_causal", [(2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 4, 6)],
+      lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True)),
+    C("sdpa_mask_scale", [(2, 4, 3), (2, 5, 3), (2, 5, 2)],
+      lambda lib, q, k, v: F(lib).scaled_dot_product_attention(
+          q, k, v, attn_mask=const(lib, q, MASK_45), scale=0.3)),
+    C("sdpa_broadcast_kv", [(2, 3, 4, 5), (1, 3, 4, 5), (1, 3, 4, 5)],
+      lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True)),
+    # ---- the GPT's fast path: q, k, v of every head packed in one (B, T, 3 * H * d) tensor
+    C("packed_attention_causal", [(2, 4, 18)], lambda lib, qkv: packed_self_attention(lib, qkv, 3, is_causal=True)),
+    C("packed_attention_mask_scale", [(3, 4, 12)],
+      lambda lib, qkv: packed_self_attention(lib, qkv, 2, attn_mask=const(lib, qkv, MASK_44), scale=0.7)),
+    # ================================================================ ops/conv.py
+    # Tiny shapes, every argument exercised.
+    C("conv2d_stride_padding", [(2, 2, 5, 4), (3, 2, 3, 2), (3,)],
+      lambda lib, x, w, b: F(lib).conv2d(x, w, b, stride=2, padding=1)),
+    C("conv2d_dilation_groups", [(1, 4, 5, 5), (4, 2, 2, 2)],
+      lambda lib, x, w: F(lib).conv2d(x, w, stride=(1, 2), padding=(1, 0), dilation=2, groups=2)),
+    C("conv2d_same", [(1, 2, 4, 4), (2, 2, 3, 2)], lambda lib, x, w: F(lib).conv2d(x, w, padding="same")),
+    C("conv2d_unbatched", [(2, 4, 4), (1, 2, 2, 2)], lambda lib, x, w: F(lib).conv2d(x, w, stride=(1, 2))),
+    C("conv1d", [(2, 2, 7), (4, 1, 3), (4,)],
+      lambda lib, x, w, b: F(lib).conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2)),
+    C("conv_transpose2d", [(1, 2, 3, 3), (2, 3, 2, 3), (3,)],
+      lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
+    C("conv_transpose2d_groups_dilation", [(1, 4, 3, 2), (4, 1, 2, 2)],
+      lambda lib, x, w: F(lib).conv_transpose2d(x, w, groups=2, dilation=2, stride=(2, 1))),
+    # ================================================================ ops/dropout.py
+    # (no case: its mask is random; test_gradcheck_ops.py::test_gradcheck_dropout reseeds to check it)
+    # ================================================================ ops/einsum.py
+    C("einsum_bmm", [(2, 3, 4), (2, 4, 5)], lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b)),
+    C("einsum_implicit_three", [(2, 3), (3, 4), (4,)], lambda lib, a, b, c: lib.einsum("ij,jk,k", a, b, c)),
+    C("einsum_trace", [(3, 3)], lambda lib, a: lib.einsum("ii", a)),
+    C("einsum_diagonal_outer", [(3, 3), (2,)], lambda lib, a, b: lib.einsum("ii,j->ij", a, b)),
+    C("einsum_sum_only_here", [(2, 3, 4), (3,)], lambda lib, a, b: lib.einsum("ijk,j->i", a, b)),
+    C("einsum_ellipsis_broadcast", [(2, 3, 4), (1, 3, 4)], lambda lib, a, b: lib.einsum("...ij,...ij->...i", a, b)),
+    # ================================================================ ops/elementwise.py
+    # ---- binary, with broadcasting and Python scalars on either side
+    C("add", [(3, 4), (3, 4)], lambda lib, x, y: x + y),
+    C("add_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x + y),
+    C("add_scalar_right", [(3, 4)], lambda lib, x: x + 2.5),
+    C("add_scalar_left", [(3, 4)], lambda lib, x: 2.5 + x),
+    C("sub_broadcast", [(4, 1), (3,)], lambda lib, x, y: x - y),
+    C("sub_scalar_right", [(3, 4)], lambda lib, x: x - 3),
+    C("sub_scalar_left", [(3, 4)], lambda lib, x: 1.5 - x),
+    C("mul", [(3, 4), (3, 4)], lambda lib, x, y: x * y),
+    C("mul_broadcast", [(2, 1, 4), (3, 1)], lambda lib, x, y: x * y),
+    C("mul_scalar_left", [(3, 4)], lambda lib, x: 3 * x),
+    C("mul_scalar_right", [(3, 4)], lambda lib, x: x * -2.0),
+    C("div", [(3, 4), (3, 4)], lambda lib, x, y: x / y, domain="nonzero"),
+    C("div_broadcast", [(2, 3, 4), (4,)], lambda lib, x, y: x / y, domain="nonzero"),
+    C("div_scalar_right", [(3, 4)], lambda lib, x: x / 4),
+    C("div_scalar_left", [(3, 4)], lambda lib, x: 2.0 / x, domain="nonzero"),
+    C("pow_2", [(3, 4)], lambda lib, x: x**2),
+    C("pow_3", [(3, 4)], lambda lib, x: x**3),
+    C("pow_half", [(3, 4)], lambda lib, x: x**0.5, domain="positive"),
+    C("pow_neg_half", [(3, 4)], lambda lib, x: x**-0.5, domain="positive"),
+    C("pow_neg_1", [(3, 4)], lambda lib, x: x**-1, domain="nonzero"),
+    C("neg", [(3, 4)], lambda lib, x: -x),
+    C("self_mul", [(3, 4)], lambda lib, x: x * x + x),
+    C("add_sub_mul_fn", [(3, 4), (4,)], lambda lib, x, y: lib.sub(lib.add(x, y, alpha=2), lib.mul(x, y), alpha=0.5)),
+    C("div_fn", [(3, 4), (4,)], lambda lib, x, y: lib.div(x, y) + lib.div(2.0, y), domain="nonzero"),
+    # ---- unary
+    C("exp", [(3, 4)], lambda lib, x: x.exp()),
+    C("log", [(3, 4)], lambda lib, x: x.log(), domain="positive"),
+    C("tanh", [(3, 4)], lambda lib, x: x.tanh()),
+    C("tanh_F", [(3, 4)], lambda lib, x: F(lib).tanh(x)),
+    C("relu", [(3, 4)], lambda lib, x: x.relu()),
+    C("relu_F", [(3, 4)], lambda lib, x: F(lib).relu(x)),
+    C("gelu", [(3, 4)], lambda lib, x: F(lib).gelu(x)),
+    C("gelu_tanh", [(3, 4)], lambda lib, x: F(lib).gelu(x, approximate="tanh")),
+    C("sqrt", [(3, 4)], lambda lib, x: x.sqrt(), domain="positive"),
+    C("clone", [(3, 4)], lambda lib, x: x.clone() * 2),
+    # ---- dtype conversions (Cast)
+    # float32 rounding (1e-7 relative) is the only error in this linear function, so a wide
+    # eps keeps the central difference well above it.
+    C("cast_f32_f64", [(3, 4)], lambda lib, x: (x * 3).to(lib.float32).to(lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),
+    C("type_f32_f64", [(3, 4)], lambda lib, x: (x * 3).type(lib.float32).type(lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),
+    C("int_times_x", [(3, 4)], lambda lib, x: (x * 3).int() * x + (x > 0).int()),
+    # ================================================================ ops/embedding.py
+    C("embedding", [(6, 3)], lambda lib, w: F(lib).embedding(const(lib, w, IDS_25), w)),
+    # ================================================================ ops/indexing.py
+    C("gather_dim0", [(3, 4)], lambda lib, x: x.gather(0, const(lib, x, IDX_G0))),
+    C("gather_dim1_fn", [(3, 4)], lambda lib, x: lib.gather(x, -1, const(lib, x, IDX_G1))),
+    C("scatter_src", [(2, 4), (2, 3)], lambda lib, x, s: x.scatter(1, const(lib, x, IDX_S1), s)),
+    C("scatter_value", [(3, 4)], lambda lib, x: x.scatter(0, const(lib, x, IDX_G0), 1.5)),
+    C("scatter_add", [(3, 4), (2, 4)], lambda lib, x, s: x.scatter_add(0, const(lib, x, IDX_G0), s)),
+    C("scatter_reduce_sum", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "sum")),
+    C("scatter_reduce_prod", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "prod")),
+    C("scatter_reduce_mean", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "mean")),
+    C("scatter_reduce_amax", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "amax")),
+    C("scatter_reduce_amin_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "amin", include_self=False)),
+    C("scatter_reduce_prod_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "prod", include_self=False)),
+    C("scatter_reduce_mean_exclude_self", [(3, 4), (2, 4)],
+      lambda lib, x, s: x.scatter_reduce(0, const(lib, x, IDX_G0), s, "mean", include_self=False)),
+    C("index_select", [(4, 3)], lambda lib, x: x.index_select(0, const(lib, x, IDX_SEL))),
+    C("index_select_fn_dim1", [(3, 4)], lambda lib, x: lib.index_select(x, 1, const(lib, x, IDX_SEL))),
+    C("repeat_interleave", [(2, 3)], lambda lib, x: x.repeat_interleave(2, dim=1)),
+    C("repeat_interleave_tensor", [(3, 2)], lambda lib, x: x.repeat_interleave(const(lib, x, REPEATS_3), dim=0)),
+    C("repeat_interleave_flat", [(2, 3)], lambda lib, x: lib.repeat_interleave(x, 2)),
+    # ================================================================ ops/layernorm.py
+    C("layer_norm", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (4,))),
+    C("layer_norm_affine", [(2, 3, 4), (4,), (4,)], lambda lib, x, w, b: F(lib).layer_norm(x, (4,), w, b)),
+    C("layer_norm_weight_only", [(3, 4), (4,)], lambda lib, x, w: F(lib).layer_norm(x, (4,), w)),
+    C("layer_norm_2d", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (3, 4))),
+    C("layer_norm_2d_affine", [(2, 3, 4), (3, 4), (3, 4)],
+      lambda lib, x, w, b: F(lib).layer_norm(x, (3, 4), w, b, eps=1e-3)),
+    # ================================================================ ops/linear.py
+    C("linear", [(2, 3, 4), (5, 4), (5,)], lambda lib, x, w, b: F(lib).linear(x, w, b)),
+    C("linear_no_bias", [(3, 4), (2, 4)], lambda lib, x, w: F(lib).linear(x, w)),
+    # ================================================================ ops/loss.py
+    # The fused cross-entropy: class ids, no weight, no label smoothing.
+    C("cross_entropy_mean", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5))),
+    C("cross_entropy_sum", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum")),
+    C("cross_entropy_none", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none")),
+    C("cross_entropy_ignore_default", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5_IGNORED))),
+    C("cross_entropy_ignore_index", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), ignore_index=2)),
+    C("cross_entropy_ignore_none", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none", ignore_index=2)),
+    C("cross_entropy_ignore_sum", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum", ignore_index=2)),
+    C("cross_entropy_3d", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_23))),
+    C("cross_entropy_unbatched", [(4,)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, np.array(2)))),
+    # ================================================================ ops/losses.py
+    # cross_entropy's extensions (weight, label smoothing, probabilities) are compositions around nll_loss.
+    C("nll_loss_weight_ignore", [(5, 4)], lambda lib, x: F(lib).nll_loss(
+        x.log_softmax(-1), const(lib, x, TARGETS_5_IGNORED), weight=const(lib, x, WEIGHTS_4))),
+    C("nll_loss_3d_none", [(2, 4, 3)], lambda lib, x: F(lib).nll_loss(x, const(lib, x, TARGETS_23), reduction="none")),
+    C("cross_entropy_label_smoothing", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5_IGNORED), label_smoothing=0.2)),
+    C("cross_entropy_smoothing_weight_sum", [(5, 4)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, TARGETS_5_IGNORED), weight=const(lib, x, WEIGHTS_4), reduction="sum", label_smoothing=0.3)),
+    C("cross_entropy_weight_mean", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), weight=const(lib, x, WEIGHTS_4))),
+    C("cross_entropy_probs", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, PROBS_54))),
+    C("cross_entropy_probs_smoothing_weight_none", [(5, 4)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, PROBS_54), weight=const(lib, x, WEIGHTS_4), reduction="none", label_smoothing=0.1)),
+    C("cross_entropy_3d_smoothing_none", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(
+        x, const(lib, x, TARGETS_23), reduction="none", label_smoothing=0.25)),
+    C("cross_entropy_loss_module", [(5, 4)],
+      lambda lib, x: lib.nn.CrossEntropyLoss(label_smoothing=0.1)(x, const(lib, x, TARGETS_5))),
+    C("nll_loss_module_sum", [(5, 4)],
+      lambda lib, x: lib.nn.NLLLoss(reduction="sum")(x.log_softmax(1), const(lib, x, TARGETS_5))),
+    C("binary_cross_entropy_weight", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).binary_cross_entropy(
+        sigmoid(x), sigmoid(y), weight=const(lib, x, WEIGHTS_4))),
+    C("bce_loss_module_none", [(3, 4)],
+      lambda lib, x: lib.nn.BCELoss(reduction="none")(sigmoid(x), const(lib, x, PROBS_54[:3]))),
+    C("bce_with_logits", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).binary_cross_entropy_with_logits(x * 4, sigmoid(y))),
+    C("bce_with_logits_pos_weight_sum", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).binary_cross_entropy_with_logits(
+        x * 4, sigmoid(y), weight=const(lib, x, WEIGHTS_4), reduction="sum", pos_weight=const(lib, x, POS_WEIGHT_4))),
+    C("bce_with_logits_module", [(3, 4)], lambda lib, x: lib.nn.BCEWithLogitsLoss(
+        pos_weight=const(lib, x, POS_WEIGHT_4))(x, const(lib, x, PROBS_54[:3]))),
+    C("mse_loss", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).mse_loss(x, y)),
+    C("mse_loss_module_none", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.MSELoss(reduction="none")(x, y)),
+    C("l1_loss_sum", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).l1_loss(x, y, reduction="sum")),
+    C("l1_loss_module", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.L1Loss()(x, y)),
+    C("normalize", [(2, 3, 4)], lambda lib, x: F(lib).normalize(x)),
+    C("normalize_p3_last", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=3.0, dim=-1), domain="nonzero"),
+    C("normalize_p1_dim0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=1, dim=0), domain="nonzero"),
+    C("normalize_below_eps", [(3, 4)], lambda lib, x: F(lib).normalize(x * 1e-7, dim=1, eps=1e-5)),
+    # ================================================================ ops/masking.py
+    C("where", [(3, 4), (3, 4)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
+    C("where_broadcast", [(3, 1), (4,)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
+    C("where_scalar", [(3, 4)], lambda lib, x: lib.where(const(lib, x, COND_34), x, 0.0)),
+    C("masked_fill", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_34), 0.5)),
+    C("masked_fill_broadcast", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_4), -3.0)),
+    C("tril", [(2, 3, 4)], lambda lib, x: x.tril(1)),
+    C("triu_fn", [(3, 4)], lambda lib, x: lib.triu(x, -1)),
+    # ================================================================ ops/matmul.py
+    C("matmul_2d", [(3, 4), (4, 5)], lambda lib, x, y: x @ y),
+    C("matmul_batched", [(2, 3, 4), (2, 4, 5)], lambda lib, x, y: x @ y),
+    C("matmul_broadcast_batch", [(2, 1, 3, 4), (5, 4, 2)], lambda lib, x, y: x @ y),
+    C("matmul_1d_left", [(4,), (2, 4, 3)], lambda lib, x, y: x @ y),
+    C("matmul_1d_right", [(3, 4), (4,)], lambda lib, x, y: x @ y),
+    C("matmul_1d_both", [(4,), (4,)], lambda lib, x, y: x @ y),
+    C("matmul_fn", [(3, 4), (4, 2)], lambda lib, x, y: lib.matmul(x, y)),
+    # ================================================================ ops/pad.py
+    C("pad_constant", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 2, 0, 1), value=0.5)),
+    C("pad_constant_crop", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (-1, 2, 1, -2))),
+    C("pad_reflect", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (2, 3, 2, 1), mode="reflect")),
+    C("pad_replicate", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (3, 1), mode="replicate")),
+    C("pad_circular", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 4, 3, 2), mode="circular")),
+    # ================================================================ ops/pointwise.py
+    # Kinks and jumps (abs and sign at 0, clamp at its bounds, rounding at integers, fmod/remainder
+    # where x / y is an integer) are measure-zero: the seeded uniform inputs land further than
+    # eps=1e-6 from every one of them, so the central differences are not straddling one.
+    # Piecewise-constant ops have a zero gradient (as PyTorch); `+ x` keeps the checked output live.
+    C("abs", [(3, 4)], lambda lib, x: x.abs(), domain="nonzero"),
+    C("abs_fn_builtin", [(3, 4)], lambda lib, x: lib.abs(x) + abs(x), domain="nonzero"),
+    C("sign_times_x", [(3, 4)], lambda lib, x: x.sign() * x + lib.sign(x), domain="nonzero"),
+    C("rounding", [(3, 4)], lambda lib, x: (x * 3).round() + (x * 3).floor() + lib.ceil(x * 3) + (x * 3).trunc() + x),
+    C("round_decimals", [(3, 4)], lambda lib, x: x.round(decimals=1) + lib.round(x, decimals=2) + x),
+    C("sin", [(3, 4)], lambda lib, x: x.sin()),
+    C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
+    C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
+    C("clamp_numbers", [(3, 4)], lambda lib, x: x.clamp(-0.5, 0.5)),
+    C("clamp_min_only", [(3, 4)], lambda lib, x: x.clamp(min=0.2)),
+    C("clip_max_fn", [(3, 4)], lambda lib, x: lib.clip(x, max=0.3)),
+    C("clamp_tensors", [(3, 4), (3, 4), (4,)], lambda lib, x, lo, hi: x.clamp(lo - 0.5, hi + 0.5)),  # lo > hi too
+    C("clamp_tensor_min_fn", [(3, 4), (4,)], lambda lib, x, lo: lib.clamp(x, min=lo)),
+    C("fmod", [(3, 4), (3, 4)], lambda lib, x, y: lib.fmod(x * 3, y), domain="nonzero"),
+    C("fmod_number", [(3, 4)], lambda lib, x: x.fmod(0.7)),
+    C("remainder_op", [(3, 4), (4,)], lambda lib, x, y: (x * 3) % y, domain="nonzero"),
+    C("remainder_number", [(3, 4)], lambda lib, x: lib.remainder(x, 0.7)),
+    C("div_floor", [(3, 4), (3, 4)], lambda lib, x, y: lib.div(x * 3, y, rounding_mode="floor") + x * y,
+      domain="nonzero"),
+    C("div_trunc", [(3, 4), (4,)], lambda lib, x, y: (x * 3).div(y, rounding_mode="trunc") + x * y,
+      domain="nonzero"),
+    C("copysign", [(3, 4), (3, 4)], lambda lib, x, y: lib.copysign(x, y), domain="nonzero"),
+    C("copysign_number", [(3, 4)], lambda lib, x: x.copysign(-1.0), domain="nonzero"),
+    C("pow_tensor", [(3, 4), (3, 4)], lambda lib, x, y: x**y, domain="positive"),
+    C("pow_tensor_fn_broadcast", [(3, 4), (4,)], lambda lib, x, y: lib.pow(x, y * 3), domain="positive"),
+    C("pow_number_base", [(3, 4)], lambda lib, x: 2.5**x + lib.pow(0.5, x)),
+    # ================================================================ ops/pool.py
+    # Tiny shapes, every argument exercised.
+    C("max_pool2d", [(1, 2, 5, 5)], lambda lib, x: F(lib).max_pool2d(x, 2)),
+    C("max_pool2d_overlap_padding_ceil", [(1, 2, 6, 5)],
+      lambda lib, x: F(lib).max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True)),
+    C("max_pool2d_dilation", [(2, 1, 5, 5)], lambda lib, x: F(lib).max_pool2d(x, 2, stride=1, dilation=2)),
+    C("max_pool2d_module", [(1, 2, 4, 4)], lambda lib, x: lib.nn.MaxPool2d(3, 1)(x)),
+    C("avg_pool2d", [(1, 2, 5, 4)], lambda lib, x: F(lib).avg_pool2d(x, 2)),
+    C("avg_pool2d_padding_ceil_exclude", [(1, 2, 5, 5)],
+      lambda lib, x: F(lib).avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    C("avg_pool2d_divisor_module", [(1, 1, 4, 5)],
+      lambda lib, x: lib.nn.AvgPool2d((2, 3), stride=1, divisor_override=4)(x)),
+    # ================================================================ ops/rearrange.py
+    C("repeat", [(2, 3)], lambda lib, x: x.repeat(2, 1, 2)),
+    C("tile_fn", [(2, 3)], lambda lib, x: lib.tile(x, (2,))),
+    C("flip", [(2, 3, 4)], lambda lib, x: x.flip(0, 2)),
+    C("roll", [(3, 4)], lambda lib, x: x.roll((1, -3), (0, 1))),
+    C("roll_flat", [(3, 4)], lambda lib, x: lib.roll(x, 5)),
+    C("diagonal", [(3, 4)], lambda lib, x: x.diagonal()),
+    C("diagonal_offset_dims", [(2, 3, 4)], lambda lib, x: lib.diagonal(x, -1, 2, 1)),
+    C("unfold", [(2, 7)], lambda lib, x: x.unfold(1, 3, 2)),
+    C("unfold_overlap", [(5, 2)], lambda lib, x: x.unfold(0, 3, 1)),
+    # ================================================================ ops/reduce.py
+    # prod also runs on inputs with exact zeros (domain "zeros": one or two per slice), where a
+    # backward that divides by x fails; products are polynomials, smooth there, so the central
+    # differences hold.  amin_ties builds a tie on purpose (a column repeated by cat; finite
+    # differences move both copies together, so any split of the gradient between them sums to the
+    # same number).
+    C("sum_all", [(2, 3, 4)], lambda lib, x: x.sum()),
+    C("sum_dim", [(2, 3, 4)], lambda lib, x: x.sum(1)),
+    C("sum_neg_dim_keepdim", [(2, 3, 4)], lambda lib, x: x.sum(-1, keepdim=True)),
+    C("sum_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.sum((0, 2), keepdim=True)),
+    C("sum_tuple", [(2, 3, 4)], lambda lib, x: x.sum((0, -1))),
+    C("mean_all", [(2, 3, 4)], lambda lib, x: x.mean()),
+    C("mean_dim", [(2, 3, 4)], lambda lib, x: x.mean(1)),
+    C("mean_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.mean((0, 2), keepdim=True)),
+    C("amax_all", [(2, 3, 4)], lambda lib, x: x.amax()),
+    C("amax_dim", [(2, 3, 4)], lambda lib, x: x.amax(1)),
+    C("amax_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.amax((0, 2), keepdim=True)),
+    C("max_all", [(2, 3, 4)], lambda lib, x: x.max()),
+    C("min_all", [(2, 3, 4)], lambda lib, x: x.min()),
+    C("amin_dim", [(2, 3, 4)], lambda lib, x: x.amin(1)),
+    C("amin_tuple_keepdim_fn", [(2, 3, 4)], lambda lib, x: lib.amin(x, (0, 2), keepdim=True)),
+    C("amin_ties", [(3, 4)], lambda lib, x: lib.cat([x, x], 1).amin(1)),
+    C("var_all", [(2, 3, 4)], lambda lib, x: x.var()),
+    C("var_dim", [(2, 3, 4)], lambda lib, x: x.var(1)),
+    C("var_tuple_keepdim", [(2, 3, 4)], lambda lib, x: x.var((0, 2), keepdim=True)),
+    C("var_biased", [(2, 3, 4)], lambda lib, x: x.var(-1, correction=0)),
+    C("std_all", [(2, 3, 4)], lambda lib, x: x.std()),
+    C("std_dim", [(2, 3, 4)], lambda lib, x: x.std(1)),
+    C("std_tuple_keepdim_biased", [(2, 3, 4)], lambda lib, x: x.std((0, 2), keepdim=True, correction=0)),
+    C("std_axis_fn", [(3, 4)], lambda lib, x: lib.std(x, axis=1)),
+    C("std_mean", [(2, 3, 4)], lambda lib, x: lib.std_mean(x, dim=1)),
+    C("var_mean_unbiased_false", [(3, 4)], lambda lib, x: lib.var_mean(x, 0, unbiased=False, keepdim=True)),
+    C("prod_all", [(2, 3)], lambda lib, x: x.prod()),
+    C("prod_dim", [(2, 3, 4)], lambda lib, x: x.prod(1)),
+    C("prod_dim_keepdim_fn", [(3, 4)], lambda lib, x: lib.prod(x, -1, keepdim=True)),
+    C("prod_dim_zeros", [(3, 4)], lambda lib, x: x.prod(1), domain="zeros"),  # rows with two, one, one zero
+    C("prod_all_one_zero", [(2,)], lambda lib, x: x.prod(), domain="zeros"),
+    C("prod_all_two_zeros", [(2, 3)], lambda lib, x: x.prod(), domain="zeros"),
+    C("logsumexp", [(3, 5)], lambda lib, x: x.logsumexp(-1)),
+    C("logsumexp_tuple_keepdim_fn", [(2, 3, 4)], lambda lib, x: lib.logsumexp(x * 200, (0, 2), keepdim=True)),
+    C("sum_mean_axis", [(2, 3, 4)], lambda lib, x: x.sum(axis=1) + lib.mean(x, axis=(1,)) + x.amax(axis=1)),
+    C("sum_dtype", [(3, 4)], lambda lib, x: x.to(lib.float32).sum(1, dtype=lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),  # the float32 step rounds: a wide eps (as cast_f32_f64)
+    # ================================================================ ops/scan.py
+    # cumprod also runs on inputs with exact zeros (domain "zeros"), as prod in ops/reduce.py.
+    C("cumsum", [(3, 5)], lambda lib, x: x.cumsum(1)),
+    C("cumsum_fn_dim0", [(3, 4, 2)], lambda lib, x: lib.cumsum(x, dim=0)),
+    C("cumprod", [(3, 5)], lambda lib, x: x.cumprod(-1)),
+    C("cumprod_fn_dim0", [(4, 3)], lambda lib, x: lib.cumprod(x, 0)),
+    C("cumprod_zeros", [(3, 4)], lambda lib, x: x.cumprod(1), domain="zeros"),
+    C("logcumsumexp", [(3, 5)], lambda lib, x: x.logcumsumexp(1)),
+    C("logcumsumexp_fn_spread", [(4, 3)], lambda lib, x: lib.logcumsumexp(x * 100, dim=0)),
+    # ================================================================ ops/selection.py
+    # Inputs are distinct random values, so no max or sort ties except where a case builds one on
+    # purpose (*_ties: a column repeated by cat; finite differences move both copies together, so
+    # any split of the gradient between them sums to the same number).  cummax/cummin: distinct
+    # inputs, no ties.  Integer outputs (indices) are compared with PyTorch too; they carry no gradient.
+    C("topk", [(3, 5)], lambda lib, x: x.topk(2)),
+    C("topk_smallest_dim0", [(4, 3)], lambda lib, x: x.topk(3, dim=0, largest=False)),
+    C("topk_3d_fn", [(2, 3, 4)], lambda lib, x: lib.topk(x, 1, dim=1)),
+    C("sort", [(3, 5)], lambda lib, x: x.sort()),
+    C("sort_descending_dim0", [(4, 3)], lambda lib, x: x.sort(0, descending=True)),
+    C("sort_fn_stable", [(2, 3, 4)], lambda lib, x: lib.sort(x, dim=1, stable=True)),
+    C("argsort_times_x", [(3, 5)], lambda lib, x: x * x.argsort(-1, descending=True)),
+    C("max_values", [(2, 3, 4)], lambda lib, x: x.max(-1).values),
+    C("max_dim_keepdim", [(2, 3, 4)], lambda lib, x: x.max(0, keepdim=True)),
+    C("max_dim_ties", [(3, 4)], lambda lib, x: lib.cat([x, x[:, :1]], 1).max(1)),
+    C("max_other", [(3, 4), (4,)], lambda lib, x, y: x.max(y)),
+    C("min_dim", [(2, 3, 4)], lambda lib, x: x.min(-1)),
+    C("min_dim_ties", [(3, 4)], lambda lib, x: lib.cat([x[:, 1:2], x], 1).min(1)),
+    C("min_fn", [(2, 3)], lambda lib, x: lib.min(x, 0)),
+    C("argmin_times_x", [(3, 4)], lambda lib, x: x * x.argmin(0) + lib.argmin(x)),
+    C("maximum", [(3, 4), (3, 4)], lambda lib, x, y: lib.maximum(x, y)),
+    C("maximum_broadcast", [(3, 1), (4,)], lambda lib, x, y: x.maximum(y)),
+    C("minimum", [(3, 4), (3, 4)], lambda lib, x, y: lib.minimum(x, y)),
+    C("minimum_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x.minimum(y)),
+    C("cummax", [(3, 5)], lambda lib, x: x.cummax(1)),
+    C("cummin_fn_dim0", [(4, 3)], lambda lib, x: lib.cummin(x, 0)),
+    # ================================================================ ops/shape.py
+    # ---- reshape, permute, expand
+    C("reshape", [(2, 3, 4)], lambda lib, x: x.reshape(6, 4)),
+    C("reshape_infer", [(2, 3, 4)], lambda lib, x: x.reshape((4, -1))),
+    C("view", [(2, 3, 4)], lambda lib, x: x.view(-1)),
+    C("transpose", [(2, 3, 4)], lambda lib, x: x.transpose(0, 2)),
+    C("transpose_neg", [(2, 3, 4)], lambda lib, x: x.transpose(-1, -2)),
+    C("T", [(3, 4)], lambda lib, x: x.T),
+    C("permute", [(2, 3, 4)], lambda lib, x: x.permute(2, 0, 1)),
+    C("unsqueeze", [(3, 4)], lambda lib, x: x.unsqueeze(1)),
+    C("unsqueeze_neg", [(3, 4)], lambda lib, x: x.unsqueeze(-1)),
+    C("squeeze_all", [(2, 1, 3, 1)], lambda lib, x: x.squeeze()),
+    C("squeeze_dim", [(2, 1, 3, 1)], lambda lib, x: x.squeeze(1)),
+    C("flatten", [(2, 3, 4)], lambda lib, x: x.flatten()),
+    C("flatten_from_1", [(2, 3, 4)], lambda lib, x: x.flatten(1)),
+    C("expand", [(3, 1)], lambda lib, x: x.expand(2, 3, 4)),
+    C("expand_minus_one", [(3, 1)], lambda lib, x: x.expand(-1, 4)),
+    C("meshgrid", [(3,), (2,)], lambda lib, a, b: lib.meshgrid(a, b, indexing="xy")),
+    # ---- indexing with [] (basic and advanced) and masked_select
+    C("index_slice", [(5, 4)], lambda lib, x: x[1:4]),
+    C("index_last", [(2, 3, 4)], lambda lib, x: x[:, -1, :]),
+    C("index_int", [(2, 3, 4)], lambda lib, x: x[1]),
+    C("index_neg_int", [(2, 3, 4)], lambda lib, x: x[-1, 0]),
+    C("index_step", [(2, 3, 5)], lambda lib, x: x[..., ::2]),
+    C("index_none", [(3, 4)], lambda lib, x: x[None, 1:]),
+    C("index_int_list_repeats", [(4, 3)], lambda lib, x: x[[0, 2, 0, 0]]),
+    C("index_int_tensor", [(4, 3)], lambda lib, x: x[:, const(lib, x, np.array([2, -1, 0, 2]))]),
+    C("index_int_2d", [(5, 3)], lambda lib, x: x[const(lib, x, np.array([[0, 4], [4, 4]]))]),
+    C("index_bool_mask", [(3, 4)], lambda lib, x: x[const(lib, x, MASK_34)]),
+    C("masked_select", [(3, 4)], lambda lib, x: x.masked_select(const(lib, x, MASK_4))),
+    # ---- joining and splitting
+    C("cat_0", [(2, 3), (1, 3), (3, 3)], lambda lib, x, y, z: lib.cat([x, y, z])),
+    C("cat_1", [(2, 3, 1), (2, 3, 2)], lambda lib, x, y: lib.cat([x, y], dim=-1)),
+    C("stack_0", [(3, 4), (3, 4)], lambda lib, x, y: lib.stack([x, y])),
+    C("stack_last", [(3, 4), (3, 4), (3, 4)], lambda lib, x, y, z: lib.stack([x, y, z], dim=-1)),
+    C("split_size", [(3, 5)], lambda lib, x: x.split(2, dim=1)),
+    C("split_sections", [(4, 3)], lambda lib, x: x.split([1, 3])),
+    C("chunk", [(5, 3)], lambda lib, x: x.chunk(3)),
+    # ================================================================ ops/softmax.py
+    C("softmax", [(3, 5)], lambda lib, x: x.softmax(-1)),
+    C("softmax_dim0", [(3, 5)], lambda lib, x: x.softmax(0)),
+    C("softmax_F_3d", [(2, 3, 4)], lambda lib, x: F(lib).softmax(x, dim=1)),
+    C("log_softmax", [(3, 5)], lambda lib, x: x.log_softmax(-1)),
+    C("log_softmax_F_3d", [(2, 3, 4)], lambda lib, x: F(lib).log_softmax(x, dim=0)),
+    C("softmax_neg_inf", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NEG_INF).softmax(-1)),
+    # -inf outputs are zeroed afterwards: differences of -inf are nan, the rest is checked
+    C("log_softmax_neg_inf", [(3, 4)],
+      lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NEG_INF).log_softmax(-1).masked_fill(
+          const(lib, x, MASK_34), 0.0)),
+    C("softmax_huge", [(3, 4)], lambda lib, x: (x * 10 + 1e4).softmax(-1)),
+    C("log_softmax_huge", [(3, 4)], lambda lib, x: (x * 10 - 1e4).log_softmax(-1)),
+    # ================================================================ ops/transfer.py
+    # (no case: test_gradcheck_ops.py::test_gradcheck_to_strict_device checks the cross-device copy)
+]
+# fmt: on
+
+assert len({c.name for c in OPS}) == len(OPS), "op names must be unique"
