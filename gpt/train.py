@@ -190,12 +190,7 @@ class _Run:
             self.log(f"{ranks.world_size} rank(s) x batch {config.batch_size} = effective batch "
                      f"{ranks.world_size * config.batch_size}")  # fmt: skip
         if point is not None:
-            restore(ckpt, point, model, self.optimizer, self.result, device, ranks, f"the run in {out}")
-            if self.main:  # drop evaluations logged past the checkpoint
-                atomic_write(out / "log.jsonl", "".join(log_line(e) for e in point.history))
-            self.log(f"resumed from {out / 'last.npz'} at step {self.start}")
-            for f, (old, new) in point.changes.items():
-                self.log(message(f"  {arg(f)}: {old!r} -> {new!r} from step {self.start}"))
+            self._resume(ckpt, point)
 
         tokens_per_step = config.batch_size * config.block_size
         self.bar = progress if progress is not None else Progress(config.max_iters, tokens_per_step,
@@ -205,6 +200,16 @@ class _Run:
         self.elapsed0 = elapsed0
         self.train_time, self.train_steps = 0.0, 0
         self.last_saved = self.start if ckpt is not None else None
+
+    def _resume(self, ckpt, point):
+        """Continue from the checkpoint: its weights, optimizer and random state, its log."""
+        out = self.out
+        restore(ckpt, point, self.model, self.optimizer, self.result, self.device, self.ranks, f"the run in {out}")
+        if self.main:  # drop evaluations logged past the checkpoint
+            atomic_write(out / "log.jsonl", "".join(log_line(e) for e in point.history))
+        self.log(f"resumed from {out / 'last.npz'} at step {self.start}")
+        for f, (old, new) in point.changes.items():
+            self.log(message(f"  {arg(f)}: {old!r} -> {new!r} from step {self.start}"))
 
     def loop(self) -> TrainResult:
         """The lecture's training loop."""
