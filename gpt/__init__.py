@@ -1,4 +1,20 @@
-"""gpt: the character-level GPT of "Let's build GPT", every stage, on tensorgrad."""
+"""gpt: the character-level GPT of "Let's build GPT", every stage, on tensorgrad.
+
+The library, in reading order (each imports only modules above it, and tensorgrad):
+
+    config.py      GPTConfig, one preset per stage of the lecture, validate
+    data.py        Tiny Shakespeare, the character tokenizer, get_batch
+    model.py       Head, MultiHeadAttention, FeedForward, Block, the GPT and the bigram; generate
+    checkpoint.py  saving a run, resuming it exactly, load_model
+    train.py       estimate_loss and the training loop (progress.py, rundir.py around it)
+    distributed.py the ranks of a data-parallel run (--distributed)
+    probe.py       the "thou" probe
+    messages.py    errors and log lines that name the library's arguments
+
+gpt/cli/ holds the command-line programs on top of it (tensorgrad-train, ...); the library
+never imports it.  Its errors name arguments (max_iters); the programs write them as flags
+(--max-iters).
+"""
 
 from .config import CPU_STAGES, PRESETS, STAGES, GPTConfig, get_config
 from .data import CharTokenizer, DataError, ShakespeareData, load_text

@@ -11,6 +11,8 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from .messages import arg, message
+
 
 @dataclass
 class GPTConfig:
@@ -116,15 +118,7 @@ def get_config(name_or_config, **overrides) -> GPTConfig:
 
 # --------------------------------------------------------------------------- validation
 class ConfigError(ValueError):
-    """A configuration value outside its allowed range (the message names the flag)."""
-
-
-# the command-line flag of each field (tensorgrad-train / examples/train_shakespeare.py)
-FLAGS = {"learning_rate": "--lr", "fast_attention": "--slow-attention"}
-
-
-def flag(field_name: str) -> str:
-    return FLAGS.get(field_name, "--" + field_name.replace("_", "-"))
+    """A configuration value outside its allowed range (the message names the field: gpt/messages.py)."""
 
 
 # the fields that fix the model's architecture: a preset is recognised by them
@@ -144,23 +138,24 @@ def _is_int(v) -> bool:
 
 
 def validate(config: GPTConfig) -> GPTConfig:
-    """Raise ConfigError, one line naming the flag, its value and the allowed range, for the
+    """Raise ConfigError, one line naming the field, its value and the allowed range, for the
     first value out of range; return the config unchanged otherwise."""
     for name in ("batch_size", "block_size", "n_embd", "n_head", "n_layer", "max_iters", "eval_interval",
                  "eval_iters", "vocab_size"):  # fmt: skip
         v = getattr(config, name)
         if not _is_int(v) or v < 1:
-            raise ConfigError(f"{flag(name)} {v!r}: must be an integer >= 1")
+            raise ConfigError(message(f"{arg(name)} {v!r}: must be an integer >= 1"))
     if config.kind == "gpt" and config.n_embd % config.n_head:
-        raise ConfigError(
-            f"--n-embd {config.n_embd}: must be a multiple of --n-head {config.n_head} (each head gets n_embd / n_head)"
-        )
+        raise ConfigError(message(
+            f"{arg('n_embd')} {config.n_embd}: must be a multiple of {arg('n_head')} {config.n_head} "
+            "(each head gets n_embd / n_head)"
+        ))  # fmt: skip
     if not 0.0 <= config.dropout < 1.0:  # False for NaN as well
-        raise ConfigError(f"--dropout {config.dropout!r}: must be in [0, 1)")
+        raise ConfigError(message(f"{arg('dropout')} {config.dropout!r}: must be in [0, 1)"))
     if not (config.learning_rate > 0 and math.isfinite(config.learning_rate)):
-        raise ConfigError(f"--lr {config.learning_rate!r}: must be a finite number > 0")
+        raise ConfigError(message(f"{arg('learning_rate')} {config.learning_rate!r}: must be a finite number > 0"))
     if not (config.weight_decay >= 0 and math.isfinite(config.weight_decay)):
-        raise ConfigError(f"--weight-decay {config.weight_decay!r}: must be a finite number >= 0")
+        raise ConfigError(message(f"{arg('weight_decay')} {config.weight_decay!r}: must be a finite number >= 0"))
     for name, allowed in (("kind", ("gpt", "bigram")), ("ffn", ("none", "single", "mlp")),
                           ("attn_scale", ("head_size", "n_embd"))):  # fmt: skip
         if getattr(config, name) not in allowed:

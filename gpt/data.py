@@ -9,6 +9,8 @@ from pathlib import Path
 
 import tensorgrad as tg
 
+from .messages import arg, message
+
 URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
 SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 RELATIVE = Path("tinyshakespeare") / "input.txt"
@@ -27,7 +29,7 @@ def data_home() -> Path:
     return Path(cache) / "tensorgrad"
 
 
-DEFAULT_PATH = data_home() / RELATIVE  # where input.txt is looked for when --data is not given
+DEFAULT_PATH = data_home() / RELATIVE  # where input.txt is looked for when no path is given
 
 
 class DataError(RuntimeError):
@@ -45,33 +47,34 @@ def find_text(path=None, download=True) -> Path:
         p = Path(path)
         if p.is_dir():
             hint = next((f" (did you mean {c}?)" for c in (p / "input.txt", p / RELATIVE) if c.is_file()), "")
-            raise DataError(f"--data {p} is a directory; give the path of a text file{hint}")
+            raise DataError(message(f"{arg('path')} {p} is a directory; give the path of a text file{hint}"))
         if not p.is_file():
-            raise DataError(f"--data {p}: no such file")
+            raise DataError(message(f"{arg('path')} {p}: no such file"))
         return p
     if DEFAULT_PATH.is_file():
         return DEFAULT_PATH
     if not download:
-        raise DataError(_missing_message())
+        raise DataError(message(_missing_message()))
     try:
         DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
         tmp = DEFAULT_PATH.with_suffix(".part")
         with urllib.request.urlopen(URL, timeout=30) as r, open(tmp, "wb") as f:
             f.write(r.read())
     except OSError as e:
-        raise DataError(f"could not download Tiny Shakespeare ({e}).\n{_missing_message()}") from None
+        raise DataError(message(f"could not download Tiny Shakespeare ({e}).\n{_missing_message()}")) from None
     if _sha256(tmp) != SHA256:
         tmp.unlink()
-        raise DataError(f"the downloaded file's sha256 is not {SHA256}; not using it.\n{_missing_message()}")
+        raise DataError(message(f"the downloaded file's sha256 is not {SHA256}; not using it.\n{_missing_message()}"))
     os.replace(tmp, DEFAULT_PATH)
     return DEFAULT_PATH
 
 
 def _missing_message() -> str:
+    """Where to put input.txt, as a marked message (gpt/messages.py)."""
     return (
         f"Tiny Shakespeare was not found at {DEFAULT_PATH}. Put it there:\n"
         f"    mkdir -p {DEFAULT_PATH.parent} && cp /path/to/input.txt {DEFAULT_PATH}\n"
-        f"(from {URL}), or pass --data /path/to/input.txt, or set TENSORGRAD_DATA to a directory "
+        f"(from {URL}), or pass {arg('path')} /path/to/input.txt, or set TENSORGRAD_DATA to a directory "
         f"holding {RELATIVE}"
     )
 
@@ -145,10 +148,10 @@ class ShakespeareData:
         for name, split in (("train", self.train), ("val", self.val)):
             if len(split) < block_size + 1:
                 where = f" of {self.path}" if self.path else ""
-                raise DataError(
-                    f"the {name} split{where} has {len(split):,} characters; --block-size {block_size} needs at "
-                    f"least {block_size + 1}: use a longer text or a smaller --block-size"
-                )
+                raise DataError(message(
+                    f"the {name} split{where} has {len(split):,} characters; {arg('block_size')} {block_size} needs "
+                    f"at least {block_size + 1}: use a longer text or a smaller {arg('block_size')}"
+                ))  # fmt: skip
 
     def split(self, name: str):
         if name not in ("train", "val"):

@@ -15,8 +15,8 @@ import json
 
 import tensorgrad as tg
 import tensorgrad.distributed as dist
-from tensorgrad import backend
 from tensorgrad.nn.parallel import DistributedDataParallel
+from tensorgrad.random import get_rng_state, set_rng_state
 
 
 class Ranks:
@@ -62,7 +62,7 @@ class Ranks:
     def rng_states(self, device) -> str:
         """Every rank's generator state, in rank order, as one JSON string (a collective)."""
         every = [None] * self.world_size
-        dist.all_gather_object(every, backend.rng(device).get_state())
+        dist.all_gather_object(every, get_rng_state(device))
         return json.dumps(every)
 
     def restore_rng(self, ckpt, device, where):
@@ -73,7 +73,7 @@ class Ranks:
                 f"{where} was trained on {stored} rank(s) and this run has {self.world_size}: a resume needs the "
                 f"same number (mpiexec -n {stored}), so that every rank's batches continue exactly"
             )
-        backend.rng(device).set_state(json.loads(ckpt["rng_ranks"])[self.rank])
+        set_rng_state(json.loads(ckpt["rng_ranks"])[self.rank], device)
 
 
 def data_fingerprint(data) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import tensorgrad as tg
 import tensorgrad.nn as nn
-from tensorgrad import backend
 from tensorgrad.nn import functional as F
 
 from .config import GPTConfig, get_config
@@ -220,9 +219,8 @@ class KVCache:
 
 def _keep_top_k(logits, k):
     """-inf everywhere but the k largest logits of each row (B, V)."""
-    xp = backend.namespace(logits.device)
-    kth = xp.sort(logits._data, axis=-1)[:, -min(k, logits.shape[-1])][:, None]  # (B, 1): the k-th largest
-    return logits.masked_fill(logits < tg.Tensor(kth), float("-inf"))
+    kth = tg.topk(logits, min(k, logits.shape[-1]), dim=-1).values[:, -1:]  # (B, 1): the k-th largest
+    return logits.masked_fill(logits < kth, float("-inf"))
 
 
 class BigramLanguageModel(LanguageModel):

@@ -49,9 +49,3 @@ def probe_table(model, tokenizer, text, contexts=CONTEXTS, top=5, device="cpu") 
             lines.append(f"  {a:<28} {b:<28}")
         lines.append(f"  'r': model {ours.get('r', 0.0):.3f}, corpus {corpus.get('r', 0.0):.3f}")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":  # python -m gpt.probe: the command-line program, gpt/cli/probe.py
-    from gpt.cli.probe import main
-
-    main()

@@ -20,6 +20,8 @@ import re
 import uuid
 from pathlib import Path
 
+from .messages import arg, message
+
 RUN_FILES = ("last.npz", "best.npz", "log.jsonl", "summary.json", "curves.png")
 LOCK = ".lock"
 _TMP = re.compile(r"^\.[\w.-]+\.[0-9a-f]{12}\.tmp$")
@@ -68,9 +70,11 @@ class RunDir:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
-            raise RunDirError(f"--out-dir {self.path} exists and is not a directory") from None
+            raise RunDirError(message(f"{arg('out_dir')} {self.path} exists and is not a directory")) from None
         except OSError as e:
-            raise RunDirError(f"--out-dir {self.path}: cannot create the directory ({e.strerror or e})") from None
+            raise RunDirError(message(
+                f"{arg('out_dir')} {self.path}: cannot create the directory ({e.strerror or e})"
+            )) from None  # fmt: skip
         lock = self.path / LOCK
         for _ in range(3):
             try:
@@ -81,10 +85,10 @@ class RunDir:
                 except (OSError, ValueError):
                     pid = 0
                 if pid != os.getpid() and _pid_alive(pid):
-                    raise RunDirError(
-                        f"--out-dir {self.path} is in use by another run (pid {pid}, lock file {lock}); "
-                        "wait for it, or choose another --out-dir"
-                    ) from None
+                    raise RunDirError(message(
+                        f"{arg('out_dir')} {self.path} is in use by another run (pid {pid}, lock file {lock}); "
+                        f"wait for it, or choose another {arg('out_dir')}"
+                    )) from None  # fmt: skip
                 try:  # stale: its process is gone
                     lock.unlink()
                 except FileNotFoundError:
@@ -119,7 +123,7 @@ class RunDir:
         return removed
 
     def clear(self):
-        """Remove the run's files (an explicit --overwrite)."""
+        """Remove the run's files (an explicit overwrite)."""
         for name in RUN_FILES:
             try:
                 (self.path / name).unlink()

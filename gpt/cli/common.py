@@ -1,5 +1,6 @@
-"""What every command shares: turning expected failures into one `error:` line, the device
-flag, and checks of prompts and sampling flags made before any work."""
+"""What every command shares: turning expected failures into one `error:` line, the
+library's argument names into flags, the device flag, and checks of prompts and sampling
+flags made before any work."""
 
 from __future__ import annotations
 
@@ -13,15 +14,39 @@ import tensorgrad as tg
 import tensorgrad.distributed as dist
 from tensorgrad.serialization import CheckpointError
 
+from ..checkpoint import ResumeError
 from ..config import ConfigError
 from ..data import DataError
+from ..messages import renamed
 from ..rundir import RunDirError
-from ..train import ResumeError, TrainingDiverged, TrainingInterrupted
+from ..train import TrainingDiverged, TrainingInterrupted
 
 # Failures a user can cause and fix; anything else is a bug and keeps its traceback.
 EXPECTED = (ConfigError, DataError, CheckpointError, ResumeError, RunDirError, TrainingDiverged, tg.DeviceError,
             dist.DistributedError)  # fmt: skip
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
+
+# The flag of each library argument and config field the library's messages name, where it is
+# not "--" + the name with dashes (gpt/messages.py); "setting" is the noun for any of them.
+FLAGS = {"learning_rate": "--lr", "fast_attention": "--slow-attention", "ranks": "--distributed", "path": "--data",
+         "setting": "flag"}  # fmt: skip
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a library argument or config field: max_iters -> --max-iters."""
+    return FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def in_flags(text) -> str:
+    """A library message (an error's or a log line) with the arguments it names written as flags."""
+    if isinstance(text, BaseException):
+        text = text.args[0] if len(text.args) == 1 else str(text)
+    return renamed(text, flag)
+
+
+def say(text):
+    """Print a library log line in terms of flags (the `log` the commands give train())."""
+    print(in_flags(text))
 
 
 def fail(message: str, code: int = EXIT_ERROR):
@@ -39,11 +64,11 @@ def command_line(fn):
         try:
             return fn(argv)
         except TrainingInterrupted as e:
-            fail(f"{e}{resume_hint(e)}", EXIT_INTERRUPTED)
+            fail(f"{in_flags(e)}{resume_hint(e)}", EXIT_INTERRUPTED)
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
         except EXPECTED as e:
-            fail(str(e))
+            fail(in_flags(e))
         except FileNotFoundError as e:
             fail(f"no such file: {e.filename}")
         except IsADirectoryError as e:
@@ -62,7 +87,7 @@ def this_command() -> str:
     if argv0.endswith(".py"):
         package_root = Path(__file__).resolve().parents[2]
         module = Path(argv0).resolve()
-        if module.is_relative_to(package_root / "gpt"):  # python -m gpt.cli.train, python -m gpt.train
+        if module.is_relative_to(package_root / "gpt"):  # python -m gpt.cli.train
             return "python -m " + ".".join(module.relative_to(package_root).with_suffix("").parts)
         return f"python {argv0}"
     return os.path.basename(argv0)

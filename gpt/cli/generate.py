@@ -11,7 +11,7 @@ import argparse
 
 import tensorgrad as tg
 
-from ..train import load_model
+from ..checkpoint import load_model
 from .common import check_sampling, check_text, command_line, device_of
 
 

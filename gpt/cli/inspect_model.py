@@ -14,10 +14,10 @@ import argparse
 import tensorgrad as tg
 from tensorgrad.serialization import CheckpointError
 
+from ..checkpoint import load_model
 from ..config import PRESETS
 from ..data import ShakespeareData
 from ..model import build_model
-from ..train import load_model
 from .common import check_positive, check_text, command_line
 
 SHADES = " .:-=+*#%@"

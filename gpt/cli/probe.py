@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..checkpoint import load_model
 from ..data import load_text
 from ..probe import CONTEXTS, probe_table
-from ..train import load_model
 from .common import check_positive, check_text, command_line, device_of
 
 

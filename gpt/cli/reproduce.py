@@ -17,7 +17,7 @@ import tensorgrad as tg
 from ..config import CPU_STAGES, get_config
 from ..data import ShakespeareData
 from ..train import train
-from .common import command_line, device_of
+from .common import command_line, device_of, in_flags
 
 
 @command_line
@@ -41,7 +41,7 @@ def main(argv=None):
         config = get_config(stage) if args.max_iters is None else get_config(stage, max_iters=args.max_iters)
         print(f"== {stage}", flush=True)
         t0 = time.perf_counter()
-        result = train(config, data, device=device, seed=args.seed, log=lambda s: print("   ", s, flush=True))
+        result = train(config, data, device=device, seed=args.seed, log=lambda s: print("   ", in_flags(s), flush=True))
         ref = config.reference
         rows.append((stage, result.params, result.final["train"], result.final["val"], ref.get("val"),
                      time.perf_counter() - t0, result.ms_per_step))  # fmt: skip

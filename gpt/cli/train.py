@@ -27,11 +27,12 @@ from pathlib import Path
 
 import tensorgrad as tg
 
+from ..checkpoint import ResumeError, check_unfinished, load_last, read_config
 from ..config import PRESETS, ConfigError, get_config, preset_of, validate
 from ..data import ShakespeareData
 from ..rundir import RunDirError, atomic_write, holds_run
-from ..train import ResumeError, read_config, train
-from .common import check_text, command_line, device_of
+from ..train import train
+from .common import check_text, command_line, device_of, say
 
 OVERRIDES = {  # flag -> config field
     "batch_size": int, "block_size": int, "n_embd": int, "n_head": int, "n_layer": int, "dropout": float,
@@ -115,13 +116,10 @@ def check_args(args):
         )
 
 
-def stored_config(out: Path, device):
-    path = out / "last.npz"
-    if not path.exists():
-        raise ResumeError(f"--resume: there is no {path} to continue from (a run stopped before its first "
-            "checkpoint): start over with --overwrite")
-    ckpt = tg.load(path, device="cpu")
-    return read_config(ckpt, path), int(ckpt.get("step", 0))
+def stored_config(out: Path):
+    """The config and the next step of the run in `out`, read before anything is loaded."""
+    ckpt = load_last(out, device="cpu")
+    return read_config(ckpt, out / "last.npz"), int(ckpt.get("step", 0))
 
 
 def sample_prompt(args, data) -> str:
@@ -204,13 +202,10 @@ def _main(args, ranks):
     if device == "cpu":
         tg.host_memory.keep_freed_memory()  # process-wide, so made here and not by the library: see its docstring
     out = Path(args.out_dir) if args.out_dir else None
-    stored, stored_step = stored_config(out, device) if args.resume else (None, 0)
+    stored, stored_step = stored_config(out) if args.resume else (None, 0)
     config = config_from_args(args, stored)
-    if stored is not None and stored_step >= config.max_iters:
-        raise ResumeError(
-            f"the run in {out} is finished (step {stored_step} of --max-iters {config.max_iters}); "
-            f"to train further, resume with a larger --max-iters"
-        )
+    if stored is not None:  # said before the data is loaded
+        check_unfinished(stored_step, config, out)
     if args.tf32:
         tg.cuda.allow_tf32()
     data = ShakespeareData.load(args.data, device=device)
@@ -225,7 +220,7 @@ def _main(args, ranks):
     if args.resume and args.seed is not None and stored is not None:
         print("(--seed is ignored on resume: the run's random state is restored from its checkpoint)")
     result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume, overwrite=args.overwrite,
-                   ranks=ranks)  # fmt: skip
+                   log=say, ranks=ranks)  # fmt: skip
     if ranks is not None and not ranks.is_main:
         return
 

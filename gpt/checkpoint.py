@@ -1,0 +1,210 @@
+"""Checkpoints of a training run and resuming from them.
+
+A checkpoint (best.npz, last.npz; written by tg.save) holds the model's and the optimizer's
+state, the config, the step to run next, whether that step's evaluation is done, the best
+val loss so far, the vocabulary, the seed, the seconds spent, and the random state: resuming
+from it continues the run on the same trajectory, bit for bit.
+
+    state = checkpoint_state(...)              # what train() saves
+    point = resume_point(ckpt, config, ...)    # where a resume continues, with which config
+    restore(ckpt, point, model, optimizer)     # the weights, the optimizer, the random state
+    model, tokenizer, ckpt = load_model(path)  # for sampling and probing
+
+A resume may change only the RESUMABLE fields; `is_finished` is the one test of whether a
+run has reached its max_iters.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tensorgrad as tg
+from tensorgrad.random import get_rng_state, set_rng_state
+from tensorgrad.serialization import CheckpointError
+
+from .config import MODEL_FIELDS, GPTConfig, preset_of
+from .messages import arg, message
+from .model import build_model
+
+
+class ResumeError(RuntimeError):
+    """A resume that cannot continue the run as asked (conflicting settings, other data, finished)."""
+
+
+# On resume these take the new value (said in the log); every other field must be unchanged.
+RESUMABLE = ("max_iters", "eval_interval", "eval_iters", "learning_rate", "weight_decay", "fast_attention")
+
+
+def is_finished(step: int, config: GPTConfig) -> bool:
+    """Whether a run whose next step is `step` has nothing left to train."""
+    return step >= config.max_iters
+
+
+def check_unfinished(step: int, config: GPTConfig, where: str):
+    """ResumeError if the run in `where`, at `step`, is finished under `config`."""
+    if is_finished(step, config):
+        raise ResumeError(message(
+            f"the run in {where} is finished (step {step} of {arg('max_iters')} {config.max_iters}); "
+            f"to train further, resume with a larger {arg('max_iters')}"
+        ))  # fmt: skip
+
+
+# --------------------------------------------------------------------------- writing
+def checkpoint_state(model, optimizer, config, step, result, tokenizer, device, seed, elapsed, evaluated) -> dict:
+    """Everything a resume needs, as tg.save writes it."""
+    cfg = config.to_dict()
+    cfg.pop("reference", None)
+    return {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "config": json.dumps(cfg),
+        "preset": preset_of(config),  # None for a custom shape
+        "step": step,  # the next step to run
+        "evaluated": evaluated,  # whether step `step`'s evaluation is done (and in "eval")
+        "eval": json.dumps(result.history[-1] if evaluated else None),
+        "best_val": result.best_val,
+        "best_step": result.best_step,
+        "vocab": "".join(tokenizer.chars),
+        "seed": seed,
+        "elapsed": elapsed,  # seconds since the run started, over every resume
+        "rng": json.dumps(get_rng_state(device)),  # on a GPU too: a resume is exact there as well
+    }
+
+
+def log_line(entry: dict) -> str:
+    """One evaluation as a line of log.jsonl."""
+    return json.dumps(entry) + "\n"
+
+
+# --------------------------------------------------------------------------- reading
+def read_config(ckpt, path="checkpoint") -> GPTConfig:
+    """The GPTConfig stored in a checkpoint written by `train` (CheckpointError if there is none)."""
+    if not isinstance(ckpt, dict) or "config" not in ckpt or "model" not in ckpt:
+        raise CheckpointError(f"{path}: not a training checkpoint (no 'config' and 'model' entries)")
+    try:
+        return GPTConfig(**json.loads(ckpt["config"]))
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: its config cannot be read ({e})") from None
+
+
+def load_model(path, device="cpu"):
+    """A model and its tokenizer from a checkpoint written by `train`, and the checkpoint."""
+    from .data import CharTokenizer  # noqa: PLC0415
+
+    ckpt = tg.load(path, device=device)
+    config = read_config(ckpt, path)
+    model = build_model(config, vocab_size=config.vocab_size).to(device)
+    try:
+        model.load_state_dict(ckpt["model"])
+    except (KeyError, ValueError, RuntimeError, TypeError) as e:
+        first = str(e).splitlines()[0][:200]
+        raise CheckpointError(f"{path}: its weights do not fit its own config ({first})") from None
+    return model, CharTokenizer(ckpt["vocab"]), ckpt
+
+
+def load_last(out: Path, device):
+    """out/last.npz, the checkpoint a resume continues from."""
+    path = out / "last.npz"
+    if not path.exists():
+        raise ResumeError(message(
+            f"{arg('resume')}: there is no {path} to continue from (a run stopped before its first "
+            f"checkpoint): start over with {arg('overwrite')}"
+        ))  # fmt: skip
+    return tg.load(path, device=device)
+
+
+def read_log(path: Path, before: int) -> list:
+    """The evaluations in log.jsonl before step `before` (a line cut by a kill is dropped)."""
+    entries = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and isinstance(e.get("step"), int) and e["step"] < before:
+                entries.append(e)
+    return entries
+
+
+# --------------------------------------------------------------------------- resuming
+def resume_config(stored: GPTConfig, requested: GPTConfig, where="the run") -> tuple[GPTConfig, dict]:
+    """The config a resume continues with, and the {field: [old, new]} it changes.
+
+    RESUMABLE fields take the requested value; any other difference is a ResumeError naming
+    the field and both values (the model's shape, the batch, the data cannot change mid-run)."""
+    diffs = [f for f in stored.to_dict() if f not in RESUMABLE and f != "reference"
+             and getattr(stored, f) != getattr(requested, f)]  # fmt: skip
+    if diffs:
+        old_p, new_p = preset_of(stored), preset_of(requested)
+        both = ", ".join(f"{f} {getattr(stored, f)!r} there, {getattr(requested, f)!r} here" for f in diffs)
+        if any(f in MODEL_FIELDS for f in diffs) and old_p != new_p and new_p is not None:
+            raise ResumeError(message(
+                f"{arg('preset')} {new_p} conflicts with {where}, whose checkpoint is preset {old_p or 'custom'} "
+                f"({both}); resume without {arg('preset')}, or start a new {arg('out_dir')}"
+            ))  # fmt: skip
+        named = ", ".join(f"{arg(f)} {getattr(requested, f)!r}" for f in diffs)
+        raise ResumeError(message(
+            f"{named} conflicts with {where} ({both}); a resume keeps the model, the batch and the data: "
+            f"drop the {arg('setting')}, or start a new {arg('out_dir')}"
+        ))  # fmt: skip
+    changes = {f: [getattr(stored, f), getattr(requested, f)] for f in RESUMABLE
+               if getattr(stored, f) != getattr(requested, f)}  # fmt: skip
+    return stored.replace(**{f: new for f, (_, new) in changes.items()}), changes
+
+
+@dataclass
+class ResumePoint:
+    """Where a resumed run continues: its config (with the changes applied) and its progress."""
+
+    config: GPTConfig
+    changes: dict = field(default_factory=dict)  # {field: [old, new]}
+    step: int = 0  # the next step to run
+    seed: int = 1337
+    evaluated: bool = False  # whether step `step`'s evaluation is done
+    elapsed: float = 0.0  # seconds the run has taken so far
+    history: list = field(default_factory=list)  # the evaluations before `step`, from the log
+
+
+def resume_point(ckpt, config: GPTConfig, data, out: Path, seed: int) -> ResumePoint:
+    """Where the run in `out` (its last.npz, `ckpt`) continues when resumed with `config` and `data`;
+    ResumeError if it cannot (other data, a conflicting setting, a finished run)."""
+    stored = read_config(ckpt, out / "last.npz")
+    vocab = ckpt.get("vocab")
+    if vocab != "".join(data.tokenizer.chars):
+        gone = sorted(set(vocab or "") - set(data.tokenizer.chars))
+        new = sorted(set(data.tokenizer.chars) - set(vocab or ""))
+        raise ResumeError(message(
+            f"the data's vocabulary ({data.tokenizer.vocab_size} characters) is not the run's "
+            f"({len(vocab or '')} in {out / 'last.npz'}; missing here: {''.join(gone)[:20]!r}, "
+            f"new here: {''.join(new)[:20]!r}, or another order); resume with the run's {arg('data')}"
+        ))  # fmt: skip
+    config, changes = resume_config(stored, config, f"the run in {out}")
+    step = int(ckpt["step"])
+    check_unfinished(step, config, out)
+    history = read_log(out / "log.jsonl", step)
+    last_eval = json.loads(ckpt["eval"]) if ckpt.get("eval") else None
+    if last_eval:
+        history.append(last_eval)
+    return ResumePoint(config, changes, step, int(ckpt.get("seed", seed)), bool(ckpt.get("evaluated", True)),
+                       float(ckpt.get("elapsed", 0.0)), history)  # fmt: skip
+
+
+def restore(ckpt, point: ResumePoint, model, optimizer, result, device, ranks=None, where="the run"):
+    """Load the checkpoint's weights, optimizer state, best val loss and random state into a
+    freshly built run; the resumed config's learning rate and weight decay take effect here."""
+    model.load_state_dict(ckpt["model"])  # resume_config made sure the shapes are the run's
+    optimizer.load_state_dict(ckpt["optimizer"])
+    for group in optimizer.param_groups:
+        group["lr"], group["weight_decay"] = point.config.learning_rate, point.config.weight_decay
+    result.best_val = float(ckpt["best_val"])
+    result.best_step = int(ckpt.get("best_step", -1))
+    result.resumed_from, result.changes = point.step, point.changes
+    if ranks is not None:
+        ranks.restore_rng(ckpt, device, where)
+    elif ckpt.get("rng"):
+        set_rng_state(json.loads(ckpt["rng"]), device)
+    else:
+        tg.manual_seed(point.seed + point.step)
