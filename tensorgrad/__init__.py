@@ -8,7 +8,7 @@ and functions.py (tg.cat, tg.where, tg.sum, ...) are the functions of this names
 
 __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads it
 
-from . import autograd, backend, cuda, host_memory, kernels, nn, optim, profiler, testing
+from . import autograd, backend, cuda, host_memory, kernels, nn, optim, profiler, random, testing
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -125,7 +125,7 @@ short = int16
 
 __all__ = [
     # modules: tg.autograd.Function, tg.testing.assert_close, tg.nn.Linear, ...
-    "autograd", "cuda", "host_memory", "kernels", "nn", "optim", "profiler", "testing",
+    "autograd", "cuda", "host_memory", "kernels", "nn", "optim", "profiler", "random", "testing",
     # the Tensor, autograd and gradient checks
     "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "gradcheck", "GradcheckError",
     # errors
