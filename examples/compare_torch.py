@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,9 +47,21 @@ def parse_args(argv=None):
                    help="PyTorch's threads (default 1: its pool and tensorgrad's BLAS threads contend otherwise)")
     p.add_argument("--data", default=None, help="path of input.txt (default: data/tinyshakespeare/input.txt)")
     args = p.parse_args(argv)
-    if args.max_iters < 1 or args.eval_iters < 1 or (args.eval_interval is not None and args.eval_interval < 1):
-        p.error("--max-iters, --eval-iters and --eval-interval must be positive")
+    for flag in ("max_iters", "eval_iters", "eval_interval", "batch_size", "torch_threads"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            p.error(f"--{flag.replace('_', '-')} {value}: must be an integer >= 1")
+    if args.out:
+        args.out = plot_path(args.out)
+        folder = Path(args.out).resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            p.error(f"--out {args.out}: cannot write in {folder} (no such directory, or not writable)")
     return args
+
+
+def plot_path(out: str) -> str:
+    """The file the plot goes to: matplotlib adds ".png" to a name without a suffix, so say so."""
+    return out if Path(out).suffix else out + ".png"
 
 
 def evaluate(model, twin, batches, torch) -> tuple[float, float]:
@@ -70,9 +83,10 @@ def run(args, torch, log=print) -> dict:
 
     data = ShakespeareData.load(args.data)
     overrides = {"dropout": 0.0, "vocab_size": data.tokenizer.vocab_size}
-    if args.batch_size:
+    if args.batch_size is not None:
         overrides["batch_size"] = args.batch_size
     config = get_config(args.preset, **overrides)
+    data.check_block_size(config.block_size)  # a corpus too short for one block: one line, before any work
     interval = args.eval_interval or max(1, args.max_iters // 10)
     tg.manual_seed(args.seed)
     torch.manual_seed(args.seed)
@@ -186,6 +200,9 @@ def main(argv=None) -> int:
             print(f"drew {args.out}")
         except ImportError:
             print("(no plot: pip install matplotlib)", file=sys.stderr)
+        except OSError as e:
+            print(f"error: --out {args.out}: {e.strerror or e}", file=sys.stderr)
+            return 2
     return 0
 
 

@@ -6,7 +6,9 @@
 
 - A directory that holds a run is never started over without an explicit overwrite.
 - Only one process trains in a directory at a time: `.lock` holds its pid; a lock whose
-  process is gone (killed, the machine rebooted) is stale and taken over.
+  process is gone (killed, the machine rebooted) is stale and taken over.  Reading, judging and
+  replacing the lock happen under an flock of the directory, so two processes never both take
+  it, and the pid is in the file from the moment it exists (written whole, then renamed).
 - Every file is written atomically (a temporary name in the same directory, then a rename), so
   a kill leaves either the old file or the new one.  Temporary files of our own naming,
   `.NAME.<12 hex>.tmp` as tg.save writes them, are left only by a kill and are removed when
@@ -15,6 +17,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import uuid
@@ -47,6 +51,24 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _exclusive(directory: Path):
+    """Hold an exclusive flock on the directory itself while the lock file is read and replaced.
+
+    Without it two processes could both find the lock absent or stale and both take it. The
+    directory is never deleted, so every process locks the same inode, and the kernel drops the
+    flock when its holder dies: it cannot go stale."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError as e:
+        raise _os_error(e, str(directory)) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
 def _os_error(e: OSError, what: str) -> RunDirError:
     name = e.filename if e.filename is not None else what
     return RunDirError(f"cannot write {name}: {e.strerror or e}")
@@ -76,40 +98,28 @@ class RunDir:
                 f"{arg('out_dir')} {self.path}: cannot create the directory ({e.strerror or e})"
             )) from None  # fmt: skip
         lock = self.path / LOCK
-        for _ in range(3):
+        with _exclusive(self.path):  # one process at a time reads, judges and replaces the lock
             try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                try:
-                    pid = int(lock.read_text().strip() or 0)
-                except (OSError, ValueError):
-                    pid = 0
-                if pid != os.getpid() and _pid_alive(pid):
-                    raise RunDirError(message(
-                        f"{arg('out_dir')} {self.path} is in use by another run (pid {pid}, lock file {lock}); "
-                        f"wait for it, or choose another {arg('out_dir')}"
-                    )) from None  # fmt: skip
-                try:  # stale: its process is gone
-                    lock.unlink()
-                except FileNotFoundError:
-                    pass
-                except OSError as e:
-                    raise _os_error(e, str(lock)) from None
-                continue
-            except OSError as e:
-                raise _os_error(e, str(lock)) from None
-            with os.fdopen(fd, "w") as f:
-                f.write(f"{os.getpid()}\n")
+                pid = int(lock.read_text().strip())
+            except FileNotFoundError:
+                pid = None
+            except (OSError, ValueError):
+                pid = None  # unreadable or not a pid: never written by a run (ours are written whole)
+            if pid is not None and pid != os.getpid() and _pid_alive(pid):
+                raise RunDirError(message(
+                    f"{arg('out_dir')} {self.path} is in use by another run (pid {pid}, lock file {lock}); "
+                    f"wait for it, or choose another {arg('out_dir')}"
+                ))  # fmt: skip
+            atomic_write(lock, f"{os.getpid()}\n")  # absent, or stale (its process is gone): ours now
             self._locked = True
-            self.clean_stale_temp_files()
-            return
-        raise RunDirError(f"could not take the lock {lock}")
+        self.clean_stale_temp_files()
 
     def release(self):
         if self._locked:
             self._locked = False
             try:
-                (self.path / LOCK).unlink()
+                with _exclusive(self.path):
+                    (self.path / LOCK).unlink()
             except OSError:
                 pass
 

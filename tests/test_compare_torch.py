@@ -40,3 +40,35 @@ def test_float64_runs_agree_to_rounding():
 def test_bad_arguments_give_one_line():
     with pytest.raises(SystemExit):
         compare_torch.parse_args(["--max-iters", "0"])
+
+
+@pytest.mark.parametrize(
+    "flags, named",
+    [
+        (["--torch-threads", "0"], "--torch-threads 0"),
+        (["--batch-size", "0"], "--batch-size 0"),
+        (["--eval-interval", "0"], "--eval-interval 0"),
+        (["--eval-iters", "-1"], "--eval-iters -1"),
+        (["--out", "/nonexistent-dir/curves.png"], "--out /nonexistent-dir/curves.png"),
+    ],
+)
+def test_each_bad_flag_is_one_line_before_any_work(flags, named, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        compare_torch.parse_args(flags)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert named in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_out_without_a_suffix_names_the_png_it_writes():
+    assert compare_torch.parse_args(["--out", "x"]).out == "x.png"
+    assert compare_torch.parse_args(["--out", "x.svg"]).out == "x.svg"
+
+
+def test_a_corpus_shorter_than_a_block_is_one_line(tmp_path, capsys):
+    short = tmp_path / "short.txt"
+    short.write_text("abcdefghij" * 3)  # val split: 3 characters, less than a block of 8 + 1
+    code = compare_torch.main(["--preset", "bigram", "--data", str(short), "--out", ""])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "--block-size" in err[0]

@@ -1,0 +1,90 @@
+"""How much memory a training step needs, estimated from the config before the first step.
+
+A batch or block size whose activations do not fit is otherwise found out by the operating system,
+which kills the process minutes later without a message. `check_fits` compares the estimate with
+the memory the machine has available and raises `MemoryEstimateError` (one line, both numbers)
+before any work.
+
+The estimate counts what a step keeps alive at its peak, the end of the forward pass:
+
+    params      weights, gradients and AdamW's two moments: 4 arrays of n_params
+    per layer   the activations each op saves for its backward, per token (B * T of them), in
+                units of C: ln1 1, q/k/v 3, heads' output 1, proj 1, dropout 1, residual 1, ln2 1,
+                FFN (C -> 4C -> C) 4 + 4 + 1, dropout 1, residual 1; and per (batch, head) the
+                (T, T) attention probabilities, their dropped-out copy and the 1-byte keep mask
+    logits      (B, T, vocab), with the softmax the loss keeps
+    runtime     Python, NumPy, Numba and the compiled kernels
+
+times a margin for the backward pass's temporaries (gradients of a layer's activations alive
+beside them). The margin was fitted to measured peaks of the `large` model at several batch, block,
+width, depth and head counts (README, "Memory"); the estimate lands 4-13% above each of them,
+so it errs on the side of refusing a step that would only just fit.
+"""
+
+from __future__ import annotations
+
+from .config import GPTConfig
+
+BACKWARD_MARGIN = 1.30  # peak / (what the forward keeps), fitted as the docstring says
+RUNTIME_BYTES = 250 * 2**20  # the interpreter and libraries, before any tensor
+
+
+class MemoryEstimateError(MemoryError):
+    """A training step would need more memory than the machine has available."""
+
+
+def activation_units_per_token(config: GPTConfig) -> int:
+    """Activations one layer keeps per token, in units of n_embd elements (see the docstring)."""
+    dropout = config.dropout > 0
+    attention = 3 + 1  # q, k, v and the heads' concatenated output
+    attention += config.layernorm + config.proj + (dropout and config.proj) + config.residual
+    ffn = {"none": 0, "single": 2, "mlp": 9}[config.ffn] + (dropout and config.ffn != "none")
+    ffn += (config.layernorm + config.residual) if config.ffn != "none" else 0
+    return attention + ffn
+
+
+def estimate_step_bytes(config: GPTConfig, n_params: int, itemsize: int = 4) -> int:
+    """Peak bytes of one training step of `config` with `n_params` parameters (float32: itemsize 4)."""
+    B, T, C, V = config.batch_size, config.block_size, config.n_embd, config.vocab_size
+    params = 4 * n_params * itemsize
+    logits = 3 * B * T * V * itemsize
+    if config.kind == "bigram":
+        return int(RUNTIME_BYTES + params + BACKWARD_MARGIN * logits)
+    per_layer = activation_units_per_token(config) * B * T * C * itemsize
+    scores = B * config.n_head * T * T
+    per_layer += scores * (itemsize + (itemsize + 1 if config.dropout > 0 else 0))
+    embeddings = 2 * B * T * C * itemsize
+    kept = config.n_layer * per_layer + embeddings + logits
+    return int(RUNTIME_BYTES + params + BACKWARD_MARGIN * kept)
+
+
+def available_bytes() -> int | None:
+    """The memory the machine can give a new allocation now (Linux's MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _gb(n: int) -> str:
+    return f"{n / 2**30:.1f} GB"
+
+
+def check_fits(config: GPTConfig, n_params: int, itemsize: int = 4, available: int | None = None):
+    """Raise MemoryEstimateError when a step's estimated peak exceeds the memory available.
+
+    `available` defaults to the machine's (no check where it cannot be read)."""
+    available = available_bytes() if available is None else available
+    if available is None:
+        return
+    need = estimate_step_bytes(config, n_params, itemsize)
+    if need > available:
+        raise MemoryEstimateError(
+            f"a training step with batch_size {config.batch_size} and block_size {config.block_size} needs about "
+            f"{_gb(need)} of memory (an estimate), and this machine has {_gb(available)} available: use a smaller "
+            "batch_size or block_size"
+        )
