@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 
 import tensorgrad as tg  # noqa: E402
 from gpt import build_model, get_config  # noqa: E402
+from gpt.cli.common import in_flags  # noqa: E402
 from gpt.config import PRESETS  # noqa: E402
 from gpt.data import DataError, ShakespeareData  # noqa: E402
 
@@ -190,7 +191,7 @@ def main(argv=None) -> int:
     try:
         result = run(args, torch)
     except (DataError, FloatingPointError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {in_flags(e)}", file=sys.stderr)  # the library's argument names as this script's flags
         return 2
     finally:
         torch.set_num_threads(threads)  # as it was (main may be called from other code)
