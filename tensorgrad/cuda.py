@@ -17,7 +17,7 @@ def allow_tf32(enabled: bool = True):
 
     It can be called at any time, before or after the first CUDA tensor, and covers 2-d and
     batched products (CuPy's compute type for float32 and the cuBLAS handle's math mode; see
-    backend._apply_tf32).  Off by default, as in PyTorch; allow_tf32(False) turns it off again.
+    backend/cuda_setup.py).  Off by default, as in PyTorch; allow_tf32(False) turns it off again.
     On GPUs older than Ampere (compute capability 8.0) it changes nothing.
     """
     backend.set_allow_tf32(enabled)

@@ -2,7 +2,7 @@
 a copy to the host, and the reads CuPy makes without saying so) waits for all queued kernels, so
 a read inside the step stalls it.
 
-The strict device (tensorgrad/backend_strict.py) stands in for CuPy: `recording()` counts every
+The strict device (tensorgrad/backend/strict.py) stands in for CuPy: `recording()` counts every
 way it has to hand a value to the host, while batches are drawn, the model runs forward,
 backward and an AdamW step, and while the loss is estimated.
 """
@@ -16,7 +16,7 @@ import tensorgrad as tg
 from gpt import build_model, get_config
 from gpt.data import ShakespeareData
 from gpt.train import estimate_loss
-from tensorgrad import backend_strict
+from tensorgrad.backend import strict as backend_strict
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n" * 20
 

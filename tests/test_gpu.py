@@ -138,7 +138,7 @@ def test_erf_keeps_float16_and_index_add_accumulates_on_the_gpu():
 
     cupy = backend.namespace("cuda")
     assert backend.erf(cupy, cupy.ones(3, dtype=cupy.float16)).dtype == np.float16
-    target = backend.index_add(cupy, cupy.zeros(3), cupy.asarray([0, 0, 2]), cupy.ones(3))
+    target = backend.add_at(cupy, cupy.zeros(3), cupy.asarray([0, 0, 2]), cupy.ones(3))
     np.testing.assert_array_equal(cupy.asnumpy(target), [2.0, 0.0, 1.0])
 
 

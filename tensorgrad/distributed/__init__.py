@@ -13,10 +13,9 @@ job with a message instead of hanging it, and an uncaught exception on any rank 
 """
 
 from .collectives import ReduceOp, all_gather_object, all_reduce, broadcast
+from .job import DistributedError, abort, launched_by_mpi
 from .process_group import (
     DEFAULT_TIMEOUT,
-    DistributedError,
-    abort,
     barrier,
     destroy_process_group,
     get_backend,
@@ -25,7 +24,6 @@ from .process_group import (
     init_process_group,
     is_available,
     is_initialized,
-    launched_by_mpi,
 )
 
 __all__ = [

@@ -12,7 +12,7 @@ import pickle
 import time
 
 from .. import backend
-from .process_group import DistributedError, abort
+from .job import DistributedError, abort
 
 # The dtypes every MPI has a datatype for (mpi4py reads it from the buffer's format).
 SUPPORTED_DTYPES = ("float32", "float64", "int32", "int64")

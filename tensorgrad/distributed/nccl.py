@@ -17,9 +17,25 @@ import os
 import time
 
 from .. import backend
-from .process_group import DistributedError, abort, launched_by_mpi, launched_by_torchrun, local_rank
+from .job import DistributedError, abort, launched_by_mpi, launched_by_torchrun, local_rank
+from .mpi import MPIBackend
 
 _FLOATS = ("float16", "float32", "float64")
+
+
+def nccl_communicator(world_size, rank, gpu_index, host=None, port=None, use_mpi=False):
+    """CuPy's NCCL communicator (`cupyx.distributed.NCCLBackend`) for this rank, on GPU
+    `gpu_index % device count`, which becomes this process's 'cuda' device before CuPy is checked."""
+    cupy, cupyx_distributed, nccl = backend.import_nccl()
+    count = cupy.cuda.runtime.getDeviceCount() if cupy.cuda.is_available() else 0
+    if count:
+        cupy.cuda.Device(gpu_index % count).use()
+    backend.namespace("cuda")  # loads and checks CuPy: one clear line if there is no usable GPU
+    if not nccl.available:
+        raise backend.DeviceError(
+            "the 'nccl' backend needs NCCL: pip install nvidia-nccl-cu12 (or -cu13, matching CuPy)"
+        )
+    return cupyx_distributed.init_process_group(world_size, rank, host=host, port=port, use_mpi=use_mpi)
 
 
 class NCCLBackend:
@@ -30,8 +46,6 @@ class NCCLBackend:
         self.mpi = None
         host = port = None
         if launched_by_mpi():
-            from .mpi import MPIBackend
-
             self.mpi = MPIBackend(timeout)
             self.rank, self.world_size = self.mpi.rank, self.mpi.world_size
         elif launched_by_torchrun():
@@ -43,7 +57,7 @@ class NCCLBackend:
                 "init_process_group('nccl') needs a launcher: `mpiexec -n N python ...`, or torchrun-style "
                 "RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT in the environment"
             )
-        self.comm = backend.nccl_communicator(
+        self.comm = nccl_communicator(
             self.world_size, self.rank, local_rank(), host=host, port=port, use_mpi=self.mpi is not None
         )
         self.xp = backend.namespace("cuda")

@@ -1,9 +1,7 @@
 """The process group: which rank this process is, how many there are, and the backend that
 moves arrays between them.  Names and meanings follow `torch.distributed`.
 
-Rank and world size come from the launcher, never from arguments: `mpiexec -n N` (MPICH's
-PMI_RANK / PMI_SIZE, Open MPI's OMPI_COMM_WORLD_*, PMIx) for both backends, or torchrun-style
-RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT for NCCL.
+Rank and world size come from the launcher (see job.py).
 
 No hang: every collective waits with a deadline (`timeout`, 10 minutes unless given).  A rank
 whose collective is not matched in time (another rank died, or is stuck) ends the whole job with
@@ -16,38 +14,17 @@ leaving the other ranks waiting: `init_process_group` installs that `sys.excepth
 from __future__ import annotations
 
 import datetime
-import os
 import sys
-import time
 import traceback
+
+from . import job
+from .job import DistributedError, abort, launched_by_mpi
+from .mpi import MPIBackend
+from .nccl import NCCLBackend
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=10)
 
-# Environment variables that say "started by an MPI launcher" (MPICH/Hydra, Open MPI, PMIx).
-_MPI_LAUNCHER_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
-
-_group = None  # the backend object while initialized
 _previous_excepthook = None
-
-
-class DistributedError(RuntimeError):
-    """A process group that cannot be started or used here (one line naming the fix)."""
-
-
-def launched_by_mpi() -> bool:
-    return any(v in os.environ for v in _MPI_LAUNCHER_VARS)
-
-
-def launched_by_torchrun() -> bool:
-    return "RANK" in os.environ and "WORLD_SIZE" in os.environ
-
-
-def local_rank() -> int:
-    """This process's index among the ranks on its machine (which GPU it takes)."""
-    for var in ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"):
-        if var in os.environ:
-            return int(os.environ[var])
-    return 0
 
 
 def _seconds(timeout) -> float:
@@ -67,8 +44,8 @@ def init_process_group(backend: str = "mpi", timeout=None):
     arrays, through cupyx.distributed).  timeout: a `datetime.timedelta` or seconds, the longest
     any collective waits for the other ranks.
     """
-    global _group, _previous_excepthook
-    if _group is not None:
+    global _previous_excepthook
+    if job.current_group() is not None:
         raise DistributedError("the default process group is already initialized (call destroy_process_group first)")
     seconds = _seconds(timeout)
     if backend == "mpi":
@@ -77,13 +54,9 @@ def init_process_group(backend: str = "mpi", timeout=None):
                 "init_process_group('mpi') needs the ranks an MPI launcher starts: run it as "
                 "`mpiexec -n N python ...` (pip install 'tensorgrad-gpt[distributed]' gives mpiexec)"
             )
-        from .mpi import MPIBackend
-
-        _group = MPIBackend(seconds)
+        job.set_current_group(MPIBackend(seconds))
     elif backend == "nccl":
-        from .nccl import NCCLBackend
-
-        _group = NCCLBackend(seconds)
+        job.set_current_group(NCCLBackend(seconds))
     else:
         raise ValueError(f"unknown backend {backend!r}: expected 'mpi' or 'nccl'")
     _previous_excepthook = sys.excepthook
@@ -96,23 +69,13 @@ def _abort_on_uncaught(kind, value, tb):
     abort(f"rank {get_rank()} raised an uncaught exception; ending all ranks:\n{text.rstrip()}")
 
 
-def abort(message: str, exit_code: int = 1):
-    """Print `message` on this rank's stderr and end every rank of the job (MPI_Abort)."""
-    print(message, file=sys.stderr, flush=True)
-    if _group is not None:
-        # mpiexec forwards each rank's output asynchronously and MPI_Abort tears the job down at
-        # once: a moment's pause lets the message (this rank's, or another's) reach the terminal.
-        time.sleep(0.5)
-        _group.abort(exit_code)
-    os._exit(exit_code)
-
-
 def _require():
-    if _group is None:
+    group = job.current_group()
+    if group is None:
         raise DistributedError(
             "the default process group is not initialized: call tensorgrad.distributed.init_process_group() first"
         )
-    return _group
+    return group
 
 
 def is_available() -> bool:
@@ -121,7 +84,7 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
-    return _group is not None
+    return job.current_group() is not None
 
 
 def get_backend() -> str:
@@ -144,10 +107,10 @@ def barrier():
 def destroy_process_group():
     """Leave the group; the excepthook goes back to what it was.  MPI itself stays up (it cannot
     be started twice in one process) and is finalized when the process exits."""
-    global _group, _previous_excepthook
+    global _previous_excepthook
     group = _require()
     group.close()
-    _group = None
+    job.set_current_group(None)
     if sys.excepthook is _abort_on_uncaught:
         sys.excepthook = _previous_excepthook
     _previous_excepthook = None

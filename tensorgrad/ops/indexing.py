@@ -3,7 +3,7 @@
 The one rule behind every backward here: an output element that is a copy of an input
 element sends its gradient back to that element, and when several outputs copy the same
 element (a repeated index) their gradients add up.  So the adjoint of a gather is a
-scatter-*add* of the output gradient, done by backend.index_add (repeats accumulate), and
+scatter-*add* of the output gradient, done by backend.add_at (repeats accumulate), and
 the adjoint of a scatter is a gather of the output gradient.
 
 `along(xp, index, dim)` spells "index along dim" as NumPy advanced indexing: position p of
@@ -32,6 +32,46 @@ def leading(index_shape):
     return tuple(slice(0, n) for n in index_shape)
 
 
+def scatter_reduce_at(xp, target, index, values, reduce):
+    """target[index] = reduce(target[index], values), repeated indices combining (unbuffered).
+
+    reduce is "sum", "prod", "amax" or "amin".  Every device has an unbuffered sum, max and min
+    (backend.reduce_at: ufunc.at on the host, cupyx.scatter_* on CuPy); CuPy has no unbuffered
+    product, so there it is done in rounds (`multiply_at_in_rounds`).
+    """
+    if backend.has_reduce_at(xp, reduce):
+        return backend.reduce_at(xp, target, index, values, reduce)
+    return multiply_at_in_rounds(xp, target, index, values)
+
+
+def multiply_at_in_rounds(xp, target, index, values):
+    """target[index] *= values with repeated indices all multiplied in, from buffered updates only.
+
+    A plain fancy-indexed update `view[flat] *= vals` is buffered: when a position appears twice
+    in `flat`, only one of its values is applied.  So the updates are split into rounds in which
+    no position appears twice.  Number the occurrences of each target position in index order,
+    0, 1, 2, ... (its rank); round k multiplies in every occurrence of rank k:
+
+        target[p] <- (((target[p] * v_0) * v_1) * ... * v_m)      for p's values v_0 .. v_m
+
+    Each round is exact, and the product is taken in index order, as ufunc.at takes it.  The ranks
+    come from a stable sort of the flat positions: rank = place in the sorted order - place of the
+    position's first occurrence (searchsorted, side="left").  As many rounds as the most repeated
+    position has values.
+    """
+    positions = xp.arange(target.size).reshape(target.shape)[index]  # target is contiguous: reshape is a view
+    flat, vals = positions.reshape(-1), xp.broadcast_to(values, positions.shape).reshape(-1)
+    order = xp.argsort(flat, kind="stable")
+    flat, vals = flat[order], vals[order]
+    first = xp.searchsorted(flat, flat, side="left")
+    rank = xp.arange(flat.size) - first  # occurrence number of each position
+    view = target.reshape(-1)
+    for k in range(int(rank.max()) + 1 if flat.size else 0):
+        sel = rank == k
+        view[flat[sel]] *= vals[sel]
+    return target
+
+
 class Gather(Function):
     """z = x[along(index, dim)]   (z[i][j][k] = x[i][index[i][j][k]][k] for dim = 1).
 
@@ -47,7 +87,7 @@ class Gather(Function):
     def backward(self, g):
         shape, dtype, idx = self.saved
         dx = self.xp.zeros(shape, dtype=dtype)
-        backend.index_add(self.xp, dx, idx, g)
+        backend.add_at(self.xp, dx, idx, g)
         return dx, None
 
 
@@ -64,7 +104,7 @@ class IndexSelect(Function):
     def backward(self, g):
         shape, dtype, index, dim = self.saved
         dx = self.xp.zeros(shape, dtype=dtype)
-        backend.index_add(self.xp, dx, (slice(None),) * dim + (index,), g)
+        backend.add_at(self.xp, dx, (slice(None),) * dim + (index,), g)
         return dx, None
 
 
@@ -108,7 +148,7 @@ class ScatterAdd(Function):
         idx = along(self.xp, index, dim)
         self.save_for_backward(idx, src.shape, index.shape)
         out = x.copy()
-        backend.index_add(self.xp, out, idx, src[leading(index.shape)])
+        backend.add_at(self.xp, out, idx, src[leading(index.shape)])
         return out
 
     def backward(self, g):
@@ -141,7 +181,7 @@ class ScatterReduce(Function):
         reached = xp.zeros(x.shape, dtype=bool)
         reached[idx] = True
         count = xp.zeros(x.shape, dtype=x.dtype)  # |G_p|
-        backend.index_add(xp, count, idx, xp.ones(index.shape, dtype=x.dtype))
+        backend.add_at(xp, count, idx, xp.ones(index.shape, dtype=x.dtype))
         if include_self:
             count += 1
         pz = None
@@ -151,7 +191,7 @@ class ScatterReduce(Function):
             op = "sum" if reduce == "mean" else reduce
             identity = {"sum": 0, "amax": -xp.inf, "amin": xp.inf}[op]
             out = x.copy() if include_self else xp.where(reached, xp.asarray(identity, dtype=x.dtype), x)
-            backend.scatter_reduce_at(xp, out, idx, s, op)
+            scatter_reduce_at(xp, out, idx, s, op)
             if reduce == "mean":
                 out = xp.where(reached, out / xp.maximum(count, 1), x)
         self.save_for_backward(x, s, idx, src.shape, index.shape, out, reached, count, reduce, include_self, pz)
@@ -163,8 +203,8 @@ class ScatterReduce(Function):
         # P and Z of the docstring, kept for the backward
         nonzero_prod = xp.where(x == 0, one, x) if include_self else xp.where(reached, one, x)
         zeros = (x == 0).astype(x.dtype) if include_self else xp.zeros(x.shape, dtype=x.dtype)
-        backend.scatter_reduce_at(xp, nonzero_prod, idx, xp.where(s == 0, one, s), "prod")
-        backend.index_add(xp, zeros, idx, (s == 0).astype(x.dtype))
+        scatter_reduce_at(xp, nonzero_prod, idx, xp.where(s == 0, one, s), "prod")
+        backend.add_at(xp, zeros, idx, (s == 0).astype(x.dtype))
         return xp.where(zeros > 0, xp.zeros((), dtype=x.dtype), nonzero_prod), (nonzero_prod, zeros)
 
     def backward(self, g):
@@ -179,7 +219,7 @@ class ScatterReduce(Function):
             x_wins = (x == out) & (include_self | ~reached)  # x[p] is a member equal to z[p]
             s_wins = s == out[idx]
             winners = x_wins.astype(g.dtype)
-            backend.index_add(xp, winners, idx, s_wins.astype(g.dtype))
+            backend.add_at(xp, winners, idx, s_wins.astype(g.dtype))
             share = g / xp.maximum(winners, 1)
             dx, ds = share * x_wins, share[idx] * s_wins
         else:

@@ -1,0 +1,51 @@
+"""The backend: the only package of the engine that imports numpy or cupy (the kernels aside).
+
+Every array the engine holds lives on a device ("cpu": NumPy, "cuda": CuPy, "strict": NumPy
+behind a CuPy-like guard), and ``namespace(device)`` gives that device's array module, "xp".
+The rest of the engine reaches NumPy and CuPy only through the names below.  One job per module,
+in reading order:
+
+    errors.py       DeviceError, ShapeError
+    dtypes.py       dtypes (NumPy's dtype objects) and PyTorch's promotion
+    cuda_setup.py   loading CuPy with its smoke test, TF32, importing NCCL
+    devices.py      device names, namespace(device), device_of(array), synchronize
+    strict.py       the strict device: a CuPy-like guard on NumPy, for tests without a GPU
+    host.py         host transfer, storage identity, device checks deferred to the next host read
+    random.py       one seeded generator per device, and its state
+    primitives.py   the few array primitives NumPy and CuPy spell differently (scatter, erf)
+
+The math built on the primitives lives in the ops that use it (ops/indexing.py's scatter-reduce,
+ops/embedding.py's backward); NCCL's communicator in tensorgrad/distributed/nccl.py.
+"""
+
+from __future__ import annotations
+
+from . import strict
+from .cuda_setup import cuda_is_available, import_nccl, set_allow_tf32
+from .devices import DEVICES, device_of, is_array, namespace, normalize_device, synchronize
+from .dtypes import (
+    as_dtype,
+    bool_,
+    default_dtype_for,
+    float16,
+    float32,
+    float64,
+    int32,
+    int64,
+    is_floating,
+    result_type,
+    uint8,
+)
+from .errors import DeviceError, ShapeError
+from .host import _pending_checks as _pending_checks  # tests/conftest.py clears it between tests
+from .host import defer_check, from_host, run_deferred_checks, storage_of, to_device, to_numpy
+from .primitives import add_at, ensure_array, erf, has_reduce_at, index_add, reduce_at
+from .random import manual_seed, rng
+
+__all__ = [
+    "DEVICES", "DeviceError", "ShapeError", "add_at", "as_dtype", "bool_", "cuda_is_available", "default_dtype_for",
+    "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64", "from_host", "has_reduce_at",
+    "import_nccl", "index_add", "int32", "int64", "is_array", "is_floating", "manual_seed", "namespace",
+    "normalize_device", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32", "storage_of",
+    "strict", "synchronize", "to_device", "to_numpy", "uint8",
+]  # fmt: skip

@@ -1,0 +1,12 @@
+"""The engine's two error types (tg.DeviceError, tg.ShapeError), raised by every layer above."""
+
+from __future__ import annotations
+
+
+class DeviceError(RuntimeError):
+    """A device that cannot be used here, or arrays on different devices."""
+
+
+class ShapeError(RuntimeError, ValueError):
+    """Shapes that do not fit an op.  PyTorch raises RuntimeError for these; it is a ValueError
+    too, so both `except RuntimeError` (code ported from PyTorch) and `except ValueError` work."""

@@ -1,0 +1,86 @@
+"""Host transfer, storage identity, and the device checks deferred to the next host read.
+
+Moving data between the host (NumPy) and a device is always explicit here: `from_host` makes a
+fresh device array, `to_numpy` copies one back, `to_device` moves between devices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import strict
+from .cuda_setup import load_cupy
+from .devices import device_of, namespace
+
+
+def to_numpy(array) -> np.ndarray:
+    """An explicit copy to a host NumPy array, from any device."""
+    if isinstance(array, np.ndarray):
+        return array.copy()
+    if isinstance(array, strict.StrictArray):
+        return strict.to_numpy(array)
+    return load_cupy().asnumpy(array)
+
+
+def from_host(data, dtype, device):
+    """Python data or a NumPy array -> a fresh array of `dtype` on `device`."""
+    host = np.array(data, dtype=dtype)  # always a copy: the tensor owns its data
+    if device == "cpu":
+        return host
+    if device == "strict":
+        return strict.from_numpy(host)
+    return load_cupy().asarray(host)
+
+
+def to_device(array, device: str):
+    """Move an array to another device (a no-op when it is already there)."""
+    src = device_of(array)
+    if src == device:
+        return array
+    host = array if src == "cpu" else to_numpy(array)
+    return from_host(host, host.dtype, device)
+
+
+def storage_of(array):
+    """The object that owns `array`'s memory: the array itself, or the base it is a view of.
+    Two arrays with the same storage_of share memory, so a write to one shows in the other
+    (the engine's version counters use this to tell views from fresh arrays)."""
+    if isinstance(array, strict.StrictArray):
+        array = array._a
+    base = getattr(array, "base", None)
+    while base is not None and base is not array:
+        array, base = base, getattr(base, "base", None)
+    return array
+
+
+# --------------------------------------------------------------------------- deferred checks
+# Reading a value back from a GPU (`bool(x.any())`) waits for every queued kernel; one such read
+# inside the forward pass stalls the device once per step.  So checks of device data (token ids
+# in range) are queued here instead: the flag stays on the device, and is read at the next point
+# that waits for the device anyway (Tensor.item(), .numpy(), .tolist()), where a failed check
+# raises its error.  On the CPU the checks run at once.  Out-of-range ids meanwhile read a
+# wrapped-around row (CuPy's indexing), never memory outside the array.
+_pending_checks: list = []
+_MAX_PENDING = 256  # then they are read (one sync per 256 checks), so memory stays bounded
+
+
+def defer_check(flag, fail):
+    """Queue a device check: `flag` a 0-d bool array, `fail()` raises the error when it is True."""
+    _pending_checks.append((flag, fail))
+    if len(_pending_checks) >= _MAX_PENDING:
+        run_deferred_checks()
+
+
+def run_deferred_checks():
+    """Read every queued flag, one transfer per device (a sync), and raise the first failed check's error."""
+    if not _pending_checks:
+        return
+    pending = _pending_checks[:]
+    _pending_checks.clear()
+    failed = []
+    for device in dict.fromkeys(device_of(flag) for flag, _ in pending):
+        checks = [(flag, fail) for flag, fail in pending if device_of(flag) == device]
+        bad = to_numpy(namespace(device).stack([flag for flag, _ in checks]))
+        failed += [fail for (_, fail), b in zip(checks, bad) if b]
+    if failed:
+        failed[0]()

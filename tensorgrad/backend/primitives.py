@@ -1,0 +1,84 @@
+"""The few array primitives NumPy and CuPy spell differently (the ops hold the math around them).
+
+- `add_at` / `reduce_at`: an unbuffered scatter, target[index] op= values with repeated indices
+  combining: `ufunc.at` on NumPy (and the strict device), `cupy.add.at` and
+  `cupyx.scatter_add` / `scatter_max` / `scatter_min` on CuPy.
+- `erf`: NumPy has none; it comes from SciPy (or `math.erf`) on the host and from
+  `cupyx.scipy.special` on the GPU, imports that only the backend may make.
+- `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import strict
+
+
+def ensure_array(xp, value):
+    """NumPy reductions return scalars (np.float32), not 0-d arrays; make them arrays."""
+    if isinstance(value, np.generic):
+        return xp.asarray(value)
+    return value
+
+
+def add_at(xp, target, index, values):
+    """target[index] += values, with repeated indices accumulating (unbuffered): ufunc.at.
+
+    NumPy's add.at is exact and ordered; CuPy's (cupy.add.at) uses atomics, which are fast but
+    not bit-for-bit repeatable.  Callers with a 1-d integer index along axis 0 and a small
+    table should prefer ops/embedding.py's `embedding_backward`, which is a deterministic matmul.
+    """
+    if xp is strict.xp:
+        strict.add_at(target, index, values)
+    else:
+        xp.add.at(target, index, values)
+    return target
+
+
+index_add = add_at  # its former name, which ops/pad.py, rearrange.py, selection.py and shape.py still call
+
+_AT_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+_CUPY_SCATTERS = {"sum": "scatter_add", "amax": "scatter_max", "amin": "scatter_min"}
+
+
+def has_reduce_at(xp, reduce) -> bool:
+    """Whether `reduce_at` combines with `reduce` on xp's device: every reduce on the host and the
+    strict device; on CuPy all but "prod" (cupyx has no unbuffered product)."""
+    return xp is np or xp is strict.xp or reduce in _CUPY_SCATTERS
+
+
+def reduce_at(xp, target, index, values, reduce):
+    """target[index] = reduce(target[index], values), repeated indices combining (unbuffered), by
+    the device's own primitive.  reduce is "sum", "prod", "amax" or "amin" (see has_reduce_at)."""
+    if xp is np:
+        _AT_UFUNCS[reduce].at(target, index, values)
+    elif xp is strict.xp:
+        strict.ufunc_at(_AT_UFUNCS[reduce], target, index, values)
+    elif reduce in _CUPY_SCATTERS:
+        import cupyx  # noqa: PLC0415
+
+        getattr(cupyx, _CUPY_SCATTERS[reduce])(target, index, values)
+    else:
+        raise ValueError(f"reduce_at: CuPy has no unbuffered {reduce!r} (check has_reduce_at first)")
+    return target
+
+
+def erf(xp, x):
+    """The error function, elementwise (NumPy has none of its own)."""
+    if xp is np:
+        try:
+            from scipy.special import erf as scipy_erf  # noqa: PLC0415
+        except ImportError:
+            return _np_erf(x).astype(x.dtype, copy=False)
+        return scipy_erf(x).astype(x.dtype, copy=False)
+    if xp is strict.xp:
+        return strict.device_kernel(lambda a: erf(np, a), x)
+    from cupyx.scipy.special import erf as cupy_erf  # noqa: PLC0415
+
+    return cupy_erf(x).astype(x.dtype, copy=False)  # float16 in gives float64 out in CuPy 14
+
+
+_np_erf = np.vectorize(math.erf, otypes=[np.float64])
