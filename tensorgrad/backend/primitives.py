@@ -38,7 +38,6 @@ def add_at(xp, target, index, values):
     return target
 
 
-index_add = add_at  # its former name, which ops/pad.py, rearrange.py, selection.py and shape.py still call
 
 _AT_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 _CUPY_SCATTERS = {"sum": "scatter_add", "amax": "scatter_max", "amin": "scatter_min"}

@@ -68,6 +68,6 @@ class IndexPad(Function):
         steps, dtype = self.saved
         for axis, shape, src in reversed(steps):
             d = self.xp.zeros(shape, dtype=dtype)
-            backend.index_add(self.xp, d, (slice(None),) * axis + (src,), g)
+            backend.add_at(self.xp, d, (slice(None),) * axis + (src,), g)
             g = d
         return g

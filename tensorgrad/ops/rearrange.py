@@ -106,5 +106,5 @@ class Unfold(Function):
         shape, dtype, window_index, dim = self.saved
         xp = self.xp
         dx = xp.zeros(shape, dtype=dtype)
-        backend.index_add(xp, dx, (slice(None),) * dim + (window_index,), xp.moveaxis(g, -1, dim + 1))
+        backend.add_at(xp, dx, (slice(None),) * dim + (window_index,), xp.moveaxis(g, -1, dim + 1))
         return dx

@@ -43,7 +43,7 @@ class TakeAlongDim(Function):
     def backward(self, g):
         shape, index, dim = self.saved
         dx = self.xp.zeros(shape, dtype=g.dtype)
-        return backend.index_add(self.xp, dx, _open_grid(self.xp, index, dim), g)
+        return backend.add_at(self.xp, dx, _open_grid(self.xp, index, dim), g)
 
 
 # ---------------------------------------------------------------- positions (no gradient)

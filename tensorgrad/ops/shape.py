@@ -63,7 +63,7 @@ class Index(Function):
         shape, dtype, index, advanced = self.saved
         dx = self.xp.zeros(shape, dtype=dtype)
         if advanced:
-            backend.index_add(self.xp, dx, index, g)
+            backend.add_at(self.xp, dx, index, g)
         else:
             dx[index] = g
         return dx
