@@ -51,8 +51,12 @@ def _encode(obj, arrays: dict, memo: dict, where: str):
     if isinstance(obj, Tensor):
         key = memo.get(id(obj))
         if key is None:
+            host = obj.numpy()
+            if host.dtype.kind not in "biuf":  # np.savez would pickle an object array
+                raise TypeError(f"tg.save: the tensor at {where} is of dtype {host.dtype}, which is saved only by "
+                                "pickling; tensors hold bools, integers and floats")  # fmt: skip
             key = memo[id(obj)] = f"t{len(arrays)}"
-            arrays[key] = obj.numpy()
+            arrays[key] = host
         return {
             "__tensor__": key,
             "dtype": str(obj.dtype),

@@ -100,10 +100,19 @@ _seed = None  # None: seeded from the OS on first use
 _rngs: dict = {}
 
 
+_SEED_RANGE = 2**64
+
+
 def manual_seed(seed: int):
-    """Seed the generators of every device (the ones made later too)."""
+    """Seed the generators of every device (the ones made later too).
+
+    As PyTorch: any integer in [-2**63, 2**64); a negative seed is taken modulo 2**64, so
+    manual_seed(-1) is manual_seed(2**64 - 1)."""
     global _seed
-    _seed = int(seed)
+    seed = int(seed)
+    if not -(2**63) <= seed < _SEED_RANGE:
+        raise RuntimeError(f"Overflow when unpacking long: seed {seed} must be in [-2**63, 2**64)")
+    _seed = seed % _SEED_RANGE
     _rngs.clear()
 
 
@@ -112,5 +121,5 @@ def rng(device: str) -> _DeviceRNG:
     if gen is None:
         seed = _seed if _seed is not None else int(np.random.SeedSequence().entropy % (2**63))
         # A different stream per device, but reproducible from one seed.
-        gen = _rngs[device] = _DeviceRNG(device, seed + DEVICES.index(device))
+        gen = _rngs[device] = _DeviceRNG(device, (seed + DEVICES.index(device)) % _SEED_RANGE)
     return gen

@@ -1,0 +1,53 @@
+"""Inputs that used to give a silently wrong answer now do what PyTorch does: tensors hold only
+numbers, checkpoints never hold pickles, seeds take PyTorch's whole range."""
+
+import pytest
+
+import tensorgrad as tg
+
+
+@pytest.mark.parametrize(
+    "data, error, words",
+    [
+        (2**70, RuntimeError, "Overflow"),
+        ([1, 2**70], RuntimeError, "Overflow"),
+        ([2**63], RuntimeError, "Overflow"),
+        (None, RuntimeError, "Could not infer dtype of NoneType"),
+        ([1.0, None], RuntimeError, "Could not infer dtype of NoneType"),
+        ({"a": 1}, RuntimeError, "Could not infer dtype of dict"),
+        ("a", TypeError, "invalid data type 'str'"),
+        ([1.5, "x"], TypeError, "invalid data type 'str'"),
+        (b"ab", TypeError, "invalid data type 'bytes'"),
+    ],
+)
+def test_data_no_tensor_can_hold_is_refused_as_pytorch_does(data, error, words):
+    with pytest.raises(error, match=words):
+        tg.tensor(data)
+
+
+def test_the_int64_range_is_accepted_whole():
+    assert tg.tensor([-(2**63), 2**63 - 1]).tolist() == [-(2**63), 2**63 - 1]
+    assert tg.tensor(2**63 - 1).dtype == tg.int64
+
+
+def test_save_never_pickles(tmp_path):
+    """A tensor of Python objects cannot be made; were one to exist, tg.save refuses it rather than
+    write a pickle that tg.load would then refuse."""
+    t = tg.tensor([1.0, 2.0])
+    t._data = t._data.astype(object)
+    with pytest.raises(TypeError, match="pickling"):
+        tg.save({"w": t}, tmp_path / "x.npz")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("seed, same_as", [(-1, 2**64 - 1), (-(2**63), 2**64 - 2**63)])
+def test_negative_seeds_are_taken_modulo_2_64_as_in_pytorch(seed, same_as):
+    tg.manual_seed(seed)
+    a = (tg.rand(3).tolist(), tg.randint(0, 100, (3,)).tolist())
+    tg.manual_seed(same_as)
+    assert a == (tg.rand(3).tolist(), tg.randint(0, 100, (3,)).tolist())
+
+
+def test_a_seed_out_of_range_is_refused():
+    with pytest.raises(RuntimeError, match="Overflow"):
+        tg.manual_seed(2**64)
