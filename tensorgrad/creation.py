@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from . import backend
-from .tensor import Tensor, _shape_arg
+from .tensor import Tensor
+from .tensor_methods.common import shape_arg
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -21,7 +22,7 @@ def _filled(fill, shape, dtype, device, requires_grad):
     device = backend.normalize_device(device)
     dtype = backend.as_dtype(dtype) or backend.float32
     xp = backend.namespace(device)
-    data = xp.full(_shape_arg(shape), fill, dtype=dtype)
+    data = xp.full(shape_arg(shape), fill, dtype=dtype)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
@@ -65,7 +66,7 @@ def _random(draw, size, dtype, device, requires_grad):
     dtype = backend.as_dtype(dtype) or backend.float32
     if not backend.is_floating(dtype):
         raise TypeError(f"random floats need a floating dtype, got {dtype}")
-    data = getattr(backend.rng(device), draw)(_shape_arg(size), dtype)
+    data = getattr(backend.rng(device), draw)(shape_arg(size), dtype)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
@@ -89,7 +90,7 @@ def randint(*args, size=None, dtype=None, device=None) -> Tensor:
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     device = backend.normalize_device(device)
-    data = backend.rng(device).integers(int(low), int(high), _shape_arg((size,)))
+    data = backend.rng(device).integers(int(low), int(high), shape_arg((size,)))
     if dtype is not None:
         data = data.astype(backend.as_dtype(dtype))
     return Tensor._make(data, device, False)

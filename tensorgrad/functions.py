@@ -10,7 +10,8 @@ from .backend import ShapeError
 from .ops.einsum import Einsum
 from .ops.masking import Where
 from .ops.shape import Cat, Stack
-from .tensor import Tensor, broadcast_shapes, normalize_dim
+from .tensor import Tensor
+from .tensor_methods.common import broadcast_shapes, normalize_dim
 
 
 def _same_kind(tensors, op):

@@ -15,7 +15,8 @@ from ..ops.loss import CrossEntropy
 from ..ops.losses import AbsoluteError, BCEWithLogits, BinaryCrossEntropy, NLLLoss, Normalize, SquaredError
 from ..ops.pad import ConstantPad, IndexPad
 from ..ops.pool import AvgPool2d, MaxPool2d, max_indices, window_max
-from ..tensor import Tensor, broadcast_shapes, normalize_dim
+from ..tensor import Tensor
+from ..tensor_methods.common import broadcast_shapes, normalize_dim
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:

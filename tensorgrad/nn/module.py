@@ -221,7 +221,7 @@ class Module:
                 p.grad = None
             else:
                 p.grad._data[...] = 0
-                p.grad._counter[0] += 1
+                p.grad._bump_version()
 
     # ------------------------------------------------------------------ device and dtype
     def to(self, *args, device=None, dtype=None):
@@ -324,7 +324,7 @@ class Module:
             target = own[key]
             data = backend.to_device(value._data, target.device)
             target._data[...] = data.astype(target.dtype, copy=False)
-            target._counter[0] += 1  # an in-place write (autograd.py's version counters)
+            target._bump_version()
         return IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ repr

@@ -64,7 +64,7 @@ class Optimizer:
                     p.grad = None
                 else:
                     p.grad._data[...] = 0
-                    p.grad._counter[0] += 1
+                    p.grad._bump_version()
 
     def step(self, closure=None):
         """One update of every parameter with a .grad; closure() re-evaluates the loss if given."""

@@ -62,6 +62,6 @@ class SGD(Optimizer):
                 continue
             s = self.state.get(p)
             buf = sgd_update_(p._data, p.grad._data, s["momentum_buffer"]._data if s else None, **hyper)
-            p._counter[0] += 1  # an in-place write (autograd.py's version counters)
+            p._bump_version()
             if s is None and buf is not None:
                 self.state[p] = {"momentum_buffer": Tensor._make(buf, p.device, False)}

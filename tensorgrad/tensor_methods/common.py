@@ -1,0 +1,56 @@
+"""What every family of Tensor methods shares: the base class the families derive from, and
+the argument rules (broadcasting, dims, shapes) that their error messages speak of."""
+
+from __future__ import annotations
+
+from ..backend import ShapeError
+
+
+class TensorBase:
+    """The base of every method family, so of every Tensor.  The families cannot import
+    tensor.py (it imports them), so they ask `isinstance(x, TensorBase)` for "is x a Tensor",
+    and make results through the op's `apply`, `self._make` or `self._constant`."""
+
+    __slots__ = ()
+
+
+def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
+    """NumPy's broadcast rule, with an error that names the op and both shapes."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb):
+        if x != y and x != 1 and y != 1:
+            raise ShapeError(f"{op}: shapes {a} and {b} cannot be broadcast together")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def normalize_dim(dim: int, ndim: int, op: str) -> int:
+    if not isinstance(dim, int):
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    if not lo <= dim <= hi:
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dims (expected {lo}..{hi})")
+    return dim % max(ndim, 1)
+
+
+def normalize_dims(dim, ndim: int, op: str) -> tuple:
+    """None -> every axis; int or tuple -> a sorted tuple of distinct non-negative axes.
+    A 0-d tensor accepts dim 0 and -1, as in PyTorch, and has no axis to reduce: ()."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+    if ndim == 0:
+        return ()
+    if len(out) != len(dims):
+        raise ValueError(f"{op}: dim {dim} repeats an axis")
+    return out
+
+
+def shape_arg(shape) -> tuple:
+    """reshape(2, 3) and reshape((2, 3)) alike."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)

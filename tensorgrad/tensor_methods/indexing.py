@@ -1,0 +1,218 @@
+"""Tensor methods, indexing: t[index] (ops/shape.py's Index), integer positions along a dim
+(gather, scatter, index_select: ops/indexing.py), and masks (masked_fill, tril, triu:
+ops/masking.py).  t[index] = value is an in-place write (inplace.py)."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..autograd import is_grad_enabled
+from ..backend import ShapeError
+from ..ops.indexing import Gather, IndexSelect, Scatter, ScatterAdd, ScatterReduce
+from ..ops.masking import MaskedFill
+from ..ops.shape import Index
+from .common import TensorBase, broadcast_shapes, normalize_dim
+
+
+class IndexingMixin(TensorBase):
+    __slots__ = ()
+
+    # ------------------------------------------------------------------ t[index]
+    def _index_arrays(self, index, copy=False):
+        """Tensors and lists in an index become arrays on self's device; reports advanced indexing.
+        copy: copy index tensors' arrays (an op that saves the index must not see later writes)."""
+        items = index if isinstance(index, tuple) else (index,)
+        out, advanced = [], False
+        for it in items:
+            if it is None or isinstance(it, (int, slice)) or it is Ellipsis:
+                out.append(it)  # basic indexing: the common case, no conversion
+                continue
+            if isinstance(it, TensorBase):
+                if it.device != self.device:
+                    raise backend.DeviceError(f"index: tensor on {self.device} indexed by a tensor on {it.device}")
+                if it.dtype.kind in "iu" and it.ndim > 0:
+                    advanced = True
+                if it.ndim > 0 or it.dtype == backend.bool_:
+                    it = it._data.copy() if copy else it._data
+                else:
+                    it = int(it.item())
+            elif isinstance(it, list) or backend.is_array(it):
+                arr = self._constant(it)
+                advanced = advanced or arr.dtype.kind in "iu"
+                it = arr._data
+            out.append(it)
+        return (tuple(out) if isinstance(index, tuple) else out[0]), advanced
+
+    def __getitem__(self, index):
+        index, advanced = self._index_arrays(index, copy=self.requires_grad and is_grad_enabled())
+        try:
+            if advanced and isinstance(index, tuple) and any(type(it) is int for it in index):
+                # PyTorch applies integers first, as selects, then the rest: x[1, :, t] on (2, 5, 6)
+                # is x[1][:, t], shape (5, len(t)).  NumPy counts integers as index arrays, and index
+                # arrays split by a slice move to the front: (len(t), 5).  So, in two steps:
+                first, rest = [], []
+                for it in index:
+                    if type(it) is int:
+                        first.append(it)
+                    elif it is None or isinstance(it, slice):
+                        rest.append(it)
+                        first.extend([] if it is None else [slice(None)])
+                    elif it is Ellipsis:
+                        first.append(it)
+                        rest.append(it)
+                    else:  # an index array walks over 1 axis; a bool mask over as many as it has
+                        first.extend([slice(None)] * (it.ndim if it.dtype == backend.bool_ else 1))
+                        rest.append(it)
+                selected = Index.apply(self, index=tuple(first), advanced=False)
+                return Index.apply(selected, index=tuple(rest), advanced=True)
+            return Index.apply(self, index=index, advanced=advanced)
+        except IndexError as e:
+            raise IndexError(f"index {index!r} is out of range for a tensor of shape {self.shape}: {e}") from None
+
+    # -------------------------------------------------------- integer positions along a dim (ops/indexing.py)
+    def _index_tensor(self, index, op, dim=None, n=None):
+        """An integer index tensor on self's device, its values checked in [0, n) (on a GPU the
+        check is queued and reported at the next read, as for embedding ids)."""
+        if not isinstance(index, TensorBase):
+            index = self._constant(index)
+        if index.device != self.device:
+            raise backend.DeviceError(f"{op}: input on {self.device}, index on {index.device}")
+        if index.dtype.kind not in "iu":
+            raise TypeError(f"{op}: index must be an integer tensor (e.g. torch.long), got dtype {index.dtype}")
+        if n is not None and index.numel():
+            bad = (index._data < 0) | (index._data >= n)
+
+            def fail():
+                value = int(backend.to_numpy(index._data[bad].reshape(-1)[:1])[0])
+                raise IndexError(f"{op}: index {value} is out of bounds for dim {dim} with size {n}")
+
+            if self.device == "cpu":
+                if bad.any():
+                    fail()
+            else:
+                backend.defer_check(bad.any(), fail)
+        return index
+
+    def _along_checks(self, op, dim, index, src=None):
+        """gather / scatter: index has self's number of dims and fits inside self (and src)."""
+        d = normalize_dim(dim, self.ndim, op)
+        index = self._index_tensor(index, op, d, self.shape[d] if self.ndim else 1)
+        if index.ndim != self.ndim:
+            raise ShapeError(f"{op}: index has {index.ndim} dims but the input has {self.ndim} ({self.shape})")
+        for a, n in enumerate(index.shape):
+            if a != d and n > self.shape[a]:
+                raise ShapeError(f"{op}: index shape {index.shape} is larger than the input {self.shape} in dim {a}")
+            if isinstance(src, TensorBase) and (src.ndim != index.ndim or n > src.shape[a]):
+                raise ShapeError(f"{op}: index shape {index.shape} does not fit inside src {src.shape}")
+        return d, index
+
+    def _src(self, src, op):
+        if not isinstance(src, TensorBase):
+            raise TypeError(f"{op}: src must be a tensor, got {type(src).__name__}")
+        if src.device != self.device:
+            raise backend.DeviceError(f"{op}: input on {self.device}, src on {src.device}")
+        return src if src.dtype == self.dtype else src.to(self.dtype)
+
+    def gather(self, dim, index):
+        """out[i][j][k] = self[i][index[i][j][k]][k] (dim=1); the gradient is scattered back, repeats adding."""
+        d, index = self._along_checks("gather", dim, index)
+        return Gather.apply(self, index._data, dim=d)
+
+    def scatter(self, dim, index, src=None, value=None, reduce=None):
+        """A copy of self with out[i][index[i][j][k]][k] = src[i][j][k] (dim=1); src may be a number."""
+        if src is None:
+            src = value
+        if reduce is not None:
+            if reduce not in ("add", "multiply"):
+                raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+            if not isinstance(src, TensorBase):
+                src = self._constant(self._data.dtype.type(src)).expand(*index.shape)
+            return self.scatter_reduce(dim, index, src, "sum" if reduce == "add" else "prod")
+        if not isinstance(src, TensorBase):
+            d, index = self._along_checks("scatter", dim, index)
+            return Scatter.apply(self, index._data, src, dim=d)
+        src = self._src(src, "scatter")
+        d, index = self._along_checks("scatter", dim, index, src)
+        return Scatter.apply(self, index._data, src, dim=d)
+
+    def scatter_add(self, dim, index, src):
+        """A copy of self with out[i][index[i][j][k]][k] += src[i][j][k] (dim=1), repeats adding."""
+        src = self._src(src, "scatter_add")
+        d, index = self._along_checks("scatter_add", dim, index, src)
+        return ScatterAdd.apply(self, index._data, src, dim=d)
+
+    def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+        """Reduce src into self at the scattered positions: "sum", "prod", "mean", "amax" or "amin"."""
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise ValueError(f"scatter_reduce: reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got {reduce!r}")
+        src = self._src(src, "scatter_reduce")
+        d, index = self._along_checks("scatter_reduce", dim, index, src)
+        return ScatterReduce.apply(self, index._data, src, dim=d, reduce=reduce, include_self=include_self)
+
+    def index_select(self, dim, index):
+        """The slices self[..., index[k], ...] along dim, for a 1-d integer index."""
+        d = normalize_dim(dim, self.ndim, "index_select")
+        index = self._index_tensor(index, "index_select", d, self.shape[d] if self.ndim else 1)
+        if index.ndim > 1:
+            raise ShapeError(f"index_select: index must be 1-d, got shape {index.shape}")
+        return IndexSelect.apply(self, index._data.reshape(-1), dim=d)
+
+    def repeat_interleave(self, repeats, dim=None, output_size=None):
+        """Each element (dim=None: of the flattened tensor) or slice along dim repeated `repeats` times,
+        as an index_select whose index repeats each position (so repeats of one slice add up in backward)."""
+        x, d = (self.reshape(-1), 0) if dim is None else (self, normalize_dim(dim, self.ndim, "repeat_interleave"))
+        n = x.shape[d]
+        xp = backend.namespace(self.device)
+        # the counts are read to the host (CuPy's repeat takes a list): the output's size depends on them
+        counts = repeats.tolist() if isinstance(repeats, TensorBase) else int(repeats)
+        if isinstance(counts, list) and len(counts) == 1:
+            counts = counts[0]
+        if isinstance(counts, list) and len(counts) != n:
+            raise ShapeError(f"repeat_interleave: repeats has {len(counts)} counts, expected {n} or one")
+        if min(counts if isinstance(counts, list) else [counts], default=0) < 0:
+            raise ValueError("repeat_interleave: repeats must be non-negative")
+        index = xp.repeat(xp.arange(n), counts)
+        return IndexSelect.apply(x, index, dim=d)
+
+    def nonzero(self, as_tuple=False):
+        """The indices of the nonzero elements: (count, ndim) int64, or one 1-d tensor per dim."""
+        xp = backend.namespace(self.device)
+        parts = [p.astype(backend.int64) for p in xp.nonzero(self._data if self.ndim else self._data.reshape(1))]
+        if as_tuple:
+            return tuple(self._make(p, self.device, False) for p in parts)
+        out = xp.stack(parts, axis=1) if self.ndim else xp.zeros((parts[0].shape[0], 0), dtype=backend.int64)
+        return self._make(out, self.device, False)
+
+    # ------------------------------------------------------------------ masks (ops/masking.py)
+    def masked_fill(self, mask, value):
+        """value where mask is True, self elsewhere; mask is a bool tensor broadcastable to self."""
+        if not isinstance(mask, TensorBase) or mask.dtype != backend.bool_:
+            got = mask.dtype if isinstance(mask, TensorBase) else type(mask).__name__
+            raise TypeError(f"masked_fill: mask must be a bool tensor, got {got}")
+        if broadcast_shapes("masked_fill", self.shape, mask.shape) != self.shape:
+            raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {self.shape}")
+        if isinstance(value, TensorBase):
+            value = value.item()
+        return MaskedFill.apply(self, mask, value=value)
+
+    def masked_select(self, mask):
+        """The elements where mask (broadcast with self) is True, as a 1-d tensor."""
+        if not isinstance(mask, TensorBase) or mask.dtype != backend.bool_:
+            raise TypeError("masked_select: mask must be a bool tensor")
+        shape = broadcast_shapes("masked_select", self.shape, mask.shape)
+        return self.expand(*shape)[mask.expand(*shape)]
+
+    def tril(self, diagonal=0):
+        """The lower triangle (col - row <= diagonal) of the last two dims, zeros above (a masked_fill)."""
+        return self._triangle(diagonal, lower=True)
+
+    def triu(self, diagonal=0):
+        """The upper triangle (col - row >= diagonal) of the last two dims, zeros below (a masked_fill)."""
+        return self._triangle(diagonal, lower=False)
+
+    def _triangle(self, diagonal, lower):
+        if self.ndim < 2:
+            raise ShapeError(f"{'tril' if lower else 'triu'}: needs at least 2 dims, got shape {self.shape}")
+        xp = backend.namespace(self.device)
+        n, m = self.shape[-2:]
+        keep = xp.tri(n, m, k=diagonal, dtype=bool) if lower else ~xp.tri(n, m, k=diagonal - 1, dtype=bool)
+        return self.masked_fill(self._make(~keep, self.device, False), 0)
