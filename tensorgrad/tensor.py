@@ -44,8 +44,8 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
                 data = data.astype(backend.as_dtype(dtype), copy=False)
         else:
             device = backend.normalize_device(device)
-            dtype = backend.as_dtype(dtype) or backend.default_dtype_for(data)
-            data = backend.from_host(data, dtype, device)
+            inferred = backend.default_dtype_for(data)  # also refuses data no tensor can hold (None, str)
+            data = backend.from_host(data, backend.as_dtype(dtype) or inferred, device)
         self._data = data
         self.device = device
         self.grad = None

@@ -51,3 +51,9 @@ def test_negative_seeds_are_taken_modulo_2_64_as_in_pytorch(seed, same_as):
 def test_a_seed_out_of_range_is_refused():
     with pytest.raises(RuntimeError, match="Overflow"):
         tg.manual_seed(2**64)
+
+
+@pytest.mark.parametrize("data", [None, [1.0, None], "a"])
+def test_an_explicit_dtype_does_not_turn_non_numbers_into_nan(data):
+    with pytest.raises((RuntimeError, TypeError)):
+        tg.tensor(data, dtype=tg.float32)
