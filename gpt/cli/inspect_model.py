@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 
 import tensorgrad as tg
-from tensorgrad.serialization import CheckpointError
 
 from ..checkpoint import load_model
 from ..config import PRESETS
 from ..data import ShakespeareData
 from ..model import build_model
-from .common import check_positive, check_text, command_line
+from .common import ArgumentParser, check_positive, check_same_vocabulary, check_text, command_line
 
 SHADES = " .:-=+*#%@"
 
@@ -63,12 +62,12 @@ def attention_maps(model, tokenizer, prompt):
 
 @command_line
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="tensorgrad-inspect", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("checkpoint", nargs="?", default=None, help="a checkpoint (default: an untrained --preset)")
     p.add_argument("--preset", choices=list(PRESETS), default="small")
-    p.add_argument("--prompt", default="thou art", help="the text whose attention maps are drawn")
+    p.add_argument("--prompt", default="thou art", help="the text whose attention maps are drawn (at most the block)")
     p.add_argument("--batch-size", type=int, default=32, help="the batch of the gradient report")
     p.add_argument("--data", default=None, help="path of input.txt")
     args = p.parse_args(argv)
@@ -81,12 +80,8 @@ def main(argv=None):
     if not args.checkpoint:
         tg.manual_seed(0)
         model, tokenizer = build_model(args.preset, vocab_size=data.tokenizer.vocab_size), data.tokenizer
-    check_text("--prompt", args.prompt, tokenizer)
-    if data.tokenizer.chars != tokenizer.chars:
-        raise CheckpointError(
-            f"{args.checkpoint} was trained on another vocabulary ({tokenizer.vocab_size} characters) than "
-            f"--data's ({data.tokenizer.vocab_size}); pass the run's --data"
-        )
+    check_text("--prompt", args.prompt, tokenizer, block_size=model.block_size)  # a map of the text given, all of it
+    check_same_vocabulary(args.checkpoint, tokenizer, data.tokenizer)
     data.check_block_size(model.block_size)
     gradient_report(model, data, args.batch_size)
     if hasattr(model, "blocks"):
