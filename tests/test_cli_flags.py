@@ -112,7 +112,6 @@ CASES = {
         case("checkpoint", "{tmp}/missing.npz", named="missing.npz"),
         case("--contexts", "--contexts", "thou", ""),
         case("--contexts", "--contexts", "Zé"),
-        case("--contexts", "--contexts", "thou art a villain", named="--contexts"),  # longer than the block of 8
         case("--top", "--top", "0"),
         case("--top", "--top", "100000", named=f"--top 100000: must be between 1 and the vocabulary size {VOCAB}"),
         wrong_type("--top", "all"),
@@ -125,9 +124,10 @@ CASES = {
         wrong_type("--preset", "huge"),
         case("--prompt", "--prompt", ""),
         case("--prompt", "--prompt", "Zé"),
-        case("--prompt", "--prompt", "thou art a villain", named="--prompt"),  # longer than the block of 8
+        case("--prompt", "--prompt", "thou art a villain", named="--prompt"),  # its map would be of its last 8
         case("--batch-size", "--batch-size", "0"),
         wrong_type("--batch-size", "2.5"),
+        case("--batch-size", "--batch-size", "1000000000000", named="GB available; use a smaller --batch-size"),
         case("--data", "--data", "{tmp}/missing.txt"),
         case("--data", "--data", "{other}", named="--data"),  # another vocabulary
     ],
@@ -272,3 +272,25 @@ def test_a_usage_error_is_one_line_with_argparse_s_exit_status(capsys):
     assert exit_info.value.code == 2
     assert capsys.readouterr().err in ("error: argument --n: invalid int value: 'x'\n",
                                        "error: unrecognized arguments: --bogus\n")  # fmt: skip
+
+
+def test_a_step_that_would_not_fit_says_the_estimate(capsys):
+    """gpt/memory.py's refusal (the training program's memory check) keeps its numbers in the error line."""
+    from gpt.cli.common import command_line
+    from gpt.memory import MemoryEstimateError
+
+    @command_line
+    def main(argv):
+        raise MemoryEstimateError("a training step needs about 90.0 GB of memory (an estimate), and ...")
+
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 1
+    assert capsys.readouterr().err == "error: a training step needs about 90.0 GB of memory (an estimate), and ...\n"
+
+
+def test_inspect_takes_any_prompt_for_a_model_without_attention(files, capsys):
+    """A bigram model has no attention maps: the prompt's length does not matter (its characters do)."""
+    code, out, err = run(inspect_model.main, ["--preset", "bigram", "--data", files / "input.txt", "--batch-size", "2",
+                                              "--prompt", "thou art a villain"], capsys)  # fmt: skip
+    assert code == 0 and "|grad|" in out and "layer" not in out, err

@@ -18,13 +18,14 @@ from tensorgrad.serialization import CheckpointError
 from ..checkpoint import ResumeError
 from ..config import ConfigError
 from ..data import DataError
+from ..memory import MemoryEstimateError
 from ..messages import renamed
 from ..rundir import RunDirError
 from ..train import TrainingDiverged, TrainingInterrupted
 
 # Failures a user can cause and fix; anything else is a bug and keeps its traceback.
 EXPECTED = (ConfigError, DataError, CheckpointError, ResumeError, RunDirError, TrainingDiverged, tg.DeviceError,
-            dist.DistributedError)  # fmt: skip
+            dist.DistributedError, MemoryEstimateError)  # fmt: skip
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 # The flag of each library argument and config field the library's messages name, where it is

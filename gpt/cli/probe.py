@@ -43,7 +43,7 @@ def main(argv=None):
     model, tokenizer, _ = load_model(args.checkpoint, device=device)
     check_at_most_vocabulary("--top", args.top, tokenizer.vocab_size)
     for c in args.contexts:
-        check_text("--contexts", c, tokenizer, block_size=model.block_size)  # the corpus is counted after all of it
+        check_text("--contexts", c, tokenizer)
     text = load_text(args.data)
     check_same_vocabulary(args.checkpoint, tokenizer, CharTokenizer.from_text(text))
     print(probe_table(model, tokenizer, text, args.contexts, args.top, device))
