@@ -29,13 +29,13 @@ import numpy as np  # noqa: E402
 
 import tensorgrad as tg  # noqa: E402
 from gpt import build_model, get_config  # noqa: E402
-from gpt.cli.common import in_flags  # noqa: E402
+from gpt.cli.common import ArgumentParser, in_flags  # noqa: E402
 from gpt.config import PRESETS  # noqa: E402
 from gpt.data import DataError, ShakespeareData  # noqa: E402
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", default="small", choices=list(PRESETS), help="a stage of the lecture (default small)")
     p.add_argument("--max-iters", type=int, default=500, help="training steps (default 500)")
     p.add_argument("--eval-interval", type=int, default=None, help="steps between evaluations (default max-iters/10)")

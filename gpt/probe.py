@@ -43,7 +43,7 @@ def probe_table(model, tokenizer, text, contexts=CONTEXTS, top=5, device="cpu") 
         lines.append(f"{ctx!r} ({n:,} times in the corpus)")
         lines.append(f"  {'model':<28} {'corpus':<28}")
         mine, theirs = list(ours.items())[:top], list(corpus.items())[:top]
-        for k in range(top):
+        for k in range(min(top, max(len(mine), len(theirs)))):  # no empty rows past the vocabulary
             a = f"{mine[k][0]!r:>6} {mine[k][1]:.3f}" if k < len(mine) else ""
             b = f"{theirs[k][0]!r:>6} {theirs[k][1]:.3f}" if k < len(theirs) else ""
             lines.append(f"  {a:<28} {b:<28}")

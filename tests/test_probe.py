@@ -58,3 +58,16 @@ def test_inspect_model_prints_gradients_and_attention_maps(capsys):
     out = capsys.readouterr().out
     assert "blocks.0.sa.heads.0.key.weight" in out and "|grad|" in out
     assert out.count("layer ") == 12  # 3 layers x 4 heads
+
+
+def test_the_probe_table_has_no_rows_past_the_vocabulary():
+    """--top larger than the vocabulary lists every character once, not `top` lines of blanks."""
+    import tensorgrad as tg
+    from gpt import build_model
+    from gpt.probe import probe_table
+
+    data = ShakespeareData("thou art a villain; you know it. " * 4)
+    tg.manual_seed(0)
+    model = build_model("bigram", vocab_size=data.tokenizer.vocab_size)
+    lines = probe_table(model, data.tokenizer, "thou art a villain", ["thou"], top=1000).splitlines()
+    assert len(lines) == 3 + data.tokenizer.vocab_size  # the context, the header, a row a character, the 'r' line

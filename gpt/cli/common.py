@@ -1,9 +1,10 @@
-"""What every command shares: turning expected failures into one `error:` line, the
-library's argument names into flags, the device flag, and checks of prompts and sampling
-flags made before any work."""
+"""What every command shares: turning expected failures (a bad flag's value included) into one
+`error:` line, the library's argument names into flags, the device flag, and checks of prompts,
+sampling flags and data made before any work."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import math
 import os
@@ -17,14 +18,15 @@ from tensorgrad.serialization import CheckpointError
 from ..checkpoint import ResumeError
 from ..config import ConfigError
 from ..data import DataError
+from ..memory import MemoryEstimateError
 from ..messages import renamed
 from ..rundir import RunDirError
 from ..train import TrainingDiverged, TrainingInterrupted
 
 # Failures a user can cause and fix; anything else is a bug and keeps its traceback.
 EXPECTED = (ConfigError, DataError, CheckpointError, ResumeError, RunDirError, TrainingDiverged, tg.DeviceError,
-            dist.DistributedError)  # fmt: skip
-EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
+            dist.DistributedError, MemoryEstimateError)  # fmt: skip
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 # The flag of each library argument and config field the library's messages name, where it is
 # not "--" + the name with dashes (gpt/messages.py); "setting" is the noun for any of them.
@@ -54,6 +56,15 @@ def fail(message: str, code: int = EXIT_ERROR):
         dist.abort(f"error: {message}" + (f" (rank {dist.get_rank()})" if dist.get_rank() else ""), code)
     print(f"error: {message}", file=sys.stderr, flush=True)
     raise SystemExit(code)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose errors (an unknown flag, a value of the wrong type or not among the
+    choices) are one `error:` line naming the flag, as every other error of a command; --help
+    shows the usage."""
+
+    def error(self, message: str):
+        fail(message, EXIT_USAGE)
 
 
 def command_line(fn):
@@ -103,8 +114,10 @@ def device_of(backend_name: str) -> str:
     return "cuda" if backend_name == "cupy" else "cpu"
 
 
-def check_text(flag: str, text: str, tokenizer):
-    """A prompt / context must be non-empty and use only the model's characters."""
+def check_text(flag: str, text: str, tokenizer, block_size: int | None = None):
+    """A prompt / context must be non-empty and use only the model's characters; with
+    `block_size`, it must also fit in the model's context (it would be cut to its last
+    block_size characters otherwise, and the answer be about another text than the one given)."""
     if not text:
         raise ConfigError(f"{flag} is empty: give at least one character")
     unknown = sorted({c for c in text if c not in tokenizer.stoi})
@@ -114,17 +127,50 @@ def check_text(flag: str, text: str, tokenizer):
             f"{flag} {text[:40]!r}: the character(s) {shown!r} are not in the model's vocabulary of "
             f"{tokenizer.vocab_size} characters"
         )
+    if block_size is not None and len(text) > block_size:
+        raise ConfigError(
+            f"{flag} {text[:40]!r} is {len(text)} characters, longer than the model's context (its block size, "
+            f"{block_size}): it would see only {text[-block_size:]!r}; give at most {block_size} characters"
+        )
 
 
-def check_sampling(temperature: float, top_k, tokens: int, vocab_size: int, tokens_flag="--tokens"):
+def check_sampling(temperature: float, tokens: int, tokens_flag="--tokens"):
+    """The sampling flags that need no checkpoint: made before one is read."""
     if not (temperature > 0 and math.isfinite(temperature)):
         raise ConfigError(f"--temperature {temperature!r}: must be a finite number > 0")
-    if top_k is not None and not 1 <= top_k <= vocab_size:
-        raise ConfigError(f"--top-k {top_k}: must be between 1 and the vocabulary size {vocab_size}")
     if tokens < 0:
         raise ConfigError(f"{tokens_flag} {tokens}: must be >= 0")
+
+
+def check_at_most_vocabulary(flag: str, value, vocab_size: int):
+    """A count of characters (--top-k, --top) must be between 1 and the model's vocabulary size."""
+    if value is not None and not 1 <= value <= vocab_size:
+        raise ConfigError(f"{flag} {value}: must be between 1 and the vocabulary size {vocab_size}")
 
 
 def check_positive(flag: str, value: int):
     if value < 1:
         raise ConfigError(f"{flag} {value}: must be an integer >= 1")
+
+
+def check_same_vocabulary(checkpoint, tokenizer, text_tokenizer, data_flag: str = "--data"):
+    """CheckpointError unless the text of `data_flag` has the characters the checkpoint's model was
+    trained on (its ids would mean other characters otherwise)."""
+    if text_tokenizer.chars == tokenizer.chars:
+        return
+    missing = "".join(sorted(set(tokenizer.chars) - set(text_tokenizer.chars))[:10])
+    extra = "".join(sorted(set(text_tokenizer.chars) - set(tokenizer.chars))[:10])
+    which = " and ".join(([f"lacks {missing!r}"] if missing else []) + ([f"has {extra!r} besides"] if extra else []))
+    raise CheckpointError(
+        f"{checkpoint} was trained on another vocabulary ({tokenizer.vocab_size} characters) than {data_flag}'s "
+        f"({text_tokenizer.vocab_size} characters, which {which}); pass the run's {data_flag}"
+    )
+
+
+def check_tf32(tf32: bool, device: str):
+    """--tf32 is a setting of the GPU's matrix units: refused on the CPU rather than ignored."""
+    if tf32 and device != "cuda":
+        raise ConfigError(
+            "--tf32: TF32 is a GPU setting (tensor cores for float32 matmuls) and does nothing on the CPU; "
+            "use it with --backend cupy"
+        )

@@ -12,12 +12,12 @@ import argparse
 import tensorgrad as tg
 
 from ..checkpoint import load_model
-from .common import check_sampling, check_text, command_line, device_of
+from .common import ArgumentParser, check_at_most_vocabulary, check_sampling, check_text, command_line, device_of
 
 
 @command_line
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="tensorgrad-generate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("checkpoint", help="a best.npz / last.npz written by tensorgrad-train")
@@ -30,10 +30,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.prompt is not None and not args.prompt:
         check_text("--prompt", args.prompt, None)  # the empty prompt, before the checkpoint is read
-    check_sampling(args.temperature, args.top_k, args.tokens, vocab_size=10**9)
+    check_sampling(args.temperature, args.tokens)
     device = device_of(args.backend)
     model, tok, _ = load_model(args.checkpoint, device=device)
-    check_sampling(args.temperature, args.top_k, args.tokens, tok.vocab_size)
+    check_at_most_vocabulary("--top-k", args.top_k, tok.vocab_size)  # the model's vocabulary, once it is read
     prompt = args.prompt if args.prompt is not None else ("\n" if "\n" in tok.stoi else tok.chars[0])
     check_text("--prompt", prompt, tok)
     tg.manual_seed(args.seed)

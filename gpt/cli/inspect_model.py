@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 
 import tensorgrad as tg
-from tensorgrad.serialization import CheckpointError
 
-from ..checkpoint import load_model
-from ..config import PRESETS
+from ..checkpoint import load_model, read_config
+from ..config import PRESETS, ConfigError, get_config
 from ..data import ShakespeareData
-from ..model import build_model
-from .common import check_positive, check_text, command_line
+from ..memory import available_bytes, estimate_step_bytes
+from ..model import build_model, count_parameters
+from .common import ArgumentParser, check_positive, check_same_vocabulary, check_text, command_line
 
 SHADES = " .:-=+*#%@"
 
@@ -61,14 +61,25 @@ def attention_maps(model, tokenizer, prompt):
         x = block(x)
 
 
+def check_batch_fits(config, batch_size: int, n_params: int):
+    """ConfigError when the gradient report's batch would not fit in the memory available (a
+    training step's estimate, gpt/memory.py: the operating system would kill it otherwise)."""
+    need, available = estimate_step_bytes(config.replace(batch_size=batch_size), n_params), available_bytes()
+    if available is not None and need > available:
+        raise ConfigError(
+            f"--batch-size {batch_size}: the gradient report's batch needs about {need / 2**30:.1f} GB of memory "
+            f"(an estimate), and this machine has {available / 2**30:.1f} GB available; use a smaller --batch-size"
+        )
+
+
 @command_line
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="tensorgrad-inspect", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("checkpoint", nargs="?", default=None, help="a checkpoint (default: an untrained --preset)")
     p.add_argument("--preset", choices=list(PRESETS), default="small")
-    p.add_argument("--prompt", default="thou art", help="the text whose attention maps are drawn")
+    p.add_argument("--prompt", default="thou art", help="the text whose attention maps are drawn (at most the block)")
     p.add_argument("--batch-size", type=int, default=32, help="the batch of the gradient report")
     p.add_argument("--data", default=None, help="path of input.txt")
     args = p.parse_args(argv)
@@ -76,20 +87,20 @@ def main(argv=None):
     if not args.prompt:
         check_text("--prompt", args.prompt, None)
     if args.checkpoint:
-        model, tokenizer, _ = load_model(args.checkpoint)
+        model, tokenizer, ckpt = load_model(args.checkpoint)
+        config = read_config(ckpt, args.checkpoint)
     data = ShakespeareData.load(args.data)
     if not args.checkpoint:
         tg.manual_seed(0)
-        model, tokenizer = build_model(args.preset, vocab_size=data.tokenizer.vocab_size), data.tokenizer
-    check_text("--prompt", args.prompt, tokenizer)
-    if data.tokenizer.chars != tokenizer.chars:
-        raise CheckpointError(
-            f"{args.checkpoint} was trained on another vocabulary ({tokenizer.vocab_size} characters) than "
-            f"--data's ({data.tokenizer.vocab_size}); pass the run's --data"
-        )
+        config = get_config(args.preset, vocab_size=data.tokenizer.vocab_size)
+        model, tokenizer = build_model(config, vocab_size=config.vocab_size), data.tokenizer
+    check_batch_fits(config, args.batch_size, count_parameters(model))
+    maps = hasattr(model, "blocks")  # a bigram model has no attention to draw
+    check_text("--prompt", args.prompt, tokenizer, block_size=model.block_size if maps else None)  # all of it drawn
+    check_same_vocabulary(args.checkpoint, tokenizer, data.tokenizer)
     data.check_block_size(model.block_size)
     gradient_report(model, data, args.batch_size)
-    if hasattr(model, "blocks"):
+    if maps:
         attention_maps(model, tokenizer, args.prompt)
 
 

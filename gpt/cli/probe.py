@@ -11,19 +11,27 @@ from __future__ import annotations
 import argparse
 
 from ..checkpoint import load_model
-from ..data import load_text
+from ..data import CharTokenizer, load_text
 from ..probe import CONTEXTS, probe_table
-from .common import check_positive, check_text, command_line, device_of
+from .common import (
+    ArgumentParser,
+    check_at_most_vocabulary,
+    check_positive,
+    check_same_vocabulary,
+    check_text,
+    command_line,
+    device_of,
+)
 
 
 @command_line
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="tensorgrad-probe", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("checkpoint", help="a best.npz / last.npz written by tensorgrad-train")
     p.add_argument("--contexts", nargs="+", default=list(CONTEXTS))
-    p.add_argument("--top", type=int, default=5, help="how many characters to list")
+    p.add_argument("--top", type=int, default=5, help="how many characters to list (at most the vocabulary)")
     p.add_argument("--data", default=None, help="path of input.txt (the corpus to compare with)")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     args = p.parse_args(argv)
@@ -33,9 +41,11 @@ def main(argv=None):
             check_text("--contexts", c, None)
     device = device_of(args.backend)
     model, tokenizer, _ = load_model(args.checkpoint, device=device)
+    check_at_most_vocabulary("--top", args.top, tokenizer.vocab_size)
     for c in args.contexts:
         check_text("--contexts", c, tokenizer)
     text = load_text(args.data)
+    check_same_vocabulary(args.checkpoint, tokenizer, CharTokenizer.from_text(text))
     print(probe_table(model, tokenizer, text, args.contexts, args.top, device))
 
 
