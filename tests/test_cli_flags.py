@@ -240,10 +240,6 @@ def test_a_bad_value_is_one_error_line_naming_the_flag(program, flag, argv, name
     assert "M parameters" not in out and "step 0:" not in out  # refused before any training
 
 
-SEED_IS_A_PYTORCH_SEED = pytest.mark.xfail(strict=True, reason="tg.manual_seed(-1): fixed in tensorgrad by the lead")
-
-
-@SEED_IS_A_PYTORCH_SEED
 @pytest.mark.parametrize("program", ["train", "generate", "reproduce"])
 def test_a_negative_seed_is_accepted_as_pytorch_accepts_it(program, files, capsys):
     main, line = command(program, ["--seed", "-1"], files)
