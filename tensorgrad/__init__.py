@@ -7,7 +7,7 @@ backward's derivation in its docstring), nn/, optim/.
 
 __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads it
 
-from . import backend, cuda, host_memory, kernels, nn, optim, profiler
+from . import backend, cuda, custom_function, host_memory, kernels, nn, optim, profiler  # noqa: F401
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -154,5 +154,7 @@ __all__ += ["int", "int8", "int16", "short"]
 __all__ += ["ShapeError"]
 
 from . import autograd, testing  # noqa: E402 - tg.autograd.Function / gradcheck, tg.testing.assert_close
+
+autograd.gradcheck, autograd.GradcheckError = gradcheck, GradcheckError  # tg.autograd.gradcheck, as in torch
 
 __all__ += ["autograd", "testing"]

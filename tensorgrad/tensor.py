@@ -93,10 +93,10 @@ def _shape_arg(shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-class Tensor:
-    # _data: the backend array.  _counter: the version counter, [number of in-place writes],
-    # one list shared by a tensor and its views (see autograd.py).
-    __slots__ = ("_data", "device", "requires_grad", "grad", "_ctx", "_counter", "__weakref__")
+class Tensor(autograd.TensorBase):
+    # The fields the engine uses (_data, device, requires_grad, grad, _ctx, _counter: the version
+    # counter) and the fast constructor _make are autograd.TensorBase's.
+    __slots__ = ("__weakref__",)
     __array_priority__ = 1000  # np_array * tensor defers to Tensor.__rmul__
 
     # ------------------------------------------------------------------ creation
@@ -120,18 +120,6 @@ class Tensor:
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
-
-    @classmethod
-    def _make(cls, data, device, requires_grad):
-        """The fast constructor the ops use: no checks, no copy."""
-        t = object.__new__(cls)
-        t._data = data
-        t.device = device
-        t.requires_grad = requires_grad
-        t.grad = None
-        t._ctx = None
-        t._counter = [0]
-        return t
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and not backend.is_floating(self.dtype):
@@ -1370,5 +1358,3 @@ class Tensor:
             raise ShapeError(f"unfold: size {size} and step {step} do not fit dim {dimension} of size {n}")
         return Unfold.apply(self if self.ndim else self.reshape(1), dim=d, size=size, step=step)
 
-
-autograd.Tensor = Tensor  # the engine makes Tensors; tensor.py imports it, so it is wired here
