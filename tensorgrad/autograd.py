@@ -43,8 +43,8 @@ custom_function.py adapts that form to this one, through the hook `on_subclass` 
 
 The kernel seam: a device may run a fused kernel version of an op (tensorgrad/kernels/).  A
 kernel is a class that names the reference op it `replaces` and says, in `accepts(*args,
-**params)`, whether it takes these arguments; `apply` looks the op up in the device's table (one
-dict lookup), asks `accepts` once, before forward, and builds the kernel's node instead of the
+**params)`, whether it takes these arguments; `apply` looks the op up in the device's table (a
+dict lookup, for every op), asks `accepts` once, before forward, and builds the kernel's node instead of the
 reference's when it does.  The tables are filled on a device's first op by the loader registered
 for it (`register_kernel_loader`; tensorgrad/kernels/ registers one per device, importing its
 kernels only then), and emptied by `clear_kernels` (`tg.kernels.use` switches paths so).
@@ -235,7 +235,9 @@ def register_kernel_loader(device: str, loader):
 def register_kernel(kernel, device: str):
     """Run `kernel` in place of the reference op it names (`kernel.replaces`) on `device`, for the
     inputs its `kernel.accepts(*args, **params)` takes.  `kernel(xp)` must make an object that
-    works as the reference's does (for a Function: forward and backward on raw arrays)."""
+    works as the reference's does (for a Function: forward and backward on raw arrays).  It lasts
+    until `clear_kernels` (a switch of `tg.kernels.use`), after which the device's loader alone
+    fills its table again."""
     kernel_table(device)[kernel.replaces] = kernel
 
 

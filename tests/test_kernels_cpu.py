@@ -310,6 +310,28 @@ def test_a_device_without_a_kernel_module_runs_the_reference(monkeypatch):
     assert kernels.substitutes("cpu") == {}
 
 
+def test_the_engine_runs_a_registered_kernel_only_for_inputs_it_accepts(monkeypatch):
+    """The kernel seam (autograd.register_kernel): a kernel names the op it replaces and accepts
+    some inputs; apply runs it for those and the reference op for the others."""
+
+    class TwiceReLU(elementwise.ReLU):  # wrong on purpose, so that the path taken shows
+        replaces = elementwise.ReLU
+
+        @staticmethod
+        def accepts(x):
+            return x.dtype == np.float64
+
+        def forward(self, x):
+            return 2 * self.xp.maximum(x, 0)
+
+    monkeypatch.setattr(autograd, "_kernel_tables", {})  # the registry as new, restored after the test
+    autograd.register_kernel(TwiceReLU, "strict")
+    x = tg.tensor([-1.0, 2.0], dtype=tg.float64, device="strict", requires_grad=True)
+    assert x.relu().tolist() == [0, 4] and type(x.relu()._ctx) is TwiceReLU
+    assert x.float().relu().tolist() == [0, 2] and type(x.float().relu()._ctx) is elementwise.ReLU
+    assert autograd.dispatch(elementwise.ReLU, "strict", np.zeros(2, np.float32)) is elementwise.ReLU
+
+
 def test_both_paths_draw_the_same_dropout_masks_and_train_alike():
     """A seeded run is reproducible on each path, and the two paths agree (same masks from backend.rng)."""
     from gpt import build_model  # noqa: PLC0415

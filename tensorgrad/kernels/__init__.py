@@ -146,8 +146,13 @@ def substitutes(device: str) -> dict:
     return {kernel.replaces: kernel for kernel in ops.KERNEL_OPS}
 
 
-for _device in _KERNEL_MODULES:  # the engine asks on each device's first op (and after use())
-    autograd.register_kernel_loader(_device, lambda device: substitutes(device).values())
+def _load(device: str):
+    """The kernel ops of `device`: the engine calls this on the device's first op (and after use())."""
+    return substitutes(device).values()
+
+
+for _device in _KERNEL_MODULES:
+    autograd.register_kernel_loader(_device, _load)
 
 
 def compile_error(kernel: str, error: Exception) -> KernelError:
