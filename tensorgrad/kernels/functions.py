@@ -136,6 +136,7 @@ class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
 
     @staticmethod
     def accepts(qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
+        """Every input: the heads' attention op is dispatched again, on the heads' arrays."""
         return True
 
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
