@@ -8,7 +8,9 @@ and functions.py (tg.cat, tg.where, tg.sum, ...) are the functions of this names
 
 __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads it
 
-from . import autograd, backend, cuda, host_memory, kernels, nn, optim, profiler, random, testing
+# custom_function registers the PyTorch form of Function with the engine, and kernels registers
+# each device's kernel loader with the engine's registry: both must be imported here.
+from . import autograd, backend, cuda, custom_function, host_memory, kernels, nn, optim, profiler, random, testing  # noqa: F401
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -153,3 +155,7 @@ __all__ = [
     # saving and loading
     "load", "save",
 ]  # fmt: skip
+
+# tg.autograd.gradcheck, as torch.autograd.gradcheck: gradcheck works on Tensors, a layer above the
+# engine, so the engine module cannot import it; the package that imports both joins them here.
+autograd.gradcheck, autograd.GradcheckError = gradcheck, GradcheckError

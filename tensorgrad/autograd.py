@@ -32,21 +32,32 @@ Because ops see arrays, a test can run one backward without a graph:
     y = op.forward(x, dim=-1)
     dx, = op.backward(dy)
 
+The engine sees tensors only through `TensorBase`, the class `Tensor` derives from: the array,
+the device, `requires_grad`, `grad`, the op that made it (`_ctx`) and the version counter.  It
+makes each op's output with `type(first tensor argument)._make(...)`, so it never imports the
+Tensor (nor anything else of tensorgrad above the backend).
+
 Your own ops can also be written in PyTorch's form, `forward(ctx, ...)` / `backward(ctx, ...)`
-as staticmethods on Tensors, subclassing this same `Function` (`tg.autograd.Function`); see
-custom_function.py for how that form maps onto this one.
+as staticmethods on Tensors, subclassing this same `Function` (`tg.autograd.Function`):
+custom_function.py adapts that form to this one, through the hook `on_subclass` below.
+
+The kernel seam: a device may run a fused kernel version of an op (tensorgrad/kernels/).  A
+kernel is a class that names the reference op it `replaces` and says, in `accepts(*args,
+**params)`, whether it takes these arguments; `apply` looks the op up in the device's table (a
+dict lookup, for every op), asks `accepts` once, before forward, and builds the kernel's node instead of the
+reference's when it does.  The tables are filled on a device's first op by the loader registered
+for it (`register_kernel_loader`; tensorgrad/kernels/ registers one per device, importing its
+kernels only then), and emptied by `clear_kernels` (`tg.kernels.use` switches paths so).
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 
-from . import backend, kernels
+from . import backend
 
 _grad_enabled = True
 _profiler = None  # the running tg.profiler.profile, if any (it sets and clears this itself)
-Tensor = None  # tensor.py sets this (it imports this module, so it cannot be imported here)
 
 
 def is_grad_enabled() -> bool:
@@ -87,6 +98,54 @@ class enable_grad(_GradMode):
     enabled = True
 
 
+class TensorBase:
+    """What the engine reads and writes of a tensor; `Tensor` (tensor.py) derives from it.
+
+    _data           the backend array (NumPy or CuPy)
+    device          its device name ("cpu", "cuda", "strict", ...)
+    requires_grad   whether backward computes a gradient for it
+    grad            that gradient (a tensor of the same class), accumulated by run_backward
+    _ctx            the Function node that made it (None for a leaf)
+    _counter        its version counter: [number of in-place writes], one list shared with its views
+    """
+
+    __slots__ = ("_data", "device", "requires_grad", "grad", "_ctx", "_counter")
+
+    @classmethod
+    def _make(cls, data, device, requires_grad):
+        """The fast constructor the engine and the ops use: no checks, no copy."""
+        t = object.__new__(cls)
+        t._data = data
+        t.device = device
+        t.requires_grad = requires_grad
+        t.grad = None
+        t._ctx = None
+        t._counter = [0]
+        return t
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's storage has had (PyTorch's tensor._version)."""
+        return self._counter[0]
+
+    def _bump_version(self):
+        """Count one in-place write to this storage: every tensor sharing it (its views, .data,
+        detach()) sees the new version, and backward refuses arrays saved before it."""
+        self._counter[0] += 1
+
+
+_subclass_hooks: list = []  # called with each new Function subclass (see on_subclass)
+
+
+def on_subclass(hook):
+    """Register hook(cls), called for every `Function` subclass defined from now on.
+
+    custom_function.py registers the one that gives a subclass written in PyTorch's form (static
+    forward / backward on Tensors) its `apply`; the engine knows only the raw-array form."""
+    _subclass_hooks.append(hook)
+    return hook
+
+
 class Function:
     """One differentiable op: forward and backward side by side (see module docstring)."""
 
@@ -99,14 +158,11 @@ class Function:
         self.versions = None  # (counter, version) of each tensor whose storage a saved array is
 
     def __init_subclass__(cls, **kwargs):
-        """A subclass whose `forward` is a staticmethod is written in PyTorch's form
-        (forward(ctx, *args) / backward(ctx, *grads) on Tensors): its `apply` is the one in
-        custom_function.py.  Ops written on raw arrays (every op in ops/) keep the `apply` below."""
+        """Runs the hooks registered with `on_subclass` (custom_function.py's adapts PyTorch's
+        form); ops written on raw arrays (every op in ops/) keep the `apply` below."""
         super().__init_subclass__(**kwargs)
-        if isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
-            from . import custom_function
-
-            custom_function.adopt(cls)
+        for hook in _subclass_hooks:
+            hook(cls)
 
     def save_for_backward(self, *arrays):
         self.saved = arrays
@@ -127,8 +183,9 @@ class Function:
         requires_grad = False
         arrays = []
         for a in args:
-            if isinstance(a, Tensor):
+            if isinstance(a, TensorBase):
                 if device is None:
+                    first = a
                     device = a.device
                 elif a.device != device:
                     raise backend.DeviceError(
@@ -141,26 +198,27 @@ class Function:
         if device is None:
             raise TypeError(f"{cls.__name__}: needs at least one Tensor argument")
         xp = backend.namespace(device)
-        table = kernels._tables.get(device)
+        table = _kernel_tables.get(device)
         if table is None:
-            table = kernels.substitutes(device)
-        ctx = table.get(cls, cls)(xp)  # the device's kernel version of the op, where it has one
+            table = kernel_table(device)
+        kernel = table.get(cls)  # the device's kernel version of the op, if it has one and takes these inputs
+        ctx = kernel(xp) if kernel is not None and kernel.accepts(*arrays, **params) else cls(xp)
         if _profiler is None:
             out = ctx.forward(*arrays, **params)
         else:
             out = _profiler._op(ctx, "forward", ctx.forward, *arrays, **params)
         out = backend.ensure_array(xp, out)
         requires_grad = requires_grad and _grad_enabled
-        result = Tensor._make(out, device, requires_grad)
+        result = type(first)._make(out, device, requires_grad)
         if getattr(out, "base", None) is not None:  # a view (reshape, transpose, slice): of an input?
             storage = backend.storage_of(out)
             for a in args:
-                if isinstance(a, Tensor) and backend.storage_of(a._data) is storage:
+                if isinstance(a, TensorBase) and backend.storage_of(a._data) is storage:
                     result._counter = a._counter  # views share their base's version counter
                     break
         else:
             for a in args:
-                if isinstance(a, Tensor) and a._data is out:  # an op returned its input's array as is
+                if isinstance(a, TensorBase) and a._data is out:  # an op returned its input's array as is
                     result._counter = a._counter
                     break
         if requires_grad:
@@ -169,6 +227,51 @@ class Function:
             if ctx.saved:
                 ctx.versions = _saved_versions(ctx.saved, args, result)
         return result
+
+
+# --------------------------------------------------------------------------- the kernel seam
+_kernel_tables: dict = {}  # device -> {reference class: kernel class}, filled on the device's first op
+_kernel_loaders: dict = {}  # device -> loader(device) -> the device's kernel classes
+
+
+def register_kernel_loader(device: str, loader):
+    """Have `loader(device)` give the kernel classes of `device` when the device runs its first op
+    (and again after `clear_kernels`).  tensorgrad/kernels/ registers one for "cpu" and "cuda", so a
+    device's kernels are imported (and compiled) only when that device is used."""
+    _kernel_loaders[device] = loader
+    _kernel_tables.pop(device, None)
+
+
+def register_kernel(kernel, device: str):
+    """Run `kernel` in place of the reference op it names (`kernel.replaces`) on `device`, for the
+    inputs its `kernel.accepts(*args, **params)` takes.  `kernel(xp)` must make an object that
+    works as the reference's does (for a Function: forward and backward on raw arrays).  It lasts
+    until `clear_kernels` (a switch of `tg.kernels.use`), after which the device's loader alone
+    fills its table again."""
+    kernel_table(device)[kernel.replaces] = kernel
+
+
+def kernel_table(device: str) -> dict:
+    """{reference class: kernel class} of `device`, loading its kernels on first use."""
+    table = _kernel_tables.get(device)
+    if table is None:
+        loader = _kernel_loaders.get(device)
+        kernels = loader(device) if loader is not None else ()
+        table = _kernel_tables[device] = {kernel.replaces: kernel for kernel in kernels}
+    return table
+
+
+def clear_kernels():
+    """Forget every device's kernels: each loader runs again at its device's next op."""
+    _kernel_tables.clear()
+
+
+def dispatch(reference, device: str, *args, **params):
+    """The class to run for `reference` on `device` with these arguments: the device's kernel when
+    it has one that accepts them, else `reference` itself (what `Function.apply` does for an op;
+    this is for the ops and optimizers that call another op themselves)."""
+    kernel = kernel_table(device).get(reference)
+    return kernel if kernel is not None and kernel.accepts(*args, **params) else reference
 
 
 _NOT_ARRAYS = (int, float, bool, str, type(None))
@@ -191,7 +294,7 @@ def _saved_versions(saved, args, result):
             records.append((result._counter, result._counter[0]))
             continue
         for a in args:
-            if isinstance(a, Tensor) and a._data is item:  # the common case: an input's own array
+            if isinstance(a, TensorBase) and a._data is item:  # the common case: an input's own array
                 records.append((a._counter, a._counter[0]))
                 break
         else:
@@ -204,7 +307,7 @@ def _record_views(array, args, result, records):
     storage several inputs share: the parameters of a fused optimizer are views of one array)."""
     root = backend.storage_of(array)
     for t in (result, *args):
-        if isinstance(t, Tensor) and backend.storage_of(t._data) is root:
+        if isinstance(t, TensorBase) and backend.storage_of(t._data) is root:
             records.append((t._counter, t._counter[0]))
 
 
@@ -212,7 +315,9 @@ def _check_versions(ctx, output):
     """Raise if an array `ctx` (which made `output`) saved was written in place after its forward."""
     for counter, version in ctx.versions:
         if counter[0] != version:
-            i = next((i for i, p in enumerate(ctx.parents) if isinstance(p, Tensor) and p._counter is counter), None)
+            i = next(
+                (i for i, p in enumerate(ctx.parents) if isinstance(p, TensorBase) and p._counter is counter), None
+            )
             if i is not None or output._counter is counter:
                 t, what = (ctx.parents[i], f"input {i}") if i is not None else (output, "output 0")
                 which = f"[{t.dtype} tensor of shape {tuple(t.shape)}], which is {what} of"
@@ -286,7 +391,7 @@ def run_backward(root, grad, retain_graph=False):
             if node.grad is not None:
                 node.grad._data += g
                 continue
-            node.grad = Tensor._make(g if id(node) in owned else g.copy(), node.device, False)
+            node.grad = type(node)._make(g if id(node) in owned else g.copy(), node.device, False)
             continue
         if ctx.versions is not None:
             _check_versions(ctx, node)
@@ -294,7 +399,7 @@ def run_backward(root, grad, retain_graph=False):
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
         for p, pg in zip(ctx.parents, in_grads):
-            if pg is None or not isinstance(p, Tensor) or not p.requires_grad:
+            if pg is None or not isinstance(p, TensorBase) or not p.requires_grad:
                 continue
             pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
             if pg.shape != p.shape:
@@ -311,12 +416,3 @@ def run_backward(root, grad, retain_graph=False):
         if not retain_graph:
             ctx.parents = None
             ctx.saved = None
-
-
-def __getattr__(name):
-    """tg.autograd.gradcheck, as torch.autograd.gradcheck (gradcheck.py imports this module, so lazily)."""
-    if name in ("gradcheck", "GradcheckError"):
-        import importlib
-
-        return getattr(importlib.import_module("tensorgrad.gradcheck"), name)
-    raise AttributeError(f"module 'tensorgrad.autograd' has no attribute {name!r}")

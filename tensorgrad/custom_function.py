@@ -20,8 +20,10 @@ tensorgrad has one `Function` class (autograd.py) and two ways to write an op wi
 
       z = MulAdd.apply(x, y, 2.0)
 
-`Function.__init_subclass__` sees the staticmethod `forward` and gives the class the `apply`
-below. It adapts the PyTorch form to the engine: the graph node (a raw-array Function, of a
+`adopt`, which this module registers with the engine (`autograd.on_subclass`), sees the
+staticmethod `forward` of each new `Function` subclass and gives the class the `apply` below
+(tensorgrad/__init__.py imports this module, so the form works as soon as tensorgrad is
+imported). It adapts the PyTorch form to the engine: the graph node (a raw-array Function, of a
 class named after yours, so `z.grad_fn` reads `<MulAddBackward>`) is also the `ctx`. Its raw
 `backward(grad_array)` wraps the array as a Tensor, calls your static backward with grad mode
 off, and hands the engine back arrays. So the engine's backward pass -- ordering, accumulation,
@@ -59,7 +61,7 @@ class FunctionCtx(Function):
     # ------------------------------------------------------------------ PyTorch's ctx API
     def save_for_backward(self, *tensors):
         for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, autograd.Tensor):
+            if t is not None and not isinstance(t, autograd.TensorBase):
                 raise TypeError(
                     f"save_for_backward can only save tensors (or None), but argument {i} is of type "
                     f"{type(t).__name__}; keep other values as attributes: ctx.name = value"
@@ -83,7 +85,7 @@ class FunctionCtx(Function):
 
     # ------------------------------------------------------------------ the raw-array node
     def backward(self, grad):
-        g = autograd.Tensor._make(grad, self._device, False)
+        g = self._tensor_type._make(grad, self._device, False)
         with no_grad():
             grads = self.function.backward(self, g)
         if not isinstance(grads, tuple):
@@ -104,12 +106,12 @@ def _check_grads(name, grads, inputs):
         if g is None:
             out.append(None)
             continue
-        if not isinstance(x, autograd.Tensor):
+        if not isinstance(x, autograd.TensorBase):
             raise RuntimeError(
                 f"function {name}Backward returned a gradient different than None at position {i}, "
                 f"but the corresponding forward input was not a Tensor ({type(x).__name__})"
             )
-        if not isinstance(g, autograd.Tensor):
+        if not isinstance(g, autograd.TensorBase):
             raise TypeError(f"function {name}Backward returned a {type(g).__name__} at position {i}; expected a Tensor")
         if g.shape != x.shape and not _sums_to(g.shape, x.shape):
             raise RuntimeError(
@@ -127,8 +129,12 @@ def _sums_to(shape, target) -> bool:
     return extra >= 0 and all(t in (1, s) for s, t in zip(shape[extra:], target))
 
 
+@autograd.on_subclass
 def adopt(cls):
-    """Give a PyTorch-form Function subclass its graph-node class and its `apply`."""
+    """Give a Function subclass written in PyTorch's form (its `forward` a staticmethod) its
+    graph-node class and its `apply`; other subclasses (the raw-array ops) are left as they are."""
+    if not isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
+        return
     # named as the op, so `z.grad_fn` reads <MulAddBackward> as in PyTorch
     cls._node_class = type(cls.__name__, (FunctionCtx,), {"function": cls, "__module__": cls.__module__})
     cls.apply = classmethod(_apply)
@@ -143,7 +149,7 @@ def _apply(cls, *args, **kwargs):
             bound = inspect.signature(cls.forward).bind(None, *args, **kwargs)
         bound.apply_defaults()
         args = bound.args if split else bound.args[1:]
-    tensors = [a for a in args if isinstance(a, autograd.Tensor)]
+    tensors = [a for a in args if isinstance(a, autograd.TensorBase)]
     if not tensors:
         raise TypeError(f"{cls.__name__}.apply: needs at least one Tensor argument")
     device = tensors[0].device
@@ -155,21 +161,22 @@ def _apply(cls, *args, **kwargs):
     grad_on = autograd.is_grad_enabled()
     ctx = cls._node_class(backend.namespace(device))
     ctx._device = device
-    ctx.needs_input_grad = tuple(isinstance(a, autograd.Tensor) and a.requires_grad and grad_on for a in args)
+    ctx._tensor_type = type(tensors[0])  # the class backward wraps the incoming gradient in
+    ctx.needs_input_grad = tuple(isinstance(a, autograd.TensorBase) and a.requires_grad and grad_on for a in args)
     with no_grad():
         if split:
             out = cls.forward(*args)
             cls.setup_context(ctx, args, out)
         else:
             out = cls.forward(ctx, *args)
-    if not isinstance(out, autograd.Tensor):
+    if not isinstance(out, autograd.TensorBase):
         raise TypeError(
             f"{cls.__name__}.forward returned a {type(out).__name__}; it must return one Tensor "
             "(for several outputs, write one Function per output)"
         )
     requires_grad = any(ctx.needs_input_grad) and not ctx._non_differentiable
     # a new tensor, even if forward returned one of its inputs
-    result = autograd.Tensor._make(out._data, out.device, requires_grad)
+    result = type(out)._make(out._data, out.device, requires_grad)
     result._counter = out._counter  # the same storage: the same version counter
     if requires_grad:
         ctx.parents = args

@@ -16,8 +16,7 @@ the model's `forward`, building the graph, the backward loop's gradient sums.
 
 On a GPU the device is synchronised before and after every timed piece, so each row is the
 device's time for that op plus its launch cost; the step runs slower than without the profiler
-(no overlap of the host with the device), but its shares are honest.  On the CPU the profiler
-adds about a microsecond per op.
+(no overlap of the host with the device), but its shares are honest.
 
 Only one profile runs at a time, and only while its `with` block runs; nothing stays installed.
 """
@@ -125,8 +124,9 @@ def record(name: str):
 
 
 def op_name(ctx) -> str:
-    """The row name of an op: its class name, and "[kernel]" where it ran a fused kernel."""
+    """The row name of an op: its class name, and "[kernel]" where it ran a fused kernel (a kernel
+    op of tensorgrad/kernels/, which the engine runs only for inputs it accepts)."""
     name = type(ctx).__name__
-    if getattr(ctx, "kernels", None) is not None and not getattr(ctx, "plain", False):
+    if getattr(ctx, "kernels", None) is not None:
         name += " [kernel]"
     return name

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from . import autograd, backend
+from . import backend
 from .autograd import is_grad_enabled, run_backward
 from .backend import ShapeError
 from .ops.elementwise import Cast, Clone
@@ -28,9 +28,9 @@ from .tensor_methods.shape import ShapeMixin
 
 
 class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, InplaceMixin, DtypeMixin, NeuralNetMixin):
-    # _data: the backend array.  _counter: the version counter, [number of in-place writes],
-    # one list shared by a tensor and its views (see autograd.py).
-    __slots__ = ("_data", "device", "requires_grad", "grad", "_ctx", "_counter", "__weakref__")
+    # The fields the engine uses (_data, device, requires_grad, grad, _ctx, _counter: the version
+    # counter) are autograd.TensorBase's, which every method family derives from.
+    __slots__ = ("__weakref__",)
     __array_priority__ = 1000  # np_array * tensor defers to Tensor.__rmul__
 
     # ------------------------------------------------------------------ creation
@@ -57,8 +57,9 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
 
     @staticmethod
     def _make(data, device, requires_grad):
-        """The fast constructor the ops use: no checks, no copy.  Always a plain Tensor (ops
-        on a Parameter return Tensors), whichever class or instance it is called on."""
+        """The fast constructor the engine and the ops use: no checks, no copy.  Always a plain
+        Tensor (ops on a Parameter return Tensors, and its .grad is a Tensor), whichever class or
+        instance it is called on; it overrides autograd.TensorBase._make, which keeps the class."""
         t = object.__new__(Tensor)
         t._data = data
         t.device = device
@@ -169,16 +170,6 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
     def contiguous(self):
         return self
 
-    @property
-    def _version(self) -> int:
-        """How many in-place writes this tensor's storage has had (PyTorch's tensor._version)."""
-        return self._counter[0]
-
-    def _bump_version(self):
-        """Count one in-place write to this storage: every tensor sharing it (its views, .data,
-        detach()) sees the new version, and backward refuses arrays saved before it."""
-        self._counter[0] += 1
-
     # ------------------------------------------------------------------ conversion
     # These read values back from the device: they wait for it anyway, so they also run the
     # checks queued on it (backend.defer_check), which raise here if a check failed.
@@ -261,5 +252,3 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
         if not backend.is_floating(self.dtype):
             raise TypeError(f"{op}: expected a floating-point tensor, got dtype {self.dtype}")
 
-
-autograd.Tensor = Tensor  # the engine makes Tensors; tensor.py imports it, so it is wired here

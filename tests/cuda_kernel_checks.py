@@ -9,7 +9,7 @@ These tests run in two places, never in the main test process:
 - A real GPU, on CuPy arrays: tests/test_cuda_kernels_gpu.py imports these tests (marked `gpu`).
 Elsewhere (no simulator, no GPU) each test skips.
 
-The references are the ops of tensorgrad/ops (and optim.adamw.adamw_update_) on the same device.
+The references are the ops of tensorgrad/ops (and ops.adamw.adamw_update_) on the same device.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from hypothesis.extra import numpy as hnp
 
 import tensorgrad as tg
 from tensorgrad import backend
+from tensorgrad.ops.adamw import adamw_update_
 from tensorgrad.ops.dropout import Dropout
 from tensorgrad.ops.elementwise import GELU, ReLU
 from tensorgrad.ops.embedding import Embedding
 from tensorgrad.ops.layernorm import LayerNorm
 from tensorgrad.ops.loss import CrossEntropy
 from tensorgrad.ops.softmax import Softmax
-from tensorgrad.optim.adamw import adamw_update_
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 if SIMULATOR:
@@ -167,14 +167,14 @@ def test_attention_softmax(r, t, s, dtype, masked, dropout, seed):
 def test_softmax_op_on_the_attention_kernels(rows, s, dtype, seed):
     """F.softmax along the last dim runs the attention softmax kernels (scale 1, no mask, no
     dropout) through kernels/functions.py's Softmax: the op, forward and backward."""
-    from tensorgrad.kernels.functions import build  # noqa: PLC0415
+    from tensorgrad.kernels.cuda_ops import Softmax as KernelSoftmax  # noqa: PLC0415
 
     kernels, xp, _ = _env()
     rng = np.random.default_rng(seed)
     x, g = (_dev((rng.standard_normal((2, rows, s)) * 3).astype(dtype)) for _ in range(2))
-    ker, ref = build(kernels)[Softmax](xp), Softmax(xp)
+    ker, ref = KernelSoftmax(xp), Softmax(xp)
     _close(ker.forward(x, -1), ref.forward(x, -1), dtype, "y")
-    assert not ker.plain
+    assert KernelSoftmax.accepts(x, -1)
     _close(ker.backward(g), ref.backward(g), dtype, "dx")
 
 

@@ -3,8 +3,10 @@ forward and backward, on hypothesis-drawn shapes: odd sizes, T = 1, row counts t
 multiple of the thread count or of the row blocks, float32 and float64, with and without mask,
 dropout, weight and bias.
 
-The kernel ops are the Function subclasses of kernels/functions.py, run here without a graph
-(op.forward / op.backward on arrays), beside the reference class on the same arrays.
+The kernel ops are the Function subclasses of kernels/functions.py (bound to cpu.py by
+kernels/cpu_ops.py), run here without a graph (op.forward / op.backward on arrays), beside the
+reference class on the same arrays; inputs a kernel does not accept go to the reference class
+(autograd.dispatch, as Function.apply does).
 
 Tolerances: float64 kernels agree with the reference to ~1e-15 relative per operation; sums
 over a row are taken in another order (and in float64 accumulators for float32 inputs), so a
@@ -20,13 +22,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
-from tensorgrad import backend, kernels
+from tensorgrad import autograd, backend, kernels
 from tensorgrad.kernels import cpu
-from tensorgrad.kernels.functions import build
 from tensorgrad.ops import attention, dropout, elementwise, embedding, layernorm, loss, softmax
-from tensorgrad.optim.adamw import adamw_update_
+from tensorgrad.ops.adamw import adamw_update_
 
-KERNEL = build(cpu)  # reference class -> kernel class
+KERNEL = kernels.substitutes("cpu")  # reference class -> kernel class
 TOL = {np.float32: 2e-5, np.float64: 1e-10}
 dtypes = st.sampled_from([np.float32, np.float64])
 odd = st.integers(1, 37)  # odd sizes and 1 included; 37 rows is no multiple of 2 threads or 16 blocks
@@ -34,6 +35,11 @@ odd = st.integers(1, 37)  # odd sizes and 1 included; 37 rows is no multiple of 
 
 def _pair(ref_cls):
     return ref_cls(np), KERNEL[ref_cls](np)
+
+
+def _dispatched(ref_cls, *args):
+    """The reference op and the op the engine runs for these arguments on the CPU."""
+    return ref_cls(np), autograd.dispatch(ref_cls, "cpu", *args)(np)
 
 
 def _close(got, want, dtype):
@@ -70,9 +76,9 @@ def test_layernorm_kernel_over_several_axes_and_bias_only():
     _close(ker.forward(x, w, b, 2), ref.forward(x, w, b, 2), np.float64)
     for got, want in zip(ker.backward(g), ref.backward(g)):
         _close(got, want, np.float64)
-    ref, ker = _pair(layernorm.LayerNorm)
+    ref, ker = _dispatched(layernorm.LayerNorm, x, None, b, 2)
     _close(ker.forward(x, None, b, 2), ref.forward(x, None, b, 2), np.float64)
-    assert ker.plain
+    assert type(ker) is layernorm.LayerNorm
     for got, want in zip(ker.backward(g)[::2], ref.backward(g)[::2]):  # dx, db
         _close(got, want, np.float64)
 
@@ -105,7 +111,7 @@ def test_attention_kernel_equals_reference(case):
     for op in (ref, ker):
         tg.manual_seed(seed)  # the same dropout mask on both paths: both draw it from backend.rng
         outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
-    assert not ker.plain
+    assert KERNEL[attention.ScaledDotProductAttention].accepts(q, k, v, mask, d**-0.5, dropout_p)
     for got, want in zip(outs[1], outs[0]):
         _close(got, want, dtype)
 
@@ -125,9 +131,9 @@ def test_attention_kernel_fully_masked_row_is_nan_like_the_reference():
 def test_attention_kernel_runs_the_reference_for_broadcast_batches():
     rng = np.random.default_rng(3)
     q, k, v = _randn(rng, (2, 3, 4), np.float64), _randn(rng, (1, 3, 4), np.float64), _randn(rng, (2, 3, 4), np.float64)
-    ref, ker = _pair(attention.ScaledDotProductAttention)
+    ref, ker = _dispatched(attention.ScaledDotProductAttention, q, k, v, None, 0.5)
     _close(ker.forward(q, k, v, None, 0.5), ref.forward(q, k, v, None, 0.5), np.float64)
-    assert ker.plain
+    assert type(ker) is attention.ScaledDotProductAttention
 
 
 @given(b=st.integers(1, 3), t=st.integers(1, 7), heads=st.integers(1, 3), d=st.integers(1, 4), dtype=dtypes,
@@ -156,15 +162,15 @@ def test_softmax_kernel_equals_reference(shape, last, dtype, seed):
     for dim in (-1, x.ndim - 1):
         ref, ker = _pair(softmax.Softmax)
         _close(ker.forward(x, dim), ref.forward(x, dim), dtype)
-        assert not ker.plain
+        assert KERNEL[softmax.Softmax].accepts(x, dim)
         _close(ker.backward(g), ref.backward(g), dtype)
 
 
 def test_softmax_kernel_runs_the_reference_off_the_last_dim():
     x = np.random.default_rng(0).standard_normal((3, 4, 5))
-    ref, ker = _pair(softmax.Softmax)
+    ref, ker = _dispatched(softmax.Softmax, x, 1)
     _close(ker.forward(x, 1), ref.forward(x, 1), np.float64)
-    assert ker.plain
+    assert type(ker) is softmax.Softmax
     _close(ker.backward(x), ref.backward(x), np.float64)
 
 
@@ -220,13 +226,13 @@ def test_elementwise_kernels_equal_reference(shape, dtype, seed):
 
 
 def test_gelu_tanh_and_integer_relu_run_the_reference():
-    ref, ker = _pair(elementwise.GELU)
     x = np.linspace(-3, 3, 7)
+    ref, ker = _dispatched(elementwise.GELU, x, "tanh")
     _close(ker.forward(x, "tanh"), ref.forward(x, "tanh"), np.float64)
-    assert ker.plain
-    ker = KERNEL[elementwise.ReLU](np)
+    assert type(ker) is elementwise.GELU
+    _, ker = _dispatched(elementwise.ReLU, np.array([-2, 0, 3]))
     np.testing.assert_array_equal(ker.forward(np.array([-2, 0, 3])), [0, 0, 3])
-    assert ker.plain
+    assert type(ker) is elementwise.ReLU
 
 
 @given(n=odd, vocab=st.integers(1, 12), d=st.integers(1, 70), dtype=dtypes, seed=st.integers(0, 2**16))
@@ -301,8 +307,29 @@ def test_the_environment_switch_and_its_errors():
 
 def test_a_device_without_a_kernel_module_runs_the_reference(monkeypatch):
     monkeypatch.setitem(kernels._KERNEL_MODULES, "cpu", "no_such_module")
-    monkeypatch.setattr(kernels, "_tables", {})
     assert kernels.substitutes("cpu") == {}
+
+
+def test_the_engine_runs_a_registered_kernel_only_for_inputs_it_accepts(monkeypatch):
+    """The kernel seam (autograd.register_kernel): a kernel names the op it replaces and accepts
+    some inputs; apply runs it for those and the reference op for the others."""
+
+    class TwiceReLU(elementwise.ReLU):  # wrong on purpose, so that the path taken shows
+        replaces = elementwise.ReLU
+
+        @staticmethod
+        def accepts(x):
+            return x.dtype == np.float64
+
+        def forward(self, x):
+            return 2 * self.xp.maximum(x, 0)
+
+    monkeypatch.setattr(autograd, "_kernel_tables", {})  # the registry as new, restored after the test
+    autograd.register_kernel(TwiceReLU, "strict")
+    x = tg.tensor([-1.0, 2.0], dtype=tg.float64, device="strict", requires_grad=True)
+    assert x.relu().tolist() == [0, 4] and type(x.relu()._ctx) is TwiceReLU
+    assert x.float().relu().tolist() == [0, 2] and type(x.float().relu()._ctx) is elementwise.ReLU
+    assert autograd.dispatch(elementwise.ReLU, "strict", np.zeros(2, np.float32)) is elementwise.ReLU
 
 
 def test_both_paths_draw_the_same_dropout_masks_and_train_alike():

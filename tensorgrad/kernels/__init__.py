@@ -7,10 +7,14 @@ and runs on every device.  This package holds the same math as fused loops, one 
     kernels/cuda.py    Numba-CUDA, on CuPy arrays (through __cuda_array_interface__, launched on
                        CuPy's current stream); imported only when a CUDA tensor meets a kernel op
 
-`kernels/functions.py` turns a kernel module into `Function` subclasses of the reference ops (a
-`LayerNorm` whose forward and backward call `module.layernorm_forward` / `_backward`, ...), and
-`Function.apply` runs that subclass instead of the reference class on the devices that have one
-(`substitutes(device)` below).  GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
+`kernels/functions.py` holds the kernel ops: subclasses of the reference ops (a `LayerNorm` whose
+forward and backward call `kernels.layernorm_forward` / `_backward`, ...), each naming the op it
+`replaces` and the inputs it `accepts`; `kernels/cpu_ops.py` and `kernels/cuda_ops.py` bind them to
+their device's kernel module.  They reach the engine through its kernel registry (autograd.py, "the
+kernel seam"): this package registers a loader per device with the engine, which runs it on that
+device's first op, so a device's kernels are imported (and compiled) only when it is used, and
+`Function.apply` then runs a kernel op in place of its reference wherever it accepts the inputs.
+GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
 
 The switch, one for the whole library (the default is "kernels"):
 
@@ -24,7 +28,7 @@ silent fallback to the reference.  Both paths take dropout masks from `backend.r
 seeded run draws the same masks on either path.
 
 The kernel contract (every kernel module, cpu.py and cuda.py, has these functions with these
-signatures; a module may leave some out, and then the reference runs for those ops):
+signatures; a device whose module leaves some out lists only the ops it can run in its *_ops.py):
 arrays are the device's raw arrays (NumPy for cpu, CuPy for cuda), float32 or float64, inputs
 C-contiguous (the caller makes them so), and results are new arrays unless said otherwise.
 
@@ -54,7 +58,7 @@ C-contiguous (the caller makes them so), and results are new arrays unless said 
     adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step) -> None
         in place on 1-D arrays of one dtype, in torch's order of operations (hyperparameters are
         Python numbers; step counts from 1)
-        reference: optim.adamw.adamw_update_
+        reference: ops.adamw.adamw_update_
     relu_forward(x) -> y;           relu_backward(g, y) -> dx              (reference: ops.elementwise.ReLU)
     gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.elementwise.GELU)
     dropout_forward(x, keep, scale) -> x * keep * scale                      (reference: ops.dropout.Dropout)
@@ -69,6 +73,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+
+from .. import autograd
 
 MODES = ("kernels", "reference")
 _ENV = "TENSORGRAD_KERNELS"
@@ -86,7 +92,6 @@ def _mode_from_env() -> str:
 
 
 _mode = _mode_from_env()
-_tables: dict = {}  # device -> {reference Function class: kernel Function class}; cleared by use()
 _KERNEL_MODULES = {"cpu": "cpu", "cuda": "cuda"}  # device -> module of this package ("strict": none)
 
 
@@ -101,7 +106,7 @@ def use(new_mode: str):
     if new_mode not in MODES:
         raise ValueError(f"tg.kernels.use: mode must be 'kernels' or 'reference', got {new_mode!r}")
     _mode = new_mode
-    _tables.clear()
+    autograd.clear_kernels()  # each device loads its table again (substitutes) at its next op
 
 
 @contextlib.contextmanager
@@ -133,18 +138,21 @@ def module(device: str):
 
 
 def substitutes(device: str) -> dict:
-    """{reference Function class: kernel Function class} for a device (empty: all reference)."""
-    table = _tables.get(device)
-    if table is None:
-        mod = module(device)
-        if mod is None:
-            table = {}
-        else:
-            from .functions import build  # noqa: PLC0415  (imports the ops, which import the engine)
+    """{reference class: kernel op} for a device in the current mode (empty: all reference)."""
+    mod = module(device)
+    if mod is None:
+        return {}
+    ops = importlib.import_module(f"{mod.__name__}_ops")  # cpu_ops.py, cuda_ops.py
+    return {kernel.replaces: kernel for kernel in ops.KERNEL_OPS}
 
-            table = build(mod)
-        _tables[device] = table
-    return table
+
+def _load(device: str):
+    """The kernel ops of `device`: the engine calls this on the device's first op (and after use())."""
+    return substitutes(device).values()
+
+
+for _device in _KERNEL_MODULES:
+    autograd.register_kernel_loader(_device, _load)
 
 
 def compile_error(kernel: str, error: Exception) -> KernelError:

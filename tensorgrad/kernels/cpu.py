@@ -33,10 +33,8 @@ _BLOCKS = 16  # row blocks of a sum over rows (dweight, dbias): fixed, so sums n
 # Below this many elements a kernel runs its serial compilation on the calling thread.  Numba's
 # threads are a second pool beside OpenBLAS's, whose threads keep spinning for a while after each
 # product: a parallel kernel right after a GEMM shares the cores with them and waits for its
-# slowest thread.  Measured on 2 cores: the `small` model's evaluation (16K-token forwards, kernels
-# on 0.5M-2M elements) took 1.03-1.39 s with this at 2^17 and 0.64-0.87 s at 2^22; a (256, 32)
-# layernorm took 11 us serially and 2.3 ms on two threads beside another busy process.  The
-# `large` model's kernels (6.3M-25M elements) stay parallel.
+# slowest thread, so only large work is worth splitting (the README's speed section has the
+# timings behind this threshold).
 _PARALLEL_MIN = 1 << 22
 
 

@@ -1,20 +1,24 @@
-"""Kernel-backed ops: subclasses of the reference ops whose forward and backward call a kernel
-module (kernels/cpu.py or kernels/cuda.py, the contract in kernels/__init__.py).
+"""The kernel ops: the reference ops (tensorgrad/ops/) with their math done by a device's kernel
+functions (kernels/cpu.py or kernels/cuda.py, the contract in kernels/__init__.py).
 
-`build(module)` makes one subclass per op the module has kernels for; `Function.apply` runs it in
-place of the reference class on that module's device.  The subclasses prepare arrays for the
-contract (fold batch axes into rows, make inputs contiguous, draw dropout masks from the same
-generator as the reference) and leave the math to the kernels; GEMMs stay with the array library
-(BLAS, cuBLAS).  Inputs outside a kernel's contract (integer dtypes, float16, an attention mask
-that is not (T, S), batch dims that broadcast, GELU's tanh form) run the reference op: `plain`
-records which path a node took, so its backward takes the same one.
+Each class here names the reference op it `replaces` and says in `accepts(...)`, given the
+arguments of the reference's forward, whether it takes them: the engine asks once, before forward
+(autograd.Function.apply), and runs the reference op for inputs outside a kernel's contract
+(integer dtypes, float16, an attention mask that is not (T, S), batch dims that broadcast, GELU's
+tanh form).  A kernel op prepares arrays for the contract (fold batch axes into rows, make inputs
+contiguous, draw dropout masks from the same generator as the reference) and leaves the math to
+the kernels; GEMMs stay with the array library (BLAS, cuBLAS).
+
+The kernel functions are the class attribute `kernels`: kernels/cpu_ops.py and
+kernels/cuda_ops.py subclass these classes once per device, setting it to their device's module.
 """
 
 from __future__ import annotations
 
 import math
 
-from .. import backend
+from .. import autograd, backend
+from ..ops import adamw as ref_adamw
 from ..ops import attention as ref_attention
 from ..ops import dropout as ref_dropout
 from ..ops import elementwise as ref_elementwise
@@ -38,20 +42,24 @@ def _fits(*arrays) -> bool:
 
 
 class _KernelOp:
-    """Mixin of the kernel ops: `kernels` is the kernel module, `plain` True where this node ran
-    the reference op (inputs outside the contract)."""
+    """Mixin of the kernel ops: `replaces` is the reference op, `kernels` the device's kernel module
+    (set by cpu_ops.py / cuda_ops.py)."""
 
     __slots__ = ()
+    replaces = None
     kernels = None
 
 
 class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
-    __slots__ = ("plain",)
+    __slots__ = ()
+    replaces = ref_layernorm.LayerNorm
+
+    @staticmethod
+    def accepts(x, weight, bias, k, eps=1e-5):
+        """Both of weight and bias or neither, every array of one kernel dtype."""
+        return (weight is None) == (bias is None) and _fits(x, *(a for a in (weight, bias) if a is not None))
 
     def forward(self, x, weight, bias, k, eps=1e-5):
-        self.plain = (weight is None) != (bias is None) or not _fits(x, *(a for a in (weight, bias) if a is not None))
-        if self.plain:
-            return super().forward(x, weight, bias, k, eps)
         n = math.prod(x.shape[x.ndim - k :])
         x2 = _contiguous(x.reshape(-1, n))  # (rows, N)
         w = _contiguous(weight.reshape(-1)) if weight is not None else None
@@ -61,8 +69,6 @@ class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
         return y.reshape(x.shape)
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         x2, mean, rstd, w, shape, norm_shape = self.saved
         dy = _contiguous(g.reshape(x2.shape))
         dx, dw, db = self.kernels.layernorm_backward(dy, x2, mean, rstd, w)
@@ -75,17 +81,23 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
     """The GEMMs by the array library, the scale, mask, softmax and dropout by one kernel pass
     over the scores (forward), and the dropout and softmax backward by another."""
 
-    __slots__ = ("plain",)
+    __slots__ = ()
+    replaces = ref_attention.ScaledDotProductAttention
+
+    @staticmethod
+    def accepts(q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
+        """q, k, v of one batch shape (none broadcast) and one kernel dtype; a mask of T * S
+        elements in at least 2 dims ((T, S), (1, 1, T, S), ...) or none."""
+        T, S = q.shape[-2], k.shape[-2]
+        if mask is not None and not (mask.ndim >= 2 and mask.size == T * S):
+            return False
+        return q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and _fits(q, k, v)
 
     def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
         xp = self.xp
         T, S = q.shape[-2], k.shape[-2]
-        if mask is not None and mask.ndim >= 2 and mask.size == T * S:
+        if mask is not None:
             mask = _contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
-        self.plain = not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) or not _fits(q, k, v)
-        self.plain = self.plain or (mask is not None and mask.shape != (T, S))
-        if self.plain:
-            return super().forward(q, k, v, mask, scale, dropout_p, device)
         batch = q.shape[:-2]
         R = math.prod(batch)
         keep = None
@@ -100,8 +112,6 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         return out
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         q, k, v, p, pd, keep, scale, keep_prob = self.saved
         xp = self.xp
         batch, (R, T, S) = q.shape[:-2], p.shape
@@ -117,14 +127,19 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
 
 class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
-    """The reference op with the kernel attention, and q, k^T and v laid out contiguously for the
-    batched products (NumPy's stacked matmul of small matrices is slower on transposed views)."""
+    """The reference op with q, k^T and v laid out contiguously for the batched products (NumPy's
+    stacked matmul of small matrices is slower on transposed views), and the heads' attention op
+    taken from the kernel registry (the device's kernel where it accepts them, else the reference)."""
 
-    __slots__ = ("plain",)
-    attention = None  # build() sets the kernel ScaledDotProductAttention of the same module
+    __slots__ = ()
+    replaces = ref_attention.PackedSelfAttention
+
+    @staticmethod
+    def accepts(qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
+        """Every input: the heads' attention op is dispatched again, on the heads' arrays."""
+        return True
 
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
-        self.plain = False
         xp = self.xp
         B, T, three_hd = qkv.shape
         H, d = num_heads, three_hd // (3 * num_heads)
@@ -132,8 +147,10 @@ class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
         q = _contiguous(parts[:, :, 0].transpose(0, 2, 1, 3))  # (B, H, T, d)
         k_t = _contiguous(parts[:, :, 1].transpose(0, 2, 3, 1))  # (B, H, d, T): k^T, contiguous
         v = _contiguous(parts[:, :, 2].transpose(0, 2, 1, 3))  # (B, H, T, d)
-        attention = self.attention(xp)
-        out = attention.forward(q, k_t.swapaxes(-1, -2), v, mask, scale, dropout_p, device)  # (B, H, T, d)
+        k = k_t.swapaxes(-1, -2)
+        op = autograd.dispatch(ref_attention.ScaledDotProductAttention, device, q, k, v, mask, scale, dropout_p, device)
+        attention = op(xp)
+        out = attention.forward(q, k, v, mask, scale, dropout_p, device)  # (B, H, T, d)
         self.save_for_backward(attention, H, d)
         return out.transpose(0, 2, 1, 3).reshape(B, T, H * d)
 
@@ -153,12 +170,15 @@ class Softmax(_KernelOp, ref_softmax.Softmax):
     """Softmax along the last dim: the attention softmax kernels with scale 1, no mask and no
     dropout, every row of x as one row of scores.  Other dims run the reference."""
 
-    __slots__ = ("plain",)
+    __slots__ = ()
+    replaces = ref_softmax.Softmax
+
+    @staticmethod
+    def accepts(x, dim):
+        """Along the last dim of a non-empty array of a kernel dtype."""
+        return x.ndim != 0 and x.size != 0 and dim % x.ndim == x.ndim - 1 and _fits(x)
 
     def forward(self, x, dim):
-        self.plain = x.ndim == 0 or x.size == 0 or dim % x.ndim != x.ndim - 1 or not _fits(x)
-        if self.plain:
-            return super().forward(x, dim)
         scores = x.copy().reshape(1, -1, x.shape[-1])  # one C-ordered copy: the kernel writes P over it
         p, _ = self.kernels.attention_softmax_forward(scores, 1.0, None, None, 1.0)
         y = p.reshape(x.shape)
@@ -166,8 +186,6 @@ class Softmax(_KernelOp, ref_softmax.Softmax):
         return y
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         y, _ = self.saved
         rows = (1, -1, y.shape[-1])
         dy = g.copy().reshape(rows)  # one C-ordered copy: the kernel writes dx over it
@@ -175,12 +193,14 @@ class Softmax(_KernelOp, ref_softmax.Softmax):
 
 
 class CrossEntropy(_KernelOp, ref_loss.CrossEntropy):
-    __slots__ = ("plain",)
+    __slots__ = ()
+    replaces = ref_loss.CrossEntropy
+
+    @staticmethod
+    def accepts(x, targets, reduction="mean", ignore_index=-100):
+        return _fits(x)
 
     def forward(self, x, targets, reduction="mean", ignore_index=-100):
-        self.plain = not _fits(x)
-        if self.plain:
-            return super().forward(x, targets, reduction, ignore_index)
         x = _contiguous(x)
         targets = _contiguous(targets.astype(backend.int64, copy=False))
         losses, lse = self.kernels.cross_entropy_forward(x, targets, ignore_index)
@@ -197,8 +217,6 @@ class CrossEntropy(_KernelOp, ref_loss.CrossEntropy):
         return out
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         x, lse, targets, keep, reduction, count, ignore_index = self.saved
         xp = self.xp
         if reduction == "none":
@@ -210,102 +228,90 @@ class CrossEntropy(_KernelOp, ref_loss.CrossEntropy):
 
 
 class ReLU(_KernelOp, ref_elementwise.ReLU):
-    __slots__ = ("plain",)
+    __slots__ = ()
+    replaces = ref_elementwise.ReLU
+
+    @staticmethod
+    def accepts(x):
+        return _fits(x)
 
     def forward(self, x):
-        self.plain = not _fits(x)
-        if self.plain:
-            return super().forward(x)
         z = self.kernels.relu_forward(_contiguous(x))
         self.save_for_backward(z)
         return z
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         (z,) = self.saved
         return self.kernels.relu_backward(_contiguous(g), z)
 
 
 class GELU(_KernelOp, ref_elementwise.GELU):
-    __slots__ = ("plain",)
+    __slots__ = ()
+    replaces = ref_elementwise.GELU
+
+    @staticmethod
+    def accepts(x, approximate="none"):
+        """The exact (erf) form only."""
+        return approximate == "none" and _fits(x)
 
     def forward(self, x, approximate="none"):
-        self.plain = approximate != "none" or not _fits(x)
-        if self.plain:
-            return super().forward(x, approximate)
         x = _contiguous(x)
         self.save_for_backward(x)
         return self.kernels.gelu_forward(x)
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         (x,) = self.saved
         return self.kernels.gelu_backward(_contiguous(g), x)
 
 
 class Dropout(_KernelOp, ref_dropout.Dropout):
-    __slots__ = ("plain",)
+    __slots__ = ()
+    replaces = ref_dropout.Dropout
+
+    @staticmethod
+    def accepts(x, p, device):
+        return _fits(x)
 
     def forward(self, x, p, device):
-        self.plain = not _fits(x)
-        if self.plain:
-            return super().forward(x, p, device)
         mask = backend.rng(device).keep_mask(x.shape, p)  # the reference's draw
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
         return self.kernels.dropout_forward(_contiguous(x), mask, scale)
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         mask, scale = self.saved
         return self.kernels.dropout_forward(_contiguous(g), mask, scale)
 
 
 class Embedding(_KernelOp, ref_embedding.Embedding):
-    __slots__ = ("plain",)
+    """The reference forward (a gather: no kernel needed) and the kernel backward."""
 
-    def forward(self, idx, weight):
-        self.plain = not _fits(weight)
-        return super().forward(idx, weight)  # a gather: no kernel needed
+    __slots__ = ()
+    replaces = ref_embedding.Embedding
+
+    @staticmethod
+    def accepts(idx, weight):
+        return _fits(weight)
 
     def backward(self, g):
-        if self.plain:
-            return super().backward(g)
         idx, num_embeddings = self.saved
         ids = _contiguous(idx.reshape(-1).astype(backend.int64, copy=False))
         dout = _contiguous(g.reshape(-1, g.shape[-1]))
         return None, self.kernels.embedding_backward(ids, dout, num_embeddings)
 
 
-# reference class -> (kernel class, the kernel functions it needs)
-_OPS = {
-    ref_layernorm.LayerNorm: (LayerNorm, ("layernorm_forward", "layernorm_backward")),
-    ref_attention.ScaledDotProductAttention: (
-        ScaledDotProductAttention, ("attention_softmax_forward", "attention_softmax_backward"),
-    ),
-    ref_softmax.Softmax: (Softmax, ("attention_softmax_forward", "attention_softmax_backward")),
-    ref_loss.CrossEntropy: (CrossEntropy, ("cross_entropy_forward", "cross_entropy_backward")),
-    ref_elementwise.ReLU: (ReLU, ("relu_forward", "relu_backward")),
-    ref_elementwise.GELU: (GELU, ("gelu_forward", "gelu_backward")),
-    ref_dropout.Dropout: (Dropout, ("dropout_forward",)),
-    ref_embedding.Embedding: (Embedding, ("embedding_backward",)),
-}  # fmt: skip
+class AdamWUpdate(_KernelOp, ref_adamw.AdamWUpdate):
+    """The whole AdamW update in one pass of the device's adamw_step kernel."""
 
+    __slots__ = ()
+    replaces = ref_adamw.AdamWUpdate
 
-def build(module) -> dict:
-    """{reference class: kernel class} for the ops whose kernels `module` has, each kernel class
-    a subclass bound to `module` (named as the reference class, so errors read the same)."""
-    table = {}
-    for ref_cls, (kernel_cls, needs) in _OPS.items():
-        if all(hasattr(module, name) for name in needs):
-            table[ref_cls] = type(kernel_cls.__name__, (kernel_cls,), {"__slots__": (), "kernels": module})
-    sdpa = table.get(ref_attention.ScaledDotProductAttention)
-    if sdpa is not None:
-        packed = (PackedSelfAttention,)
-        table[ref_attention.PackedSelfAttention] = type(
-            "PackedSelfAttention", packed, {"__slots__": (), "kernels": module, "attention": sdpa}
+    @staticmethod
+    def accepts(p, g, m, v, **hyper):
+        """Contiguous arrays of one kernel dtype."""
+        return all(a.flags.c_contiguous for a in (p, g, m, v)) and _fits(p, g, m, v)
+
+    def __call__(self, p, g, m, v, *, step, lr, beta1, beta2, eps, weight_decay):
+        self.kernels.adamw_step(
+            p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), lr, beta1, beta2, eps, weight_decay, step
         )
-    return table

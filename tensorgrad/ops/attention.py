@@ -75,8 +75,6 @@ class PackedSelfAttention(Function):
         dqkv[:, :, 0] = dq^T,  dqkv[:, :, 1] = dk^T,  dqkv[:, :, 2] = dv^T   (each (B, T, H, d))
     """
 
-    attention = ScaledDotProductAttention  # the op run on the heads (a kernel version swaps in its own)
-
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
         B, T, three_hd = qkv.shape
         H, d = num_heads, three_hd // (3 * num_heads)
@@ -84,7 +82,7 @@ class PackedSelfAttention(Function):
         q = parts[:, :, 0].transpose(0, 2, 1, 3)  # (B, H, T, d)
         k = parts[:, :, 1].transpose(0, 2, 1, 3)
         v = parts[:, :, 2].transpose(0, 2, 1, 3)
-        attention = self.attention(self.xp)
+        attention = ScaledDotProductAttention(self.xp)
         out = attention.forward(q, k, v, mask, scale, dropout_p, device)  # (B, H, T, d)
         self.save_for_backward(attention, H, d)
         return out.transpose(0, 2, 1, 3).reshape(B, T, H * d)  # (B, T, H * d)

@@ -2,45 +2,18 @@
 
 from __future__ import annotations
 
-from .. import backend, kernels
+from .. import autograd, backend
+from ..ops.adamw import AdamWUpdate
 from ..tensor import Tensor
 from .flat import FlatGroup
 from .optimizer import Optimizer
-
-
-def adamw_update_(
-    p, g, m, v, *, step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, xp
-) -> None:
-    """One AdamW step on backend arrays, in place on p (param), m (exp_avg), v (exp_avg_sq).
-
-        p <- p * (1 - lr * wd)                       decoupled decay: not part of the gradient
-        m <- m + (1 - b1) * (g - m)                  = b1 m + (1 - b1) g      (torch's lerp_)
-        v <- v * b2 + (1 - b2) * g * g               = b2 v + (1 - b2) g^2    (mul_, addcmul_)
-        mhat = m / (1 - b1^t),  vhat = v / (1 - b2^t)                       (bias corrections)
-        p <- p - lr * mhat / (sqrt(vhat) + eps)
-
-    written in torch's order of operations (its single-tensor CPU path): the bias
-    corrections are host floats, folded into step_size = lr / (1 - b1^t) and a divisor
-    sqrt(1 - b2^t) of sqrt(v), so the arrays see only multiplies, adds, one sqrt and one
-    divide, all in their own dtype (a Python float never upcasts a float32 array).
-    Arrays of any shape work, so a fused version can call this on one flat buffer.
-    """
-    if weight_decay != 0:
-        p *= 1 - lr * weight_decay
-    m += (g - m) * (1 - beta1)
-    v *= beta2
-    v += (1 - beta2) * g * g
-    step_size = lr / (1 - beta1**step)
-    bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-    denom = xp.sqrt(v) / bias_correction2_sqrt + eps
-    p += (-step_size * m) / denom
 
 
 class AdamW(Optimizer):
     """torch.optim.AdamW.  With fused=True (the default where it applies: every parameter of a
     group on one device with one dtype) a group's parameters and moments live in flat arrays
     (optim/flat.py), the gradients are copied into one at each step, and a step is one update
-    over all of them (the device's adamw_step kernel, or adamw_update_), instead of a Python loop
+    over all of them (the device's adamw_step kernel, or ops/adamw.py's adamw_update_), instead of a Python loop
     over each parameter.  Same numbers either way (tests/test_optim_fused.py)."""
 
     def __init__(
@@ -75,7 +48,7 @@ class AdamW(Optimizer):
             s["step"] += 1
             m, v = s["exp_avg"]._data, s["exp_avg_sq"]._data
             _update(p._data, p.grad._data, m, v, s["step"], p.device, hyper)
-            p._counter[0] += 1  # an in-place write (autograd.py's version counters)
+            p._bump_version()  # an in-place write (autograd.py's version counters)
 
     def _init_state(self, p: Tensor) -> dict:
         xp = backend.namespace(p.device)
@@ -114,22 +87,12 @@ class AdamW(Optimizer):
         flat.gather_grads()  # the gradients into the group's flat gradient array
         _update(flat.data, flat.grad, flat.state["exp_avg"], flat.state["exp_avg_sq"], step, flat.device, hyper)
         for p in params:  # every parameter was written in place
-            p._counter[0] += 1
+            p._bump_version()
         return True
 
 
 def _update(p, g, m, v, step, device, hyper):
-    """One AdamW step in place: the device's adamw_step kernel on contiguous arrays (kernels/),
-    else the reference adamw_update_."""
-    module = kernels.module(device)
-    contiguous = all(a.flags.c_contiguous for a in (p, g, m, v)) and len({a.dtype for a in (p, g, m, v)}) == 1
-    if module is not None and hasattr(module, "adamw_step") and contiguous and p.dtype in _KERNEL_DTYPES:
-        module.adamw_step(
-            p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), hyper["lr"], hyper["beta1"], hyper["beta2"],
-            hyper["eps"], hyper["weight_decay"], step,
-        )  # fmt: skip
-        return
-    adamw_update_(p, g, m, v, step=step, xp=backend.namespace(device), **hyper)
-
-
-_KERNEL_DTYPES = (backend.float32, backend.float64)
+    """One AdamW step in place: the device's adamw_step kernel where it takes these arrays (the
+    engine's kernel registry: contiguous, one float dtype), else the reference, ops/adamw.py's adamw_update_."""
+    update = autograd.dispatch(AdamWUpdate, device, p, g, m, v, step=step, **hyper)
+    update(backend.namespace(device))(p, g, m, v, step=step, **hyper)

@@ -3,15 +3,14 @@ the argument rules (broadcasting, dims, shapes) that their error messages speak 
 
 from __future__ import annotations
 
+from ..autograd import TensorBase
 from ..backend import ShapeError
 
-
-class TensorBase:
-    """The base of every method family, so of every Tensor.  The families cannot import
-    tensor.py (it imports them), so they ask `isinstance(x, TensorBase)` for "is x a Tensor",
-    and make results through the op's `apply`, `self._make` or `self._constant`."""
-
-    __slots__ = ()
+# TensorBase (the engine's: the fields autodiff reads) is the base of every method family, so of
+# every Tensor.  The families cannot import tensor.py (it imports them), so they ask
+# `isinstance(x, TensorBase)` for "is x a Tensor", and make results through the op's `apply`,
+# `self._make` or `self._constant`.
+__all__ = ["TensorBase", "broadcast_shapes", "normalize_dim", "normalize_dims", "shape_arg"]
 
 
 def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:

@@ -1,0 +1,44 @@
+"""`tg.set_num_threads(n)` / `tg.get_num_threads()`: the CPU threads tensorgrad computes with, as
+`torch.set_num_threads` sets PyTorch's.
+
+Two thread pools do tensorgrad's CPU work: the BLAS library NumPy loaded (OpenBLAS, MKL), which
+runs the matrix products, and Numba's, which runs the fused kernels' parallel loops. Both start
+with one thread per core. Their threads wait for work by spinning, so on a busy machine, or
+with products too small to split, extra threads cost more than they give. This is a process-wide
+setting: tensorgrad never calls it by itself; a program that wants it calls it where its reader
+sees it (gpt/cli/train.py does, and prints what it chose).
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import kernels
+
+
+def _blas_limits():
+    try:
+        import threadpoolctl  # noqa: PLC0415  (only when asked: importing it inspects every loaded library)
+    except ImportError:
+        return None
+    return threadpoolctl
+
+
+def set_num_threads(n: int) -> None:
+    """Use `n` threads for the BLAS library's products and the fused kernels' parallel loops."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: the number of threads must be an integer >= 1, got {n!r}")
+    limits = _blas_limits()
+    if limits is None:
+        raise RuntimeError("set_num_threads needs threadpoolctl to reach the BLAS library: pip install threadpoolctl")
+    limits.threadpool_limits(limits=n, user_api="blas")
+    kernels.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """The BLAS library's thread count (the fused kernels use the same after set_num_threads)."""
+    limits = _blas_limits()
+    if limits is None:
+        return os.cpu_count() or 1
+    counts = [info["num_threads"] for info in limits.threadpool_info() if info.get("user_api") == "blas"]
+    return max(counts, default=os.cpu_count() or 1)
