@@ -114,6 +114,7 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
 from .gradcheck import GradcheckError, gradcheck
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
+from .threads import get_num_threads, set_num_threads
 
 # PyTorch's dtype aliases, and the integer dtypes the backend has no name for
 float = float32  # noqa: A001
@@ -154,6 +155,8 @@ __all__ = [
     "repeat_interleave", "roll", "scatter", "scatter_add", "scatter_reduce", "stack", "tile",
     # saving and loading
     "load", "save",
+    # the CPU threads (tg.set_num_threads, as torch.set_num_threads)
+    "get_num_threads", "set_num_threads",
 ]  # fmt: skip
 
 # tg.autograd.gradcheck, as torch.autograd.gradcheck: gradcheck works on Tensors, a layer above the

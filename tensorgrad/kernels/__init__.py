@@ -155,6 +155,14 @@ for _device in _KERNEL_MODULES:
     autograd.register_kernel_loader(_device, _load)
 
 
+def set_num_threads(n: int):
+    """Numba's threads for the CPU kernels' parallel loops (tg.set_num_threads calls this), at most
+    the NUMBA_NUM_THREADS Numba started with.  Numba is imported here only when asked."""
+    import numba  # noqa: PLC0415
+
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+
+
 def compile_error(kernel: str, error: Exception) -> KernelError:
     """The error raised when a kernel fails to compile: it names the kernel and the switch."""
     first_line = (str(error).strip().splitlines() or [""])[0]
@@ -164,4 +172,5 @@ def compile_error(kernel: str, error: Exception) -> KernelError:
     )
 
 
-__all__ = ["MODES", "KernelError", "compile_error", "mode", "module", "reference", "substitutes", "use"]
+__all__ = ["MODES", "KernelError", "compile_error", "mode", "module", "reference", "set_num_threads", "substitutes",
+           "use"]  # fmt: skip

@@ -1,0 +1,32 @@
+"""How many CPU threads a training run should use, chosen from the size of its matrix products.
+
+A second thread speeds up a product only when the product is large enough to pay for waking it.
+The `small` preset's biggest product, the FFN's (256 tokens x 32) @ (32 x 128), is 2 MFLOP, and its
+step is mostly Python: there the BLAS and kernel threads only spin beside the main thread, and on
+a machine with other work they take turns with it, which made the default run 2-4x slower
+(README, "Threads"). The `large` preset's products are 19 GFLOP each, and every core helps.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .config import GPTConfig
+
+PARALLEL_FLOPS = 2**26  # a product below this many FLOPs (64M) runs on one thread faster than on many
+
+
+def largest_product_flops(config: GPTConfig) -> int:
+    """FLOPs of the step's largest matrix product: the FFN's first Linear, (B*T, C) @ (C, 4C), or
+    the language-model head (B*T, C) @ (C, vocab), or the bigram's table lookup (none)."""
+    tokens = config.batch_size * config.block_size
+    if config.kind == "bigram":
+        return 0
+    width = {"none": config.n_embd, "single": config.n_embd, "mlp": 4 * config.n_embd}[config.ffn]
+    return 2 * tokens * config.n_embd * max(width, config.vocab_size, 3 * config.n_embd)
+
+
+def threads_for(config: GPTConfig, cores: int | None = None) -> int:
+    """1 for a model whose products are too small to split, else every core."""
+    cores = cores or os.cpu_count() or 1
+    return cores if largest_product_flops(config) >= PARALLEL_FLOPS else 1
