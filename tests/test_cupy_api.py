@@ -30,6 +30,7 @@ from tensorgrad import backend
 from tensorgrad.backend import cuda_setup
 from tensorgrad.backend import random as backend_random
 from tensorgrad.backend import strict as backend_strict
+from tensorgrad.ops.dropout import keep_mask
 
 cupy = pytest.importorskip("cupy")  # in the test extra; imports without a GPU
 
@@ -221,7 +222,7 @@ def test_the_gpu_generator_is_philox_with_a_fixed_thread_count(cupy_without_gpu)
 def test_the_gpu_draws_bind_to_cupys_generator(cupy_without_gpu):
     rng = backend.rng("cuda")
     rng._gen = _BindingGenerator(rng._gen.bit_generator)
-    assert rng.keep_mask((2, 3), 0.2).shape == (2, 3)
+    assert keep_mask("cuda", (2, 3), 0.2).shape == (2, 3)
     assert rng.uniform((4,), np.float32).dtype == np.float32
     assert rng.normal((4,), np.float64).dtype == np.float64
     ids = rng.integers(0, 65, (8,))

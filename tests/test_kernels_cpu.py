@@ -358,3 +358,20 @@ def test_both_paths_draw_the_same_dropout_masks_and_train_alike():
     # float32 through 3 steps of a 2-layer model: op-level differences of ~1e-7 grow to ~1e-6.
     np.testing.assert_allclose(kernel_run, reference_run, rtol=1e-4)
     assert backend.rng("cpu") is not None
+
+
+@given(shape=st.sampled_from([(0,), (1,), (7,), (4, 5), (3, 33, 17)]), before=st.integers(0, 3),
+       p=st.sampled_from([0.0, 0.1, 0.2, 1 / 3, 0.5, 0.9999]), seed=st.integers(0, 2**16))  # fmt: skip
+def test_keep_mask_kernel_draws_the_references_bits_and_leaves_the_same_state(shape, before, p, seed):
+    """kernels/cpu.py's keep_mask against ops.dropout.keep_mask: the same mask, bit for bit, and the
+    generator in the same state after it (so the next draw agrees too), whether or not the
+    generator holds half a word from an earlier odd-sized draw (`before` uniforms first)."""
+    masks, after = [], []
+    for draw in (dropout.keep_mask, lambda device, shape, p: cpu.keep_mask(backend.rng(device), shape, p)):
+        tg.manual_seed(seed)
+        tg.rand(before)
+        masks.append(draw("cpu", shape, p))
+        after.append((tg.rand(3).tolist(), tg.randint(0, 1000, (2,)).tolist()))
+    assert masks[1].shape == masks[0].shape == shape and masks[1].dtype == np.bool_
+    np.testing.assert_array_equal(masks[1], masks[0])
+    assert after[1] == after[0]

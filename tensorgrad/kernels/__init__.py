@@ -41,7 +41,7 @@ C-contiguous (the caller makes them so), and results are new arrays unless said 
     attention_softmax_forward(scores, scale, mask, keep, keep_prob) -> (p, pd)
         scores (R, T, S) = q @ k^T unscaled (may be overwritten: p may be that same array);
         mask None or bool (T, S), True = may attend; keep None or the dropout keep mask (R, T, S),
-        bool, as drawn by backend.rng(device).keep_mask; keep_prob = 1 - dropout_p
+        bool, as drawn by keep_mask (below); keep_prob = 1 - dropout_p
         p  = softmax(where(mask, scores * scale, -inf)) along S
         pd = p * keep / keep_prob, or None without dropout (keep is None)
         reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward
@@ -63,6 +63,9 @@ C-contiguous (the caller makes them so), and results are new arrays unless said 
     gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.elementwise.GELU)
     dropout_forward(x, keep, scale) -> x * keep * scale                      (reference: ops.dropout.Dropout)
         keep bool like x; its backward is the same call on the gradient
+    keep_mask(rng, shape, p) -> keep                                         (reference: ops.dropout.keep_mask)
+        rng = backend.rng(device); keep bool of `shape`: the reference's draw bit for bit, and the
+        generator left in the same state (so either path draws the same masks from a seed)
     embedding_backward(ids, dout, num_embeddings) -> dweight                 (reference: ops.embedding.Embedding)
         ids (N,) int64 in range, dout (N, D), dweight (num_embeddings, D)
     elementwise kernels take arrays of any shape (C-contiguous) and return the same shape.

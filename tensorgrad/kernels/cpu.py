@@ -388,6 +388,41 @@ def dropout_forward(x, keep, scale):
     return y
 
 
+@njit(cache=True)
+def _keep_from_halves(first, halves, threshold, keep):
+    # keep[i] = (u_i >= p), u_i = (h_i >> 8) * 2**-24: as an integer compare, (h_i >> 8) >= threshold
+    start = 0
+    if first >= 0:  # the half the generator kept from its last 32-bit draw comes first
+        keep[0] = (np.uint32(first) >> 8) >= threshold
+        start = 1
+    for i in range(keep.size - start):
+        keep[start + i] = (halves[i] >> 8) >= threshold
+
+
+def keep_mask(rng, shape, p):
+    """Reference: ops.dropout.keep_mask, bit for bit: rng.uniform(shape, float32) >= p, without
+    making the floats.  NumPy's Generator.random(float32) takes each uniform from the next 32-bit
+    half h of the PCG64 stream (the low half of a 64-bit word first; the high half is kept in the
+    bit generator's state for the next draw) as u = (h >> 8) * 2**-24; p is compared in float32;
+    so u >= p is (h >> 8) >= ceil(float32(p) * 2**24), on the raw words, and the state is left
+    as Generator.random would leave it."""
+    bits = rng.generator.bit_generator
+    n = math.prod(shape)
+    keep = np.empty(n, dtype=np.bool_)
+    if n == 0:
+        return keep.reshape(shape)
+    state = bits.state
+    first = state["uinteger"] if state["has_uint32"] else -1
+    need = n - (first >= 0)  # halves still to draw
+    halves = bits.random_raw((need + 1) // 2).view(np.uint32)  # little-endian: low half, then high
+    threshold = np.uint32(math.ceil(float(np.float32(p)) * 2**24))
+    _keep_from_halves(first, halves, threshold, keep)
+    state = bits.state
+    state["has_uint32"], state["uinteger"] = (1, int(halves[-1])) if need % 2 else (0, 0)
+    bits.state = state
+    return keep.reshape(shape)
+
+
 # --------------------------------------------------------------------------- embedding
 @_jit
 def _embedding_backward(ids, dout, dweight, nblocks):

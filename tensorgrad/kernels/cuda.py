@@ -177,3 +177,9 @@ __all__ = [
     "relu_backward",
     "relu_forward",
 ]
+
+
+def keep_mask(rng, shape, p):
+    """Reference: ops.dropout.keep_mask.  On the GPU the reference's draw, uniform float32 >= p, is
+    already one device kernel of CuPy's generator: the same expression, so the same bits."""
+    return rng.generator.random(shape, dtype="float32") >= p

@@ -102,8 +102,7 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         R = math.prod(batch)
         keep = None
         if dropout_p > 0:
-            keep = backend.rng(device).keep_mask(batch + (T, S), dropout_p)  # as the reference draws it
-            keep = keep.reshape(R, T, S)
+            keep = self.kernels.keep_mask(backend.rng(device), batch + (T, S), dropout_p).reshape(R, T, S)
         scores = xp.matmul(q, k.swapaxes(-1, -2)).reshape(R, T, S)  # q k^T, unscaled
         p, pd = self.kernels.attention_softmax_forward(scores, scale, mask, keep, 1 - dropout_p)
         weights = pd if pd is not None else p
@@ -273,7 +272,7 @@ class Dropout(_KernelOp, ref_dropout.Dropout):
         return _fits(x)
 
     def forward(self, x, p, device):
-        mask = backend.rng(device).keep_mask(x.shape, p)  # the reference's draw
+        mask = self.kernels.keep_mask(backend.rng(device), x.shape, p)  # the reference's draw
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
         return self.kernels.dropout_forward(_contiguous(x), mask, scale)

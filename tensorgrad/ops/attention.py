@@ -3,8 +3,8 @@ dropout on the weights and the weighted sum of values, with one hand-derived bac
 
 from __future__ import annotations
 
-from .. import backend
 from ..autograd import Function
+from .dropout import keep_mask
 
 
 class ScaledDotProductAttention(Function):
@@ -37,7 +37,7 @@ class ScaledDotProductAttention(Function):
         P = E / E.sum(axis=-1, keepdims=True)
         R, Pd = None, P
         if dropout_p > 0:
-            R = backend.rng(device).keep_mask(P.shape, dropout_p)  # True = kept
+            R = keep_mask(device, P.shape, dropout_p)  # True = kept
             Pd = P * R / (1 - dropout_p)
         out = Pd @ v  # (..., T, dv)
         self.save_for_backward(q, k, v, P, Pd, R, scale, 1 - dropout_p)

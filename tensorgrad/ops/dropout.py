@@ -13,12 +13,12 @@ class Dropout(Function):
         m ~ Bernoulli(1 - p),   y = x * m / (1 - p)
         dx = g * m / (1 - p)     (the same mask: it is stored by the forward)
 
-    The mask is drawn from the seeded generator of x's device (backend.rng(device).keep_mask)
-    and stored as bool (1 byte).
+    The mask is drawn by keep_mask below, from the seeded generator of x's device, and stored as
+    bool (1 byte).
     """
 
     def forward(self, x, p, device):
-        mask = backend.rng(device).keep_mask(x.shape, p)
+        mask = keep_mask(device, x.shape, p)
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
         return x * mask * scale
@@ -26,3 +26,13 @@ class Dropout(Function):
     def backward(self, g):
         mask, scale = self.saved
         return g * mask * scale
+
+
+def keep_mask(device, shape, p):
+    """Dropout's mask, m ~ Bernoulli(1 - p): u ~ U[0, 1) (float32) from the device's seeded
+    generator, m = (u >= p).  True = kept.  The attention's dropout draws its mask here too.
+
+    float32 uniforms are multiples of 2**-24, so the drop probability is p rounded up to the next
+    multiple of 2**-24 (0.2 becomes 0.20000005); the kept values are scaled by exactly 1 / (1 - p).
+    """
+    return backend.rng(device).uniform(shape, backend.float32) >= p
