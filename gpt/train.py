@@ -28,6 +28,7 @@ import tensorgrad as tg
 from .checkpoint import (
     ResumeError,
     checkpoint_state,
+    data_fingerprint,
     load_last,
     load_model,
     log_line,
@@ -101,6 +102,7 @@ class TrainResult:
     seed: int = 1337
     resumed_from: int | None = None  # the step a resume started at
     changes: dict = field(default_factory=dict)  # {field: [old, new]} a resume applied
+    resumes: list = field(default_factory=list)  # every resume of the run: [{"step", "changed"}]
 
     @property
     def final(self) -> dict:
@@ -166,10 +168,9 @@ class _Run:
         self.start = point.step if point else 0
         self.skip_eval = point.evaluated if point else False  # the checkpoint's step was evaluated
         elapsed0 = point.elapsed if point else 0.0
+        self.fingerprint = data_fingerprint(data) if out is not None or ranks is not None else None
         if ranks is not None:  # before any work: the same flags, data and checkpoint on every rank
-            from .distributed import data_fingerprint  # noqa: PLC0415
-
-            ranks.check_same(config=config.to_dict(), data=data_fingerprint(data), seed=seed, start=self.start)
+            ranks.check_same(config=config.to_dict(), data=self.fingerprint, seed=seed, start=self.start)
         elif ckpt is not None and int(ckpt.get("world_size", 1)) > 1:
             n = int(ckpt["world_size"])
             raise ResumeError(message(
@@ -204,7 +205,11 @@ class _Run:
     def _resume(self, ckpt, point):
         """Continue from the checkpoint: its weights, optimizer and random state, its log."""
         out = self.out
-        restore(ckpt, point, self.model, self.optimizer, self.result, self.device, self.ranks, f"the run in {out}")
+        restore(ckpt, point, self.model, self.optimizer, self.result, self.device, self.ranks, f"the run in {out}",
+                out / "last.npz")  # fmt: skip
+        if not point.data_checked:
+            self.log(f"note: {out / 'last.npz'} is an older checkpoint, which records no fingerprint of its data: "
+                     "the data cannot be checked against the run's")  # fmt: skip
         if self.main:  # drop evaluations logged past the checkpoint
             atomic_write(out / "log.jsonl", "".join(log_line(e) for e in point.history))
         self.log(f"resumed from {out / 'last.npz'} at step {self.start}")
@@ -287,7 +292,8 @@ class _Run:
         if self.out is None:
             return
         state = checkpoint_state(self.model, self.optimizer, self.config, step, self.result, self.data.tokenizer,
-                                 self.device, self.seed, time.perf_counter() - self.t0, evaluated)  # fmt: skip
+                                 self.device, self.seed, time.perf_counter() - self.t0, evaluated,
+                                 self.fingerprint)  # fmt: skip
         if self.ranks is not None:  # every rank's generator (a collective), written by rank 0 alone
             state.update(rng=None, rng_ranks=self.ranks.rng_states(self.device), world_size=self.ranks.world_size)
             if not self.main:
