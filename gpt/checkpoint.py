@@ -105,7 +105,7 @@ def load_model(path, device="cpu"):
     ckpt = tg.load(path, device=device)
     config = read_config(ckpt, path)
     model = build_model(config, vocab_size=config.vocab_size).to(device)
-    check_state(ckpt, path, model)
+    check_state(ckpt, path, model, tg.optim.AdamW(model.parameters()))  # every field, though sampling needs few
     model.load_state_dict(ckpt["model"])
     return model, CharTokenizer(ckpt["vocab"]), ckpt
 

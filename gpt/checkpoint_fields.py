@@ -102,9 +102,16 @@ def _config(ckpt) -> GPTConfig:
         raise _Bad("config", str(e)) from None  # in the config's own names, not flags: nobody passed one
 
 
+# The generator states tensorgrad.random writes: NumPy's PCG64 on the CPU, the Philox threads' bytes on a GPU.
+RNG_STATES = {
+    "cpu": {"bit_generator": "PCG64", "state": {"state": 0, "inc": 0}, "has_uint32": 0, "uinteger": 0},
+    "cuda": {"bit_generator": "", "threads": 0, "state": ""},
+}
+
+
 def _rng_state(value, name):
-    if not isinstance(value, dict) or not value:
-        raise _Bad(name, f"holds {_shown(value)}, must be a generator state (a JSON object)")
+    if not any(_same_structure(value, own) for own in RNG_STATES.values()):
+        raise _Bad(name, f"holds {_shown(value)}, which is not a generator state (tensorgrad.random's)")
 
 
 def _check_fields(ckpt) -> GPTConfig:
@@ -177,7 +184,7 @@ def check_fields(ckpt, path) -> GPTConfig:
     """The config of a training checkpoint whose every field has the type, range and consistency
     train() writes (all but the weights' shapes: see check_state); CheckpointError naming `path`
     and the first bad field otherwise."""
-    if not isinstance(ckpt, dict) or "config" not in ckpt or "model" not in ckpt:
+    if not isinstance(ckpt, dict) or not any(f in ckpt for f in REQUIRED):
         raise CheckpointError(f"{path}: not a training checkpoint (no 'config' and 'model' entries)")
     try:
         return _check_fields(ckpt)

@@ -18,8 +18,11 @@ checkpoints, the timing, and the messages of a run that stops early.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +59,21 @@ class TrainingInterrupted(RuntimeError):
     def __init__(self, message, step, checkpoint=None):
         super().__init__(message)
         self.step, self.checkpoint = step, checkpoint
+
+
+# NumPy's floating-point warnings, by their text (gpt/ does not import NumPy)
+_FLOAT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
+
+
+@contextlib.contextmanager
+def quiet_float_warnings():
+    """Training without NumPy's floating-point RuntimeWarnings: numbers that blow up (a huge
+    learning rate) end in a NaN loss, which stepped() reports in one line; the warnings would
+    only come before it, from deep inside an op.  Only these warnings, and only inside the block:
+    warnings.catch_warnings restores the filters on the way out."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _FLOAT_WARNINGS, RuntimeWarning)
+        yield
 
 
 # At most this many tokens go through the model at once when evaluating.
@@ -194,8 +212,12 @@ class _Run:
             self._resume(ckpt, point)
 
         tokens_per_step = config.batch_size * config.block_size
-        self.bar = progress if progress is not None else Progress(config.max_iters, tokens_per_step,
-                                                                  enabled=self.main and None)  # fmt: skip
+        if progress is None:  # the status line on a terminal; plain lines in the log when stdout is not one
+            plain = self.main and sys.stdout is not None and not sys.stdout.isatty()
+            progress = Progress(config.max_iters, tokens_per_step, enabled=self.main and None,
+                                log=self.log if plain else None)  # fmt: skip
+        self.bar = progress
+        self.last_loss = None  # the last training loss read back (for the progress line)
         self.check_every = 1 if device == "cpu" else 50  # reading the loss back syncs a GPU
         self.t0 = time.perf_counter() - elapsed0
         self.elapsed0 = elapsed0
@@ -221,26 +243,27 @@ class _Run:
         config, data, model, optimizer = self.config, self.data, self.step_model, self.optimizer
         model.train()
         step = self.start
-        try:
-            for step in range(self.start, config.max_iters):
-                if self.evaluates(step):
-                    self.evaluate(step)
-                ts = time.perf_counter()
-                xb, yb = data.get_batch("train", config.block_size, config.batch_size)
-                logits, loss = model(xb, yb)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if self.ranks is not None:
-                    model.sync_gradients()
-                optimizer.step()
-                self.stepped(step, loss, ts)
-            step = config.max_iters
-            self.save(step, evaluated=False)  # the finished state: a resume with a larger max_iters continues here
-        except KeyboardInterrupt:
-            self.bar.clear()
-            raise self.interrupted(step) from None
-        finally:
-            self.bar.clear()
+        with quiet_float_warnings():  # the NaN check says it in one line
+            try:
+                for step in range(self.start, config.max_iters):
+                    if self.evaluates(step):
+                        self.evaluate(step)
+                    ts = time.perf_counter()
+                    xb, yb = data.get_batch("train", config.block_size, config.batch_size)
+                    logits, loss = model(xb, yb)
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    if self.ranks is not None:
+                        model.sync_gradients()
+                    optimizer.step()
+                    self.stepped(step, loss, ts)
+                step = config.max_iters
+                self.save(step, evaluated=False)  # the finished state: a resume with a larger max_iters continues here
+            except KeyboardInterrupt:
+                self.bar.clear()
+                raise self.interrupted(step) from None
+            finally:
+                self.bar.clear()
         self.result.seconds = time.perf_counter() - self.t0 - self.elapsed0
         self.result.train_seconds, self.result.steps = self.train_time, self.train_steps
         return self.result
@@ -276,7 +299,7 @@ class _Run:
     def stepped(self, step, loss, started):
         """After a step: stop on a NaN loss, count the step's time, move the progress line."""
         if step % self.check_every == 0:
-            value = loss.item()
+            value = self.last_loss = loss.item()
             if not math.isfinite(value):
                 self.bar.clear()
                 raise TrainingDiverged(
@@ -285,7 +308,7 @@ class _Run:
                 )
         self.train_time += time.perf_counter() - started
         self.train_steps += 1
-        self.bar.update(step + 1, self.train_time, self.train_steps)
+        self.bar.update(step + 1, self.train_time, self.train_steps, self.last_loss)
 
     def save(self, step, evaluated, improved=False):
         """last.npz (and best.npz when improved) in out_dir; nothing without one."""
