@@ -84,6 +84,9 @@ def _optimizer(fn):
     return corrupt
 
 
+RNG = {"bit_generator": "PCG64", "state": {"state": 1, "inc": 3}, "has_uint32": 0, "uinteger": 0}
+
+
 def _rng(state):
     return _set("rng", json.dumps(state))
 
@@ -175,8 +178,7 @@ CASES = {  # name: (corruption, the field the error names)
     "rng missing": (_drop("rng"), "rng"),
     "rng not JSON": (_set("rng", "PCG64!"), "rng"),
     "rng malformed": (_rng({"bit_generator": "PCG64", "state": "x"}), "rng"),
-    "rng state text": (_rng({"bit_generator": "PCG64", "state": {"state": "1", "inc": 3}, "has_uint32": 0,
-                             "uinteger": 0}), "rng"),  # fmt: skip
+    "rng state text": (_rng({**RNG, "state": {"state": "1", "inc": 3}}), "rng"),
     "rng null on one rank": (_set("rng", None), "rng"),
     "world_size text": (_set("world_size", "2"), "world_size"),
     "rng_ranks of another count": (_set("rng_ranks", "[]"), "rng_ranks"),
