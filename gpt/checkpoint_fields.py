@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 
 from tensorgrad import Tensor
 from tensorgrad.random import get_rng_state
@@ -172,8 +173,8 @@ def _check_fields(ckpt) -> GPTConfig:
         for s in states:
             _rng_state(s, "rng_ranks")
     data = ckpt.get("data", "")
-    if not isinstance(data, str):
-        raise _Bad("data", f"{_shown(data)} must be the data's fingerprint (a string)")
+    if not isinstance(data, str) or (data and not re.fullmatch("[0-9a-f]{16}", data)):
+        raise _Bad("data", f"{_shown(data)} must be the data's fingerprint (16 hex digits)")
     for entry in _json(ckpt, "resumes", (list,)) if "resumes" in ckpt else []:
         if not (isinstance(entry, dict) and _is_int(entry.get("step")) and isinstance(entry.get("changed"), dict)):
             raise _Bad("resumes", f"holds {_shown(entry)}, must hold {{step, changed}} objects")

@@ -9,10 +9,13 @@
 (the same as python examples/train_shakespeare.py and python -m gpt.cli.train)
 
 Prints the parameter count, `step N: train loss X, val loss Y` at each evaluation, a progress
-line with ETA and tokens/s, and at the end the val loss beside the reference run's, and a sample.
+line with ETA and tokens/s (on a terminal; into a file or a pipe, a plain line every 30 s), and
+at the end the val loss beside the reference run's, and a sample.
 An --out-dir that holds a run is continued only with --resume and started over only with
 --overwrite.  A resume may change --max-iters, --eval-interval, --eval-iters, --lr and
---weight-decay (said in the output and recorded in summary.json); other flags must match the run.
+--weight-decay (said in the output and recorded in summary.json); other flags and the data must
+match the run.  Ctrl-C and `kill` (SIGTERM) stop a run the same way: where it stopped, how to
+resume it.  A batch or block size whose step does not fit in memory is refused before any work.
 """
 
 from __future__ import annotations
