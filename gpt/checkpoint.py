@@ -191,12 +191,12 @@ def resume_point(ckpt, config: GPTConfig, data, out: Path, seed: int) -> ResumeP
             f"({len(vocab or '')} in {out / 'last.npz'}; missing here: {''.join(gone)[:20]!r}, "
             f"new here: {''.join(new)[:20]!r}, or another order); resume with the run's {arg('data')}"
         ))  # fmt: skip
-    stored_data = ckpt.get("data")
-    if stored_data and stored_data != data_fingerprint(data):
+    stored_data, here = ckpt.get("data"), data_fingerprint(data)
+    if stored_data and stored_data != here:
         where = f"{arg('data')} {data.path}" if data.path else "the data"
         raise ResumeError(message(
             f"{where} is not the text the run in {out} was trained on (the same vocabulary, another text: "
-            f"fingerprint {data_fingerprint(data)} here, {stored_data} in {out / 'last.npz'}); "
+            f"fingerprint {here} here, {stored_data} in {out / 'last.npz'}); "
             f"resume with the run's {arg('data')}, or start a new {arg('out_dir')}"
         ))  # fmt: skip
     config, changes = resume_config(stored, config, f"the run in {out}")

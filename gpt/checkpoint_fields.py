@@ -79,11 +79,10 @@ def _config(ckpt) -> GPTConfig:
     stored = _json(ckpt, "config", (dict,))
     missing = [f for f in CONFIG_FIELDS if f not in stored]
     extra = [f for f in stored if f not in CONFIG_FIELDS and f != "reference"]
-    if missing or extra:
-        raise _Bad("config", "; ".join(
-            part for part in (missing and f"lacks {', '.join(missing)}", extra and f"has unknown {', '.join(extra)}")
-            if part
-        ))  # fmt: skip
+    if missing:
+        raise _Bad("config", f"lacks {', '.join(missing)}")
+    if extra:
+        raise _Bad("config", f"has unknown {', '.join(extra)}")
     default = GPTConfig()
     for f in CONFIG_FIELDS:
         value, expected = stored[f], getattr(default, f)
