@@ -190,6 +190,14 @@ def test_a_step_that_cannot_fit_in_memory_is_refused_before_any_work(tmp_path, c
     assert not (tmp_path / "run").exists()
 
 
+def test_the_parameter_count_of_the_estimate_is_the_models():
+    from gpt import PRESETS, build_model, count_parameters
+    from gpt.memory import count_params
+
+    for name, config in PRESETS.items():
+        assert count_params(config) == count_parameters(build_model(config, vocab_size=config.vocab_size)), name
+
+
 # --------------------------------------------------------------------------- item 13: progress off a terminal
 PLAIN = re.compile(r"^  step \d+/6: loss \d+\.\d{4}, [\d.]+k tok/s, ETA \d+s$")
 

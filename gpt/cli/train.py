@@ -262,7 +262,7 @@ def _main(args, ranks):
         except ResumeError:
             complete_finished_run(out, ckpt, stored)
             raise
-    del ckpt
+    del ckpt  # train() reads it again, onto its device: no second copy of the weights meanwhile
     if args.tf32:
         tg.cuda.allow_tf32()
     data = ShakespeareData.load(args.data, device=device)
