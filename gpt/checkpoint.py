@@ -16,6 +16,7 @@ run has reached its max_iters.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import tensorgrad as tg
 from tensorgrad.random import get_rng_state, set_rng_state
 from tensorgrad.serialization import CheckpointError
 
+from .checkpoint_fields import check_fields, check_state
 from .config import MODEL_FIELDS, GPTConfig, preset_of
 from .messages import arg, message
 from .model import build_model
@@ -52,8 +54,17 @@ def check_unfinished(step: int, config: GPTConfig, where: str):
 
 
 # --------------------------------------------------------------------------- writing
-def checkpoint_state(model, optimizer, config, step, result, tokenizer, device, seed, elapsed, evaluated) -> dict:
-    """Everything a resume needs, as tg.save writes it."""
+def data_fingerprint(data) -> str:
+    """What identifies the text a run trains on: its vocabulary and a hash of its ids (16 hex digits)."""
+    digest = hashlib.sha256("".join(data.tokenizer.chars).encode())
+    for split in (data.train, data.val):
+        digest.update(split.numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def checkpoint_state(model, optimizer, config, step, result, tokenizer, device, seed, elapsed, evaluated,
+                     data=None) -> dict:  # fmt: skip
+    """Everything a resume needs, as tg.save writes it (`data`: the data's fingerprint)."""
     cfg = config.to_dict()
     cfg.pop("reference", None)
     return {
@@ -70,6 +81,8 @@ def checkpoint_state(model, optimizer, config, step, result, tokenizer, device, 
         "seed": seed,
         "elapsed": elapsed,  # seconds since the run started, over every resume
         "rng": json.dumps(get_rng_state(device)),  # on a GPU too: a resume is exact there as well
+        "data": data or "",  # data_fingerprint: a resume on other text is refused
+        "resumes": json.dumps(result.resumes),  # [{"step", "changed"}], every resume of the run so far
     }
 
 
@@ -80,13 +93,9 @@ def log_line(entry: dict) -> str:
 
 # --------------------------------------------------------------------------- reading
 def read_config(ckpt, path="checkpoint") -> GPTConfig:
-    """The GPTConfig stored in a checkpoint written by `train` (CheckpointError if there is none)."""
-    if not isinstance(ckpt, dict) or "config" not in ckpt or "model" not in ckpt:
-        raise CheckpointError(f"{path}: not a training checkpoint (no 'config' and 'model' entries)")
-    try:
-        return GPTConfig(**json.loads(ckpt["config"]))
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"{path}: its config cannot be read ({e})") from None
+    """The GPTConfig stored in a checkpoint written by `train`, once every field of the checkpoint
+    is checked (gpt/checkpoint_fields.py): CheckpointError naming `path` and the field otherwise."""
+    return check_fields(ckpt, path)
 
 
 def load_model(path, device="cpu"):
@@ -96,11 +105,8 @@ def load_model(path, device="cpu"):
     ckpt = tg.load(path, device=device)
     config = read_config(ckpt, path)
     model = build_model(config, vocab_size=config.vocab_size).to(device)
-    try:
-        model.load_state_dict(ckpt["model"])
-    except (KeyError, ValueError, RuntimeError, TypeError) as e:
-        first = str(e).splitlines()[0][:200]
-        raise CheckpointError(f"{path}: its weights do not fit its own config ({first})") from None
+    check_state(ckpt, path, model, tg.optim.AdamW(model.parameters()))  # every field, though sampling needs few
+    model.load_state_dict(ckpt["model"])
     return model, CharTokenizer(ckpt["vocab"]), ckpt
 
 
@@ -112,7 +118,9 @@ def load_last(out: Path, device):
             f"{arg('resume')}: there is no {path} to continue from (a run stopped before its first "
             f"checkpoint): start over with {arg('overwrite')}"
         ))  # fmt: skip
-    return tg.load(path, device=device)
+    ckpt = tg.load(path, device=device)
+    check_fields(ckpt, path)
+    return ckpt
 
 
 def read_log(path: Path, before: int) -> list:
@@ -166,6 +174,8 @@ class ResumePoint:
     evaluated: bool = False  # whether step `step`'s evaluation is done
     elapsed: float = 0.0  # seconds the run has taken so far
     history: list = field(default_factory=list)  # the evaluations before `step`, from the log
+    resumes: list = field(default_factory=list)  # the run's earlier resumes, [{"step", "changed"}]
+    data_checked: bool = True  # False for an older checkpoint, which records no fingerprint of its data
 
 
 def resume_point(ckpt, config: GPTConfig, data, out: Path, seed: int) -> ResumePoint:
@@ -181,30 +191,48 @@ def resume_point(ckpt, config: GPTConfig, data, out: Path, seed: int) -> ResumeP
             f"({len(vocab or '')} in {out / 'last.npz'}; missing here: {''.join(gone)[:20]!r}, "
             f"new here: {''.join(new)[:20]!r}, or another order); resume with the run's {arg('data')}"
         ))  # fmt: skip
+    stored_data, here = ckpt.get("data"), data_fingerprint(data)
+    if stored_data and stored_data != here:
+        where = f"{arg('data')} {data.path}" if data.path else "the data"
+        raise ResumeError(message(
+            f"{where} is not the text the run in {out} was trained on (the same vocabulary, another text: "
+            f"fingerprint {here} here, {stored_data} in {out / 'last.npz'}); "
+            f"resume with the run's {arg('data')}, or start a new {arg('out_dir')}"
+        ))  # fmt: skip
     config, changes = resume_config(stored, config, f"the run in {out}")
-    step = int(ckpt["step"])
+    step = ckpt["step"]
     check_unfinished(step, config, out)
     history = read_log(out / "log.jsonl", step)
-    last_eval = json.loads(ckpt["eval"]) if ckpt.get("eval") else None
+    last_eval = json.loads(ckpt["eval"])
     if last_eval:
         history.append(last_eval)
-    return ResumePoint(config, changes, step, int(ckpt.get("seed", seed)), bool(ckpt.get("evaluated", True)),
-                       float(ckpt.get("elapsed", 0.0)), history)  # fmt: skip
+    resumes = json.loads(ckpt["resumes"]) if "resumes" in ckpt else []
+    return ResumePoint(config, changes, step, ckpt["seed"], ckpt["evaluated"], float(ckpt["elapsed"]), history,
+                       resumes, data_checked=bool(stored_data))  # fmt: skip
 
 
-def restore(ckpt, point: ResumePoint, model, optimizer, result, device, ranks=None, where="the run"):
+def restore(ckpt, point: ResumePoint, model, optimizer, result, device, ranks=None, where="the run",
+            path="checkpoint"):  # fmt: skip
     """Load the checkpoint's weights, optimizer state, best val loss and random state into a
-    freshly built run; the resumed config's learning rate and weight decay take effect here."""
-    model.load_state_dict(ckpt["model"])  # resume_config made sure the shapes are the run's
+    freshly built run; the resumed config's learning rate and weight decay take effect here.
+    CheckpointError naming `path` and the field if one does not fit the run (check_state)."""
+    check_state(ckpt, path, model, optimizer, device=device if ranks is None else None)
+    model.load_state_dict(ckpt["model"])
     optimizer.load_state_dict(ckpt["optimizer"])
     for group in optimizer.param_groups:
         group["lr"], group["weight_decay"] = point.config.learning_rate, point.config.weight_decay
     result.best_val = float(ckpt["best_val"])
-    result.best_step = int(ckpt.get("best_step", -1))
+    result.best_step = ckpt["best_step"]
     result.resumed_from, result.changes = point.step, point.changes
+    result.resumes = [*point.resumes, {"step": point.step, "changed": point.changes}]
     if ranks is not None:
         ranks.restore_rng(ckpt, device, where)
-    elif ckpt.get("rng"):
-        set_rng_state(json.loads(ckpt["rng"]), device)
+    elif ckpt["rng"] is not None:
+        try:
+            set_rng_state(json.loads(ckpt["rng"]), device)
+        except (ValueError, TypeError, KeyError, OverflowError) as e:
+            raise CheckpointError(
+                f"{path}: checkpoint field 'rng': not a state of the {device} generator ({e})"
+            ) from None
     else:
         tg.manual_seed(point.seed + point.step)

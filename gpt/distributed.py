@@ -10,13 +10,17 @@ continues every rank's stream of batches exactly; on another number it is refuse
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import tensorgrad as tg
 import tensorgrad.distributed as dist
 from tensorgrad.nn.parallel import DistributedDataParallel
 from tensorgrad.random import get_rng_state, set_rng_state
+from tensorgrad.serialization import CheckpointError
+
+from .checkpoint import data_fingerprint
+
+__all__ = ["Ranks", "data_fingerprint"]
 
 
 class Ranks:
@@ -73,12 +77,8 @@ class Ranks:
                 f"{where} was trained on {stored} rank(s) and this run has {self.world_size}: a resume needs the "
                 f"same number (mpiexec -n {stored}), so that every rank's batches continue exactly"
             )
-        set_rng_state(json.loads(ckpt["rng_ranks"])[self.rank], device)
-
-
-def data_fingerprint(data) -> str:
-    """What identifies the text a rank trains on: its vocabulary and a hash of its ids."""
-    digest = hashlib.sha256("".join(data.tokenizer.chars).encode())
-    for split in (data.train, data.val):
-        digest.update(split.numpy().tobytes())
-    return digest.hexdigest()[:16]
+        try:
+            set_rng_state(json.loads(ckpt["rng_ranks"])[self.rank], device)
+        except (ValueError, TypeError, KeyError, OverflowError) as e:
+            raise CheckpointError(f"{where}: checkpoint field 'rng_ranks': not a state of the {device} generator "
+                                  f"({e})") from None  # fmt: skip

@@ -23,14 +23,27 @@ so it errs on the side of refusing a step that would only just fit.
 
 from __future__ import annotations
 
-from .config import GPTConfig
+from .config import ConfigError, GPTConfig
+from .messages import arg, message
 
 BACKWARD_MARGIN = 1.30  # peak / (what the forward keeps), fitted as the docstring says
 RUNTIME_BYTES = 250 * 2**20  # the interpreter and libraries, before any tensor
 
 
-class MemoryEstimateError(MemoryError):
-    """A training step would need more memory than the machine has available."""
+class MemoryEstimateError(ConfigError, MemoryError):
+    """A training step would need more memory than the machine has available (a ConfigError: the
+    batch or block size asks for it, and the message names them)."""
+
+
+def count_params(config: GPTConfig) -> int:
+    """The parameters of the model `config` builds (gpt/model.py), counted without building it."""
+    C, V = config.n_embd, config.vocab_size
+    if config.kind == "bigram":
+        return V * V
+    ffn = {"none": 0, "single": C * C + C, "mlp": 2 * 4 * C * C + 4 * C + C}[config.ffn]
+    norms = (1 + (config.ffn != "none")) * 2 * C if config.layernorm else 0
+    layer = 3 * C * C + (C * C + C if config.proj else 0) + ffn + norms
+    return V * C + config.block_size * C + config.n_layer * layer + (2 * C if config.layernorm else 0) + C * V + V
 
 
 def activation_units_per_token(config: GPTConfig) -> int:
@@ -83,8 +96,8 @@ def check_fits(config: GPTConfig, n_params: int, itemsize: int = 4, available: i
         return
     need = estimate_step_bytes(config, n_params, itemsize)
     if need > available:
-        raise MemoryEstimateError(
-            f"a training step with batch_size {config.batch_size} and block_size {config.block_size} needs about "
-            f"{_gb(need)} of memory (an estimate), and this machine has {_gb(available)} available: use a smaller "
-            "batch_size or block_size"
-        )
+        raise MemoryEstimateError(message(
+            f"a training step with {arg('batch_size')} {config.batch_size} and {arg('block_size')} "
+            f"{config.block_size} needs about {_gb(need)} of memory (an estimate), and this machine has "
+            f"{_gb(available)} available: use a smaller {arg('batch_size')} or {arg('block_size')}"
+        ))  # fmt: skip

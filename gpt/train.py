@@ -18,8 +18,11 @@ checkpoints, the timing, and the messages of a run that stops early.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +31,7 @@ import tensorgrad as tg
 from .checkpoint import (
     ResumeError,
     checkpoint_state,
+    data_fingerprint,
     load_last,
     load_model,
     log_line,
@@ -55,6 +59,21 @@ class TrainingInterrupted(RuntimeError):
     def __init__(self, message, step, checkpoint=None):
         super().__init__(message)
         self.step, self.checkpoint = step, checkpoint
+
+
+# NumPy's floating-point warnings, by their text (gpt/ does not import NumPy)
+_FLOAT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
+
+
+@contextlib.contextmanager
+def quiet_float_warnings():
+    """Training without NumPy's floating-point RuntimeWarnings: numbers that blow up (a huge
+    learning rate) end in a NaN loss, which stepped() reports in one line; the warnings would
+    only come before it, from deep inside an op.  Only these warnings, and only inside the block:
+    warnings.catch_warnings restores the filters on the way out."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _FLOAT_WARNINGS, RuntimeWarning)
+        yield
 
 
 # At most this many tokens go through the model at once when evaluating.
@@ -101,6 +120,7 @@ class TrainResult:
     seed: int = 1337
     resumed_from: int | None = None  # the step a resume started at
     changes: dict = field(default_factory=dict)  # {field: [old, new]} a resume applied
+    resumes: list = field(default_factory=list)  # every resume of the run: [{"step", "changed"}]
 
     @property
     def final(self) -> dict:
@@ -166,10 +186,9 @@ class _Run:
         self.start = point.step if point else 0
         self.skip_eval = point.evaluated if point else False  # the checkpoint's step was evaluated
         elapsed0 = point.elapsed if point else 0.0
+        self.fingerprint = data_fingerprint(data) if out is not None or ranks is not None else None
         if ranks is not None:  # before any work: the same flags, data and checkpoint on every rank
-            from .distributed import data_fingerprint  # noqa: PLC0415
-
-            ranks.check_same(config=config.to_dict(), data=data_fingerprint(data), seed=seed, start=self.start)
+            ranks.check_same(config=config.to_dict(), data=self.fingerprint, seed=seed, start=self.start)
         elif ckpt is not None and int(ckpt.get("world_size", 1)) > 1:
             n = int(ckpt["world_size"])
             raise ResumeError(message(
@@ -193,8 +212,12 @@ class _Run:
             self._resume(ckpt, point)
 
         tokens_per_step = config.batch_size * config.block_size
-        self.bar = progress if progress is not None else Progress(config.max_iters, tokens_per_step,
-                                                                  enabled=self.main and None)  # fmt: skip
+        if progress is None:  # the status line on a terminal; plain lines in the log when stdout is not one
+            plain = self.main and sys.stdout is not None and not sys.stdout.isatty()
+            progress = Progress(config.max_iters, tokens_per_step, enabled=self.main and None,
+                                log=self.log if plain else None)  # fmt: skip
+        self.bar = progress
+        self.last_loss = None  # the last training loss read back (for the progress line)
         self.check_every = 1 if device == "cpu" else 50  # reading the loss back syncs a GPU
         self.t0 = time.perf_counter() - elapsed0
         self.elapsed0 = elapsed0
@@ -204,7 +227,11 @@ class _Run:
     def _resume(self, ckpt, point):
         """Continue from the checkpoint: its weights, optimizer and random state, its log."""
         out = self.out
-        restore(ckpt, point, self.model, self.optimizer, self.result, self.device, self.ranks, f"the run in {out}")
+        restore(ckpt, point, self.model, self.optimizer, self.result, self.device, self.ranks, f"the run in {out}",
+                out / "last.npz")  # fmt: skip
+        if not point.data_checked:
+            self.log(f"note: {out / 'last.npz'} is an older checkpoint, which records no fingerprint of its data: "
+                     "the data cannot be checked against the run's")  # fmt: skip
         if self.main:  # drop evaluations logged past the checkpoint
             atomic_write(out / "log.jsonl", "".join(log_line(e) for e in point.history))
         self.log(f"resumed from {out / 'last.npz'} at step {self.start}")
@@ -216,26 +243,27 @@ class _Run:
         config, data, model, optimizer = self.config, self.data, self.step_model, self.optimizer
         model.train()
         step = self.start
-        try:
-            for step in range(self.start, config.max_iters):
-                if self.evaluates(step):
-                    self.evaluate(step)
-                ts = time.perf_counter()
-                xb, yb = data.get_batch("train", config.block_size, config.batch_size)
-                logits, loss = model(xb, yb)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if self.ranks is not None:
-                    model.sync_gradients()
-                optimizer.step()
-                self.stepped(step, loss, ts)
-            step = config.max_iters
-            self.save(step, evaluated=False)  # the finished state: a resume with a larger max_iters continues here
-        except KeyboardInterrupt:
-            self.bar.clear()
-            raise self.interrupted(step) from None
-        finally:
-            self.bar.clear()
+        with quiet_float_warnings():  # the NaN check says it in one line
+            try:
+                for step in range(self.start, config.max_iters):
+                    if self.evaluates(step):
+                        self.evaluate(step)
+                    ts = time.perf_counter()
+                    xb, yb = data.get_batch("train", config.block_size, config.batch_size)
+                    logits, loss = model(xb, yb)
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    if self.ranks is not None:
+                        model.sync_gradients()
+                    optimizer.step()
+                    self.stepped(step, loss, ts)
+                step = config.max_iters
+                self.save(step, evaluated=False)  # the finished state: a resume with a larger max_iters continues here
+            except KeyboardInterrupt:
+                self.bar.clear()
+                raise self.interrupted(step) from None
+            finally:
+                self.bar.clear()
         self.result.seconds = time.perf_counter() - self.t0 - self.elapsed0
         self.result.train_seconds, self.result.steps = self.train_time, self.train_steps
         return self.result
@@ -271,7 +299,7 @@ class _Run:
     def stepped(self, step, loss, started):
         """After a step: stop on a NaN loss, count the step's time, move the progress line."""
         if step % self.check_every == 0:
-            value = loss.item()
+            value = self.last_loss = loss.item()
             if not math.isfinite(value):
                 self.bar.clear()
                 raise TrainingDiverged(
@@ -280,14 +308,15 @@ class _Run:
                 )
         self.train_time += time.perf_counter() - started
         self.train_steps += 1
-        self.bar.update(step + 1, self.train_time, self.train_steps)
+        self.bar.update(step + 1, self.train_time, self.train_steps, self.last_loss)
 
     def save(self, step, evaluated, improved=False):
         """last.npz (and best.npz when improved) in out_dir; nothing without one."""
         if self.out is None:
             return
         state = checkpoint_state(self.model, self.optimizer, self.config, step, self.result, self.data.tokenizer,
-                                 self.device, self.seed, time.perf_counter() - self.t0, evaluated)  # fmt: skip
+                                 self.device, self.seed, time.perf_counter() - self.t0, evaluated,
+                                 self.fingerprint)  # fmt: skip
         if self.ranks is not None:  # every rank's generator (a collective), written by rank 0 alone
             state.update(rng=None, rng_ranks=self.ranks.rng_states(self.device), world_size=self.ranks.world_size)
             if not self.main:

@@ -9,10 +9,13 @@
 (the same as python examples/train_shakespeare.py and python -m gpt.cli.train)
 
 Prints the parameter count, `step N: train loss X, val loss Y` at each evaluation, a progress
-line with ETA and tokens/s, and at the end the val loss beside the reference run's, and a sample.
+line with ETA and tokens/s (on a terminal; into a file or a pipe, a plain line every 30 s), and
+at the end the val loss beside the reference run's, and a sample.
 An --out-dir that holds a run is continued only with --resume and started over only with
 --overwrite.  A resume may change --max-iters, --eval-interval, --eval-iters, --lr and
---weight-decay (said in the output and recorded in summary.json); other flags must match the run.
+--weight-decay (said in the output and recorded in summary.json); other flags and the data must
+match the run.  Ctrl-C and `kill` (SIGTERM) stop a run the same way: where it stopped, how to
+resume it.  A batch or block size whose step does not fit in memory is refused before any work.
 """
 
 from __future__ import annotations
@@ -23,15 +26,18 @@ import dataclasses
 import io
 import json
 import os
+import signal
+import threading
 from pathlib import Path
 
 import tensorgrad as tg
 
-from ..checkpoint import ResumeError, check_unfinished, load_last, read_config
+from ..checkpoint import ResumeError, check_unfinished, load_last, read_config, read_log
 from ..config import PRESETS, ConfigError, get_config, preset_of, validate
 from ..data import ShakespeareData
-from ..rundir import RunDirError, atomic_write, holds_run
-from ..train import train
+from ..memory import check_fits, count_params
+from ..rundir import RunDir, RunDirError, atomic_write, holds_run
+from ..train import TrainResult, train
 from .common import check_text, command_line, device_of, say
 
 OVERRIDES = {  # flag -> config field
@@ -117,9 +123,51 @@ def check_args(args):
 
 
 def stored_config(out: Path):
-    """The config and the next step of the run in `out`, read before anything is loaded."""
+    """The config and the checkpoint of the run in `out`, read (and every field checked) before
+    anything else is loaded."""
     ckpt = load_last(out, device="cpu")
-    return read_config(ckpt, out / "last.npz"), int(ckpt.get("step", 0))
+    return read_config(ckpt, out / "last.npz"), ckpt
+
+
+def complete_finished_run(out: Path, ckpt, config):
+    """Write the summary.json and curves.png a finished run lacks (a kill after its last
+    checkpoint, before them); nothing when it has both."""
+    missing = [name for name in ("summary.json", "curves.png") if not (out / name).exists()]
+    if not missing:
+        return
+    with RunDir(out):
+        step = ckpt["step"]
+        history = read_log(out / "log.jsonl", step)
+        result = TrainResult(config=config, params=count_params(config), history=history, seconds=ckpt["elapsed"],
+                             best_val=ckpt["best_val"], best_step=ckpt["best_step"], seed=ckpt["seed"],
+                             resumes=json.loads(ckpt["resumes"]) if "resumes" in ckpt else [])  # fmt: skip
+        ref = get_config(preset_of(config)).reference if preset_of(config) else {}
+        print(f"the run in {out} is finished but lacks {' and '.join(missing)} (stopped before writing them): "
+              "writing them now")  # fmt: skip
+        if "summary.json" in missing:
+            write_summary(out, result, ref)
+            print(f"summary: {out / 'summary.json'}")
+        if "curves.png" in missing:
+            plot_curves(history, ref, out / "curves.png")
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c():
+    """While training: `kill` (SIGTERM) stops the run as Ctrl-C does (the message, the resume
+    command, the lock released, exit status 130).  The previous handler is restored afterwards;
+    outside the main thread (where Python cannot set one) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def sample_prompt(args, data) -> str:
@@ -164,21 +212,25 @@ def plot_curves(history, reference, path):
 
 
 def write_summary(out: Path, result, reference):
+    """summary.json: the run's config, its final and best losses, its speed and every resume
+    (result.resumes, which checkpoints carry from session to session)."""
     path = out / "summary.json"
-    resumes = []
-    if path.exists():  # a resumed run keeps the record of its earlier sessions
+    earlier = []
+    if path.exists():  # resumes recorded before checkpoints carried them (an older run's)
         try:
-            resumes = json.loads(path.read_text()).get("resumes", [])
+            earlier = json.loads(path.read_text()).get("resumes", [])
         except (ValueError, OSError, AttributeError):
-            resumes = []
-    if result.resumed_from is not None:
-        resumes.append({"step": result.resumed_from, "changed": result.changes})
+            earlier = []
+    first = result.resumes[0]["step"] if result.resumes else float("inf")
+    resumes = [r for r in earlier if isinstance(r, dict) and r not in result.resumes and r.get("step", first) < first]
+    resumes += result.resumes
     config = {k: v for k, v in dataclasses.asdict(result.config).items() if k != "reference"}
     atomic_write(path, json.dumps({
         "preset": preset_of(result.config), "config": config, "seed": result.seed, "params": result.params,
         "final": result.final, "best_val": result.best_val, "best_step": result.best_step,
-        "seconds": result.final.get("time", result.seconds), "ms_per_step": result.ms_per_step,
-        "reference_val": reference.get("val"), "resumes": resumes,
+        "seconds": result.final.get("time", result.seconds),
+        "ms_per_step": result.ms_per_step if result.steps else None, "reference_val": reference.get("val"),
+        "resumes": resumes,
     }, indent=2))  # fmt: skip
 
 
@@ -202,14 +254,22 @@ def _main(args, ranks):
     if device == "cpu":
         tg.host_memory.keep_freed_memory()  # process-wide, so made here and not by the library: see its docstring
     out = Path(args.out_dir) if args.out_dir else None
-    stored, stored_step = stored_config(out) if args.resume else (None, 0)
+    stored, ckpt = stored_config(out) if args.resume else (None, None)
     config = config_from_args(args, stored)
     if stored is not None:  # said before the data is loaded
-        check_unfinished(stored_step, config, out)
+        try:
+            check_unfinished(ckpt["step"], config, out)
+        except ResumeError:
+            complete_finished_run(out, ckpt, stored)
+            raise
+    del ckpt  # train() reads it again, onto its device: no second copy of the weights meanwhile
     if args.tf32:
         tg.cuda.allow_tf32()
     data = ShakespeareData.load(args.data, device=device)
     data.check_block_size(config.block_size)
+    fitted = config.replace(vocab_size=data.tokenizer.vocab_size)
+    if device == "cpu":  # on a GPU, CuPy's pool and the device's own memory: not estimated here
+        check_fits(fitted, count_params(fitted))
     prompt = sample_prompt(args, data) if args.sample_tokens > 0 else None
     name = args.preset or (_preset_name(stored) if stored is not None else "small")
     print(
@@ -219,8 +279,9 @@ def _main(args, ranks):
     seed = args.seed if args.seed is not None else 1337
     if args.resume and args.seed is not None and stored is not None:
         print("(--seed is ignored on resume: the run's random state is restored from its checkpoint)")
-    result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume, overwrite=args.overwrite,
-                   log=say, ranks=ranks)  # fmt: skip
+    with sigterm_as_ctrl_c():
+        result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume,
+                       overwrite=args.overwrite, log=say, ranks=ranks)  # fmt: skip
     if ranks is not None and not ranks.is_main:
         return
 

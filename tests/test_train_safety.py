@@ -1,0 +1,247 @@
+"""tensorgrad-train keeps a run whole and says what happens to it: a resume on other text is
+refused, `kill` stops it as Ctrl-C does, a finished run gets the files a kill left unwritten,
+every resume is recorded, a step that cannot fit in memory is refused before any work, progress
+shows in a log file too, and a run that blows up ends in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import tensorgrad as tg
+from gpt import progress as gprogress
+from gpt import train as gtrain
+from gpt.cli import train as cli_train
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = "First Citizen:\nthou art a villain, you know it.\nROMEO: your hour.\n" * 40
+FAST = ["--max-iters", "6", "--eval-interval", "3", "--eval-iters", "1", "--batch-size", "4", "--sample-tokens", "0"]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "input.txt"
+    path.write_text(TEXT)
+    return path
+
+
+def run(main, argv, capsys):
+    """(exit status, stdout, stderr) of a command's main(argv)."""
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def train_cli(capsys, corpus, out_dir, *extra):
+    return run(cli_train.main, ["--data", corpus, "--out-dir", out_dir, *FAST, *extra], capsys)
+
+
+def assert_one_error_line(code, err, *fragments):
+    assert code == 1, err
+    assert err.startswith("error: ") and len(err.splitlines()) == 1, err
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+
+
+# --------------------------------------------------------------------------- item 4: the run's data
+def test_a_resume_on_other_text_of_the_same_vocabulary_is_refused_naming_the_data(tmp_path, corpus, capsys):
+    run_dir = tmp_path / "run"
+    assert train_cli(capsys, corpus, run_dir)[0] == 0
+    other = tmp_path / "other.txt"
+    other.write_text(TEXT[::-1])  # the same characters, another text
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    code, out, err = run(cli_train.main, ["--data", other, "--out-dir", run_dir, *FAST, "--max-iters", "9",
+                                          "--resume"], capsys)  # fmt: skip
+    assert_one_error_line(code, err, f"--data {other}", "not the text the run", "--out-dir")
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
+    # its own text resumes
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--resume")
+    assert code == 0, err
+    assert "note:" not in out
+
+
+def test_an_older_checkpoint_without_a_fingerprint_resumes_with_a_note(tmp_path, corpus, capsys):
+    run_dir = tmp_path / "run"
+    assert train_cli(capsys, corpus, run_dir)[0] == 0
+    ckpt = tg.load(run_dir / "last.npz")
+    del ckpt["data"], ckpt["resumes"]  # as checkpoints were written before they recorded them
+    tg.save(ckpt, run_dir / "last.npz")
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--resume")
+    assert code == 0, err
+    assert "records no fingerprint of its data" in out
+    assert tg.load(run_dir / "last.npz")["data"]  # recorded from now on
+
+
+# --------------------------------------------------------------------------- item 6: kill, finished runs, resumes
+SIGTERM_AT = r"""
+import os, signal, sys
+from gpt import train as gtrain
+from gpt.cli.train import main
+
+k, calls = int(sys.argv[1]), [0]
+def update(self, *args, **kwargs):
+    calls[0] += 1
+    if calls[0] == k:
+        os.kill(os.getpid(), signal.SIGTERM)  # as `kill PID` does
+gtrain.Progress.update = update
+main(sys.argv[2:])
+"""
+
+
+def test_kill_term_stops_a_run_as_ctrl_c_does(tmp_path, corpus):
+    argv = ["--data", str(corpus), "--out-dir", str(tmp_path / "run"), *FAST]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", SIGTERM_AT, "5", *argv], env=env, capture_output=True, text=True,
+                       timeout=300)  # fmt: skip
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("error: interrupted at step 4;") and "(step 3)" in lines[0], r.stderr
+    assert lines[1].startswith("resume with: ") and lines[1].endswith(f"--out-dir {tmp_path / 'run'} --resume")
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "run" / ".lock").exists()  # released
+    r = subprocess.run([sys.executable, "-m", "gpt.cli.train", *argv, "--resume"], env=env, capture_output=True,
+                       text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_sigterm_handler_is_the_programs_and_only_while_training(tmp_path, corpus, capsys, monkeypatch):
+    before = signal.getsignal(signal.SIGTERM)
+    during = []
+
+    def update(self, *args, **kwargs):
+        during.append(signal.getsignal(signal.SIGTERM))
+
+    monkeypatch.setattr(gtrain.Progress, "update", update)
+    assert train_cli(capsys, corpus, tmp_path / "run")[0] == 0
+    assert during and all(h is not before and callable(h) for h in during)
+    assert signal.getsignal(signal.SIGTERM) is before  # restored
+    # the library alone leaves it as it is
+    from gpt import ShakespeareData, get_config
+
+    during.clear()
+    data = ShakespeareData(TEXT)
+    gtrain.train(get_config("small", max_iters=2, eval_interval=1, eval_iters=1, batch_size=2), data,
+                 log=lambda s: None)  # fmt: skip
+    assert during and all(h is before for h in during)
+
+
+@pytest.mark.parametrize("missing", [["curves.png"], ["summary.json"], ["summary.json", "curves.png"]])
+def test_a_finished_run_gets_the_files_a_kill_left_unwritten(missing, tmp_path, corpus, capsys):
+    run_dir = tmp_path / "run"
+    assert train_cli(capsys, corpus, run_dir)[0] == 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for name in missing:
+        (run_dir / name).unlink()
+    code, out, err = train_cli(capsys, corpus, run_dir, "--resume")
+    assert_one_error_line(code, err, "is finished (step 6 of --max-iters 6)")
+    assert all((run_dir / name).exists() for name in missing), out
+    assert "lacks" in out
+    rebuilt = json.loads((run_dir / "summary.json").read_text())
+    for key in ("preset", "config", "seed", "params", "final", "best_val", "best_step", "seconds", "resumes"):
+        assert rebuilt[key] == summary[key], key
+    assert not (run_dir / ".lock").exists()
+
+
+def test_summary_lists_every_resume(tmp_path, corpus, capsys, monkeypatch):
+    """A session interrupted after its first checkpoint still counts: its resume is in the
+    checkpoints that follow, and the summary lists it beside the last one."""
+    run_dir = tmp_path / "run"
+    assert train_cli(capsys, corpus, run_dir)[0] == 0
+    real = gtrain.Progress.update
+
+    def interrupt_at_step_8(self, step, *args, **kwargs):
+        if step == 8:
+            raise KeyboardInterrupt
+        return real(self, step, *args, **kwargs)
+
+    monkeypatch.setattr(gtrain.Progress, "update", interrupt_at_step_8)
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--resume")
+    assert code == 130, err
+    monkeypatch.setattr(gtrain.Progress, "update", real)
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--lr", "2e-3", "--resume")
+    assert code == 0, err
+    resumes = json.loads((run_dir / "summary.json").read_text())["resumes"]
+    assert resumes == [{"step": 6, "changed": {"max_iters": [6, 9]}},
+                       {"step": 6, "changed": {"learning_rate": [0.001, 0.002]}}]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- item 11: memory
+def test_a_step_that_cannot_fit_in_memory_is_refused_before_any_work(tmp_path, corpus, capsys, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("train() was called")
+
+    monkeypatch.setattr(cli_train, "train", never)
+    code, out, err = run(cli_train.main, ["--data", corpus, "--out-dir", tmp_path / "run", "--preset", "large",
+                                          "--batch-size", "100000", "--sample-tokens", "0"], capsys)  # fmt: skip
+    assert_one_error_line(code, err, "--batch-size 100000", "--block-size 256", "GB of memory (an estimate)",
+                          "GB available", "smaller --batch-size or --block-size")  # fmt: skip
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_parameter_count_of_the_estimate_is_the_models():
+    from gpt import PRESETS, build_model, count_parameters
+    from gpt.memory import count_params
+
+    for name, config in PRESETS.items():
+        assert count_params(config) == count_parameters(build_model(config, vocab_size=config.vocab_size)), name
+
+
+# --------------------------------------------------------------------------- item 13: progress off a terminal
+PLAIN = re.compile(r"^  step \d+/6: loss \d+\.\d{4}, [\d.]+k tok/s, ETA \d+s$")
+
+
+def test_progress_lines_when_stdout_is_not_a_terminal(tmp_path, corpus, capsys, monkeypatch):
+    monkeypatch.setattr(gprogress, "PLAIN_INTERVAL", 0.0)  # a line at every step
+    code, out, err = train_cli(capsys, corpus, tmp_path / "run")
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if PLAIN.match(line)]
+    assert [int(line.split()[1].split("/")[0]) for line in lines] == [1, 2, 3, 4, 5, 6], out
+    assert "\r" not in out + err  # no status line off a terminal
+
+
+def test_plain_progress_lines_come_at_the_interval():
+    """By the real clock: a long interval prints nothing in a quick loop, a zero one at every update."""
+    lines = []
+    bar = gprogress.Progress(100, 256, enabled=False, log=lines.append, interval=30.0)
+    for step in range(1, 6):
+        bar.update(step, 0.1 * step, step, loss=2.5)
+    assert lines == []
+    bar.interval = 0.0
+    bar.update(50, 5.0, 50, loss=2.25)
+    assert lines == ["  step 50/100: loss 2.2500, 2.6k tok/s, ETA 5s"]
+
+
+def test_the_default_interval_keeps_quick_runs_as_they_were(tmp_path, corpus, capsys):
+    code, out, err = train_cli(capsys, corpus, tmp_path / "run")
+    assert code == 0, err
+    assert not [line for line in out.splitlines() if PLAIN.match(line)]
+
+
+# --------------------------------------------------------------------------- item 10: --lr 1e30
+def test_a_run_that_blows_up_ends_in_the_nan_line_alone(tmp_path, corpus, capsys):
+    filters = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, out, err = train_cli(capsys, corpus, tmp_path / "run", "--lr", "1e30")
+    assert_one_error_line(code, err, "the training loss is nan; stopping")
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+    assert warnings.filters == filters  # nothing left changed
+
+
+def test_floating_point_warnings_outside_training_are_untouched():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (tg.tensor([1e38]) * tg.tensor([1e38])).numpy()
+    assert any("overflow" in str(w.message) for w in caught)
