@@ -36,19 +36,6 @@ PROGRAMS = {  # name: (main, takes a checkpoint as its first argument, the rest 
                                                   "--eval-iters", "1", "--batch-size", "2", "--out", ""]),
 }  # fmt: skip
 
-ONE_LINE_PARSER = pytest.mark.xfail(
-    strict=True,
-    reason="argparse prints its usage block before the error: the program should build its parser with "
-    "gpt.cli.common.ArgumentParser (one `error:` line); its import and its parser line, for the lead",
-)
-TF32_ON_CPU = pytest.mark.xfail(
-    strict=True, reason="train should call gpt.cli.common.check_tf32(args.tf32, device) in check_args: for the lead"
-)
-EMPTY_OUT_DIR = pytest.mark.xfail(
-    strict=True, reason="train's check_args should refuse an empty --out-dir (it is taken as none): for the lead"
-)
-
-
 def case(flag, *argv, named=None, marks=()):
     """A bad input for `flag`: the extra command line, and what the error line must name (the flag)."""
     return pytest.param(flag, list(argv), named or flag, marks=marks, id=" ".join(a or "''" for a in argv))
@@ -61,10 +48,10 @@ def wrong_type(flag, value="x", marks=()):
 # program: [case(...)]; the positional `checkpoint` is replaced by the case's first argument
 CASES = {
     "train": [
-        wrong_type("--backend", "tpu", marks=ONE_LINE_PARSER),
-        wrong_type("--preset", "huge", marks=ONE_LINE_PARSER),
+        wrong_type("--backend", "tpu"),
+        wrong_type("--preset", "huge"),
         case("--batch-size", "--batch-size", "0"),
-        wrong_type("--batch-size", "2.5", marks=ONE_LINE_PARSER),
+        wrong_type("--batch-size", "2.5"),
         case("--block-size", "--block-size", "-1"),
         case("--block-size", "--block-size", "100000", named="--block-size 100000"),  # longer than the corpus
         case("--n-embd", "--n-embd", "0"),
@@ -79,17 +66,20 @@ CASES = {
         case("--eval-interval", "--eval-interval", "0"),
         case("--eval-iters", "--eval-iters", "-1"),
         case("--weight-decay", "--weight-decay", "nan"),
-        wrong_type("--attn-scale", "none", marks=ONE_LINE_PARSER),
-        case("--tf32", "--tf32", marks=TF32_ON_CPU),  # a GPU setting, given with --backend numpy
-        wrong_type("--seed", "1.5", marks=ONE_LINE_PARSER),
+        wrong_type("--attn-scale", "none"),
+        case("--tf32", "--tf32"),  # a GPU setting, given with --backend numpy
+        wrong_type("--seed", "1.5"),
         case("--data", "--data", "{tmp}/missing.txt"),
         case("--data", "--data", "{tmp}", named="--data"),  # a directory
         case("--data", "--data", "", named="--data"),
         case("--out-dir", "--out-dir", "{corpus}"),  # a file
-        case("--out-dir", "--out-dir", "", marks=EMPTY_OUT_DIR),
+        case("--out-dir", "--out-dir", ""),
         case("--resume", "--resume"),  # without --out-dir
         case("--overwrite", "--overwrite", "--resume", "--out-dir", "{tmp}/run"),
         case("--sample-tokens", "--sample-tokens", "-1"),
+        case("--threads", "--threads", "0"),
+        wrong_type("--threads", "two"),
+        case("--batch-size", "--preset", "large", "--batch-size", "100000", named="--batch-size"),  # cannot fit
         case("--prompt", "--prompt", ""),
         case("--prompt", "--prompt", "Zé", "--sample-tokens", "5", named="--prompt"),
     ],
@@ -132,9 +122,9 @@ CASES = {
         case("--data", "--data", "{other}", named="--data"),  # another vocabulary
     ],
     "reproduce": [
-        wrong_type("--stages", "gpt4", marks=ONE_LINE_PARSER),
-        wrong_type("--seed", "x", marks=ONE_LINE_PARSER),
-        wrong_type("--backend", "tpu", marks=ONE_LINE_PARSER),
+        wrong_type("--stages", "gpt4"),
+        wrong_type("--seed", "x"),
+        wrong_type("--backend", "tpu"),
         case("--data", "--data", "{tmp}/missing.txt"),
         case("--max-iters", "--max-iters", "0"),
         case("--max-iters", "--max-iters", "-5"),

@@ -108,7 +108,9 @@ def test_kill_term_stops_a_run_as_ctrl_c_does(tmp_path, corpus):
     assert r.returncode == 130, (r.returncode, r.stderr)
     lines = r.stderr.splitlines()
     assert lines[0].startswith("error: interrupted at step 4;") and "(step 3)" in lines[0], r.stderr
-    assert lines[1].startswith("resume with: ") and lines[1].endswith(f"--out-dir {tmp_path / 'run'} --resume")
+    # the hint repeats --data: a resume must be given the run's text again
+    hint = f"--out-dir {tmp_path / 'run'} --resume --data {corpus}"
+    assert lines[1].startswith("resume with: ") and lines[1].endswith(hint)
     assert "Traceback" not in r.stderr
     assert not (tmp_path / "run" / ".lock").exists()  # released
     r = subprocess.run([sys.executable, "-m", "gpt.cli.train", *argv, "--resume"], env=env, capture_output=True,

@@ -105,9 +105,13 @@ def this_command() -> str:
 
 
 def resume_hint(e: TrainingInterrupted) -> str:
+    """The command that continues the run; with its --data, which a resume must be given again
+    (the program sets e.data)."""
     if e.checkpoint is None:
         return ""
-    return f"\nresume with: {this_command()} --out-dir {e.checkpoint.parent} --resume"
+    data = getattr(e, "data", None)
+    hint = f"\nresume with: {this_command()} --out-dir {e.checkpoint.parent} --resume"
+    return hint + (f" --data {data}" if data else "")
 
 
 def device_of(backend_name: str) -> str:

@@ -17,12 +17,12 @@ import tensorgrad as tg
 from ..config import CPU_STAGES, get_config
 from ..data import ShakespeareData
 from ..train import train
-from .common import command_line, device_of, in_flags
+from .common import ArgumentParser, command_line, device_of, in_flags
 
 
 @command_line
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="tensorgrad-reproduce", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--stages", nargs="+", default=list(CPU_STAGES), choices=list(CPU_STAGES) + ["large"])

@@ -37,8 +37,9 @@ from ..config import PRESETS, ConfigError, get_config, preset_of, validate
 from ..data import ShakespeareData
 from ..memory import check_fits, count_params
 from ..rundir import RunDir, RunDirError, atomic_write, holds_run
-from ..train import TrainResult, train
-from .common import check_text, command_line, device_of, say
+from ..threads import threads_for
+from ..train import TrainingInterrupted, TrainResult, train
+from .common import ArgumentParser, check_text, check_tf32, command_line, device_of, say
 
 OVERRIDES = {  # flag -> config field
     "batch_size": int, "block_size": int, "n_embd": int, "n_head": int, "n_layer": int, "dropout": float,
@@ -47,7 +48,7 @@ OVERRIDES = {  # flag -> config field
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="tensorgrad-train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy", help="numpy (CPU) or cupy (NVIDIA GPU)")
@@ -72,6 +73,10 @@ def parse_args(argv=None):
     p.add_argument("--overwrite", action="store_true", help="start over in an OUT_DIR that holds a run")
     p.add_argument("--sample-tokens", type=int, default=500, help="characters to generate at the end")
     p.add_argument("--prompt", default=None, help="the start of the sample (default: a newline)")
+    p.add_argument(
+        "--threads", type=int, default=None, help="CPU threads for products and kernels (default: 1 for models "
+        "whose products are too small to split, such as every stage but large; else one per core)"
+    )  # fmt: skip
     p.add_argument(
         "--distributed", action="store_true", help="data-parallel over the ranks of `mpiexec -n N` (MPI on the "
         "CPU, NCCL with --backend cupy); each rank draws --batch-size examples; rank 0 prints and writes"
@@ -112,6 +117,11 @@ def check_args(args):
         raise ConfigError(f"--sample-tokens {args.sample_tokens}: must be >= 0")
     if args.prompt is not None and not args.prompt:
         raise ConfigError("--prompt is empty: give at least one character (the default is a newline)")
+    if args.out_dir is not None and not args.out_dir:
+        raise RunDirError("--out-dir is empty: give a directory, or leave the flag out to write nothing")
+    if args.threads is not None and args.threads < 1:
+        raise ConfigError(f"--threads {args.threads}: must be an integer >= 1")
+    check_tf32(args.tf32, device_of(args.backend))
     out = Path(args.out_dir) if args.out_dir else None
     if out is not None and out.exists() and not out.is_dir():
         raise RunDirError(f"--out-dir {out} exists and is not a directory")
@@ -270,18 +280,27 @@ def _main(args, ranks):
     fitted = config.replace(vocab_size=data.tokenizer.vocab_size)
     if device == "cpu":  # on a GPU, CuPy's pool and the device's own memory: not estimated here
         check_fits(fitted, count_params(fitted))
+        threads = args.threads or threads_for(fitted)
+        tg.set_num_threads(threads)  # process-wide: the program's choice, printed below
     prompt = sample_prompt(args, data) if args.sample_tokens > 0 else None
     name = args.preset or (_preset_name(stored) if stored is not None else "small")
     print(
         f"preset {name} on {args.backend} ({device}); "
         f"{len(data.train):,} train / {len(data.val):,} val characters, vocab {data.tokenizer.vocab_size}"
     )
+    if device == "cpu":
+        why = "--threads" if args.threads else "its products are too small to split" if threads == 1 else "one per core"
+        print(f"{threads} CPU thread{'s' if threads > 1 else ''} ({why}; --threads N to choose)")
     seed = args.seed if args.seed is not None else 1337
     if args.resume and args.seed is not None and stored is not None:
         print("(--seed is ignored on resume: the run's random state is restored from its checkpoint)")
     with sigterm_as_ctrl_c():
-        result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume,
-                       overwrite=args.overwrite, log=say, ranks=ranks)  # fmt: skip
+        try:
+            result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume,
+                           overwrite=args.overwrite, log=say, ranks=ranks)  # fmt: skip
+        except TrainingInterrupted as e:
+            e.data = args.data  # the resume hint repeats it: a resume must train on the same text
+            raise
     if ranks is not None and not ranks.is_main:
         return
 
