@@ -15,7 +15,7 @@ import math
 from . import backend
 from .autograd import is_grad_enabled, run_backward
 from .backend import ShapeError
-from .ops.elementwise import Cast, Clone
+from .ops.arithmetic import Cast, Clone
 from .ops.transfer import ToDevice
 from .tensor_methods.arithmetic import ArithmeticMixin
 from .tensor_methods.common import normalize_dim

@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tensorgrad as tg
+from tensorgrad.ops.activation import GELU, ReLU
 from tensorgrad.ops.adamw import adamw_update_
+from tensorgrad.ops.cross_entropy import CrossEntropy
 from tensorgrad.ops.dropout import Dropout, keep_mask
-from tensorgrad.ops.elementwise import GELU, ReLU
 from tensorgrad.ops.embedding import Embedding
 from tensorgrad.ops.layernorm import LayerNorm
-from tensorgrad.ops.loss import CrossEntropy
 from tensorgrad.ops.softmax import Softmax
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"

@@ -156,6 +156,74 @@ OPS = [
     C("activation_modules_bounded", [(3, 4)], lambda lib, x: lib.nn.Sequential(
         lib.nn.Hardtanh(-1.5, 1.0), lib.nn.Hardsigmoid(), lib.nn.ReLU6())(x * 2),
       torch_tol={"rtol": 1e-7, "atol": 1e-9}),  # hardsigmoid's float32 1/6, as above
+    C("tanh", [(3, 4)], lambda lib, x: x.tanh()),
+    C("tanh_F", [(3, 4)], lambda lib, x: F(lib).tanh(x)),
+    C("relu", [(3, 4)], lambda lib, x: x.relu()),
+    C("relu_F", [(3, 4)], lambda lib, x: F(lib).relu(x)),
+    C("gelu", [(3, 4)], lambda lib, x: F(lib).gelu(x)),
+    C("gelu_tanh", [(3, 4)], lambda lib, x: F(lib).gelu(x, approximate="tanh")),
+    # ================================================================ ops/arithmetic.py
+    # Kinks and jumps (abs and sign at 0, clamp at its bounds, rounding at integers, fmod/remainder
+    # where x / y is an integer) are measure-zero: the seeded uniform inputs land further than
+    # eps=1e-6 from every one of them, so the central differences are not straddling one.
+    # Piecewise-constant ops have a zero gradient (as PyTorch); `+ x` keeps the checked output live.
+    # ---- binary, with broadcasting and Python scalars on either side
+    C("add", [(3, 4), (3, 4)], lambda lib, x, y: x + y),
+    C("add_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x + y),
+    C("add_scalar_right", [(3, 4)], lambda lib, x: x + 2.5),
+    C("add_scalar_left", [(3, 4)], lambda lib, x: 2.5 + x),
+    C("sub_broadcast", [(4, 1), (3,)], lambda lib, x, y: x - y),
+    C("sub_scalar_right", [(3, 4)], lambda lib, x: x - 3),
+    C("sub_scalar_left", [(3, 4)], lambda lib, x: 1.5 - x),
+    C("mul", [(3, 4), (3, 4)], lambda lib, x, y: x * y),
+    C("mul_broadcast", [(2, 1, 4), (3, 1)], lambda lib, x, y: x * y),
+    C("mul_scalar_left", [(3, 4)], lambda lib, x: 3 * x),
+    C("mul_scalar_right", [(3, 4)], lambda lib, x: x * -2.0),
+    C("div", [(3, 4), (3, 4)], lambda lib, x, y: x / y, domain="nonzero"),
+    C("div_broadcast", [(2, 3, 4), (4,)], lambda lib, x, y: x / y, domain="nonzero"),
+    C("div_scalar_right", [(3, 4)], lambda lib, x: x / 4),
+    C("div_scalar_left", [(3, 4)], lambda lib, x: 2.0 / x, domain="nonzero"),
+    C("pow_2", [(3, 4)], lambda lib, x: x**2),
+    C("pow_3", [(3, 4)], lambda lib, x: x**3),
+    C("pow_half", [(3, 4)], lambda lib, x: x**0.5, domain="positive"),
+    C("pow_neg_half", [(3, 4)], lambda lib, x: x**-0.5, domain="positive"),
+    C("pow_neg_1", [(3, 4)], lambda lib, x: x**-1, domain="nonzero"),
+    C("neg", [(3, 4)], lambda lib, x: -x),
+    C("self_mul", [(3, 4)], lambda lib, x: x * x + x),
+    C("add_sub_mul_fn", [(3, 4), (4,)], lambda lib, x, y: lib.sub(lib.add(x, y, alpha=2), lib.mul(x, y), alpha=0.5)),
+    C("div_fn", [(3, 4), (4,)], lambda lib, x, y: lib.div(x, y) + lib.div(2.0, y), domain="nonzero"),
+    C("clone", [(3, 4)], lambda lib, x: x.clone() * 2),
+    # ---- dtype conversions (Cast)
+    # float32 rounding (1e-7 relative) is the only error in this linear function, so a wide
+    # eps keeps the central difference well above it.
+    C("cast_f32_f64", [(3, 4)], lambda lib, x: (x * 3).to(lib.float32).to(lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),
+    C("type_f32_f64", [(3, 4)], lambda lib, x: (x * 3).type(lib.float32).type(lib.float64),
+      gradcheck={"eps": 1e-2, "atol": 1e-4}),
+    C("int_times_x", [(3, 4)], lambda lib, x: (x * 3).int() * x + (x > 0).int()),
+    C("abs", [(3, 4)], lambda lib, x: x.abs(), domain="nonzero"),
+    C("abs_fn_builtin", [(3, 4)], lambda lib, x: lib.abs(x) + abs(x), domain="nonzero"),
+    C("sign_times_x", [(3, 4)], lambda lib, x: x.sign() * x + lib.sign(x), domain="nonzero"),
+    C("rounding", [(3, 4)], lambda lib, x: (x * 3).round() + (x * 3).floor() + lib.ceil(x * 3) + (x * 3).trunc() + x),
+    C("round_decimals", [(3, 4)], lambda lib, x: x.round(decimals=1) + lib.round(x, decimals=2) + x),
+    C("clamp_numbers", [(3, 4)], lambda lib, x: x.clamp(-0.5, 0.5)),
+    C("clamp_min_only", [(3, 4)], lambda lib, x: x.clamp(min=0.2)),
+    C("clip_max_fn", [(3, 4)], lambda lib, x: lib.clip(x, max=0.3)),
+    C("clamp_tensors", [(3, 4), (3, 4), (4,)], lambda lib, x, lo, hi: x.clamp(lo - 0.5, hi + 0.5)),  # lo > hi too
+    C("clamp_tensor_min_fn", [(3, 4), (4,)], lambda lib, x, lo: lib.clamp(x, min=lo)),
+    C("fmod", [(3, 4), (3, 4)], lambda lib, x, y: lib.fmod(x * 3, y), domain="nonzero"),
+    C("fmod_number", [(3, 4)], lambda lib, x: x.fmod(0.7)),
+    C("remainder_op", [(3, 4), (4,)], lambda lib, x, y: (x * 3) % y, domain="nonzero"),
+    C("remainder_number", [(3, 4)], lambda lib, x: lib.remainder(x, 0.7)),
+    C("div_floor", [(3, 4), (3, 4)], lambda lib, x, y: lib.div(x * 3, y, rounding_mode="floor") + x * y,
+      domain="nonzero"),
+    C("div_trunc", [(3, 4), (4,)], lambda lib, x, y: (x * 3).div(y, rounding_mode="trunc") + x * y,
+      domain="nonzero"),
+    C("copysign", [(3, 4), (3, 4)], lambda lib, x, y: lib.copysign(x, y), domain="nonzero"),
+    C("copysign_number", [(3, 4)], lambda lib, x: x.copysign(-1.0), domain="nonzero"),
+    C("pow_tensor", [(3, 4), (3, 4)], lambda lib, x, y: x**y, domain="positive"),
+    C("pow_tensor_fn_broadcast", [(3, 4), (4,)], lambda lib, x, y: lib.pow(x, y * 3), domain="positive"),
+    C("pow_number_base", [(3, 4)], lambda lib, x: 2.5**x + lib.pow(0.5, x)),
     # ================================================================ ops/attention.py
     # ---- a small composite: attention scores with a causal mask, as the GPT uses them
     C("attention", [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
@@ -187,6 +255,23 @@ OPS = [
       lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
     C("conv_transpose2d_groups_dilation", [(1, 4, 3, 2), (4, 1, 2, 2)],
       lambda lib, x, w: F(lib).conv_transpose2d(x, w, groups=2, dilation=2, stride=(2, 1))),
+    # ================================================================ ops/cross_entropy.py
+    # The fused cross-entropy: class ids, no weight, no label smoothing.
+    C("cross_entropy_mean", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5))),
+    C("cross_entropy_sum", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum")),
+    C("cross_entropy_none", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none")),
+    C("cross_entropy_ignore_default", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5_IGNORED))),
+    C("cross_entropy_ignore_index", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), ignore_index=2)),
+    C("cross_entropy_ignore_none", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none", ignore_index=2)),
+    C("cross_entropy_ignore_sum", [(5, 4)],
+      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum", ignore_index=2)),
+    C("cross_entropy_3d", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_23))),
+    C("cross_entropy_unbatched", [(4,)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, np.array(2)))),
     # ================================================================ ops/dropout.py
     # (no case: its mask is random; test_gradcheck_ops.py::test_gradcheck_dropout reseeds to check it)
     # ================================================================ ops/einsum.py
@@ -196,51 +281,14 @@ OPS = [
     C("einsum_diagonal_outer", [(3, 3), (2,)], lambda lib, a, b: lib.einsum("ii,j->ij", a, b)),
     C("einsum_sum_only_here", [(2, 3, 4), (3,)], lambda lib, a, b: lib.einsum("ijk,j->i", a, b)),
     C("einsum_ellipsis_broadcast", [(2, 3, 4), (1, 3, 4)], lambda lib, a, b: lib.einsum("...ij,...ij->...i", a, b)),
-    # ================================================================ ops/elementwise.py
-    # ---- binary, with broadcasting and Python scalars on either side
-    C("add", [(3, 4), (3, 4)], lambda lib, x, y: x + y),
-    C("add_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x + y),
-    C("add_scalar_right", [(3, 4)], lambda lib, x: x + 2.5),
-    C("add_scalar_left", [(3, 4)], lambda lib, x: 2.5 + x),
-    C("sub_broadcast", [(4, 1), (3,)], lambda lib, x, y: x - y),
-    C("sub_scalar_right", [(3, 4)], lambda lib, x: x - 3),
-    C("sub_scalar_left", [(3, 4)], lambda lib, x: 1.5 - x),
-    C("mul", [(3, 4), (3, 4)], lambda lib, x, y: x * y),
-    C("mul_broadcast", [(2, 1, 4), (3, 1)], lambda lib, x, y: x * y),
-    C("mul_scalar_left", [(3, 4)], lambda lib, x: 3 * x),
-    C("mul_scalar_right", [(3, 4)], lambda lib, x: x * -2.0),
-    C("div", [(3, 4), (3, 4)], lambda lib, x, y: x / y, domain="nonzero"),
-    C("div_broadcast", [(2, 3, 4), (4,)], lambda lib, x, y: x / y, domain="nonzero"),
-    C("div_scalar_right", [(3, 4)], lambda lib, x: x / 4),
-    C("div_scalar_left", [(3, 4)], lambda lib, x: 2.0 / x, domain="nonzero"),
-    C("pow_2", [(3, 4)], lambda lib, x: x**2),
-    C("pow_3", [(3, 4)], lambda lib, x: x**3),
-    C("pow_half", [(3, 4)], lambda lib, x: x**0.5, domain="positive"),
-    C("pow_neg_half", [(3, 4)], lambda lib, x: x**-0.5, domain="positive"),
-    C("pow_neg_1", [(3, 4)], lambda lib, x: x**-1, domain="nonzero"),
-    C("neg", [(3, 4)], lambda lib, x: -x),
-    C("self_mul", [(3, 4)], lambda lib, x: x * x + x),
-    C("add_sub_mul_fn", [(3, 4), (4,)], lambda lib, x, y: lib.sub(lib.add(x, y, alpha=2), lib.mul(x, y), alpha=0.5)),
-    C("div_fn", [(3, 4), (4,)], lambda lib, x, y: lib.div(x, y) + lib.div(2.0, y), domain="nonzero"),
+    # ================================================================ ops/elementary.py
     # ---- unary
     C("exp", [(3, 4)], lambda lib, x: x.exp()),
     C("log", [(3, 4)], lambda lib, x: x.log(), domain="positive"),
-    C("tanh", [(3, 4)], lambda lib, x: x.tanh()),
-    C("tanh_F", [(3, 4)], lambda lib, x: F(lib).tanh(x)),
-    C("relu", [(3, 4)], lambda lib, x: x.relu()),
-    C("relu_F", [(3, 4)], lambda lib, x: F(lib).relu(x)),
-    C("gelu", [(3, 4)], lambda lib, x: F(lib).gelu(x)),
-    C("gelu_tanh", [(3, 4)], lambda lib, x: F(lib).gelu(x, approximate="tanh")),
     C("sqrt", [(3, 4)], lambda lib, x: x.sqrt(), domain="positive"),
-    C("clone", [(3, 4)], lambda lib, x: x.clone() * 2),
-    # ---- dtype conversions (Cast)
-    # float32 rounding (1e-7 relative) is the only error in this linear function, so a wide
-    # eps keeps the central difference well above it.
-    C("cast_f32_f64", [(3, 4)], lambda lib, x: (x * 3).to(lib.float32).to(lib.float64),
-      gradcheck={"eps": 1e-2, "atol": 1e-4}),
-    C("type_f32_f64", [(3, 4)], lambda lib, x: (x * 3).type(lib.float32).type(lib.float64),
-      gradcheck={"eps": 1e-2, "atol": 1e-4}),
-    C("int_times_x", [(3, 4)], lambda lib, x: (x * 3).int() * x + (x > 0).int()),
+    C("sin", [(3, 4)], lambda lib, x: x.sin()),
+    C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
+    C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
     # ================================================================ ops/embedding.py
     C("embedding", [(6, 3)], lambda lib, w: F(lib).embedding(const(lib, w, IDS_25), w)),
     # ================================================================ ops/indexing.py
@@ -278,23 +326,6 @@ OPS = [
     # ================================================================ ops/linear.py
     C("linear", [(2, 3, 4), (5, 4), (5,)], lambda lib, x, w, b: F(lib).linear(x, w, b)),
     C("linear_no_bias", [(3, 4), (2, 4)], lambda lib, x, w: F(lib).linear(x, w)),
-    # ================================================================ ops/loss.py
-    # The fused cross-entropy: class ids, no weight, no label smoothing.
-    C("cross_entropy_mean", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5))),
-    C("cross_entropy_sum", [(5, 4)],
-      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum")),
-    C("cross_entropy_none", [(5, 4)],
-      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none")),
-    C("cross_entropy_ignore_default", [(5, 4)],
-      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5_IGNORED))),
-    C("cross_entropy_ignore_index", [(5, 4)],
-      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), ignore_index=2)),
-    C("cross_entropy_ignore_none", [(5, 4)],
-      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="none", ignore_index=2)),
-    C("cross_entropy_ignore_sum", [(5, 4)],
-      lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum", ignore_index=2)),
-    C("cross_entropy_3d", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_23))),
-    C("cross_entropy_unbatched", [(4,)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, np.array(2)))),
     # ================================================================ ops/losses.py
     # cross_entropy's extensions (weight, label smoothing, probabilities) are compositions around nll_loss.
     C("nll_loss_weight_ignore", [(5, 4)], lambda lib, x: F(lib).nll_loss(
@@ -355,37 +386,6 @@ OPS = [
     C("pad_reflect", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (2, 3, 2, 1), mode="reflect")),
     C("pad_replicate", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (3, 1), mode="replicate")),
     C("pad_circular", [(1, 2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 4, 3, 2), mode="circular")),
-    # ================================================================ ops/pointwise.py
-    # Kinks and jumps (abs and sign at 0, clamp at its bounds, rounding at integers, fmod/remainder
-    # where x / y is an integer) are measure-zero: the seeded uniform inputs land further than
-    # eps=1e-6 from every one of them, so the central differences are not straddling one.
-    # Piecewise-constant ops have a zero gradient (as PyTorch); `+ x` keeps the checked output live.
-    C("abs", [(3, 4)], lambda lib, x: x.abs(), domain="nonzero"),
-    C("abs_fn_builtin", [(3, 4)], lambda lib, x: lib.abs(x) + abs(x), domain="nonzero"),
-    C("sign_times_x", [(3, 4)], lambda lib, x: x.sign() * x + lib.sign(x), domain="nonzero"),
-    C("rounding", [(3, 4)], lambda lib, x: (x * 3).round() + (x * 3).floor() + lib.ceil(x * 3) + (x * 3).trunc() + x),
-    C("round_decimals", [(3, 4)], lambda lib, x: x.round(decimals=1) + lib.round(x, decimals=2) + x),
-    C("sin", [(3, 4)], lambda lib, x: x.sin()),
-    C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
-    C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
-    C("clamp_numbers", [(3, 4)], lambda lib, x: x.clamp(-0.5, 0.5)),
-    C("clamp_min_only", [(3, 4)], lambda lib, x: x.clamp(min=0.2)),
-    C("clip_max_fn", [(3, 4)], lambda lib, x: lib.clip(x, max=0.3)),
-    C("clamp_tensors", [(3, 4), (3, 4), (4,)], lambda lib, x, lo, hi: x.clamp(lo - 0.5, hi + 0.5)),  # lo > hi too
-    C("clamp_tensor_min_fn", [(3, 4), (4,)], lambda lib, x, lo: lib.clamp(x, min=lo)),
-    C("fmod", [(3, 4), (3, 4)], lambda lib, x, y: lib.fmod(x * 3, y), domain="nonzero"),
-    C("fmod_number", [(3, 4)], lambda lib, x: x.fmod(0.7)),
-    C("remainder_op", [(3, 4), (4,)], lambda lib, x, y: (x * 3) % y, domain="nonzero"),
-    C("remainder_number", [(3, 4)], lambda lib, x: lib.remainder(x, 0.7)),
-    C("div_floor", [(3, 4), (3, 4)], lambda lib, x, y: lib.div(x * 3, y, rounding_mode="floor") + x * y,
-      domain="nonzero"),
-    C("div_trunc", [(3, 4), (4,)], lambda lib, x, y: (x * 3).div(y, rounding_mode="trunc") + x * y,
-      domain="nonzero"),
-    C("copysign", [(3, 4), (3, 4)], lambda lib, x, y: lib.copysign(x, y), domain="nonzero"),
-    C("copysign_number", [(3, 4)], lambda lib, x: x.copysign(-1.0), domain="nonzero"),
-    C("pow_tensor", [(3, 4), (3, 4)], lambda lib, x, y: x**y, domain="positive"),
-    C("pow_tensor_fn_broadcast", [(3, 4), (4,)], lambda lib, x, y: lib.pow(x, y * 3), domain="positive"),
-    C("pow_number_base", [(3, 4)], lambda lib, x: 2.5**x + lib.pow(0.5, x)),
     # ================================================================ ops/pool.py
     # Tiny shapes, every argument exercised.
     C("max_pool2d", [(1, 2, 5, 5)], lambda lib, x: F(lib).max_pool2d(x, 2)),

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import tensorgrad as tg
 from tensorgrad import autograd, backend, kernels
 from tensorgrad.kernels import cpu
-from tensorgrad.ops import attention, dropout, elementwise, embedding, layernorm, loss, softmax
+from tensorgrad.ops import activation, attention, cross_entropy, dropout, embedding, layernorm, softmax
 from tensorgrad.ops.adamw import adamw_update_
 
 KERNEL = kernels.substitutes("cpu")  # reference class -> kernel class
@@ -185,7 +185,7 @@ def test_cross_entropy_kernel_equals_reference(n, c, dtype, reduction, ignore, s
         t[0] = 0  # one row kept: with every row ignored, "mean" divides by 0 (the reference's gradient is
         # then NaN on the ignored rows, 0 * inf; the kernel's is 0 there, as PyTorch's)
     g = _randn(rng, (n,), dtype) if reduction == "none" else np.asarray(rng.standard_normal(), dtype)
-    ref, ker = _pair(loss.CrossEntropy)
+    ref, ker = _pair(cross_entropy.CrossEntropy)
     want, got = ref.forward(x, t, reduction), ker.forward(x, t, reduction)
     _close(np.asarray(got), np.asarray(want), dtype)
     _close(ker.backward(g)[0], ref.backward(g)[0], dtype)
@@ -212,7 +212,7 @@ def test_elementwise_kernels_equal_reference(shape, dtype, seed):
     rng = np.random.default_rng(seed)
     x, g = _randn(rng, shape, dtype) * 2, _randn(rng, shape, dtype)
     x.flat[0] = 0.0  # the kink: relu's subgradient 0
-    for ref_cls, args in ((elementwise.ReLU, ()), (elementwise.GELU, ("none",))):
+    for ref_cls, args in ((activation.ReLU, ()), (activation.GELU, ("none",))):
         ref, ker = _pair(ref_cls)
         _close(ker.forward(x, *args), ref.forward(x, *args), dtype)
         _close(ker.backward(g), ref.backward(g), dtype)
@@ -227,12 +227,12 @@ def test_elementwise_kernels_equal_reference(shape, dtype, seed):
 
 def test_gelu_tanh_and_integer_relu_run_the_reference():
     x = np.linspace(-3, 3, 7)
-    ref, ker = _dispatched(elementwise.GELU, x, "tanh")
+    ref, ker = _dispatched(activation.GELU, x, "tanh")
     _close(ker.forward(x, "tanh"), ref.forward(x, "tanh"), np.float64)
-    assert type(ker) is elementwise.GELU
-    _, ker = _dispatched(elementwise.ReLU, np.array([-2, 0, 3]))
+    assert type(ker) is activation.GELU
+    _, ker = _dispatched(activation.ReLU, np.array([-2, 0, 3]))
     np.testing.assert_array_equal(ker.forward(np.array([-2, 0, 3])), [0, 0, 3])
-    assert type(ker) is elementwise.ReLU
+    assert type(ker) is activation.ReLU
 
 
 @given(n=odd, vocab=st.integers(1, 12), d=st.integers(1, 70), dtype=dtypes, seed=st.integers(0, 2**16))
@@ -283,7 +283,7 @@ def test_the_switch_picks_the_path(monkeypatch):
     assert type(x.to("strict").layer_norm(4)._ctx) is layernorm.LayerNorm  # strict: always the reference
     tg.kernels.use("reference")
     try:
-        assert type(x.relu()._ctx) is elementwise.ReLU
+        assert type(x.relu()._ctx) is activation.ReLU
     finally:
         tg.kernels.use("kernels")
     assert type(x.relu()._ctx).kernels is cpu
@@ -299,7 +299,7 @@ def test_the_environment_switch_and_its_errors():
     code = "import tensorgrad as tg; x = tg.randn(2, 3, requires_grad=True); print(type(x.relu()._ctx).__module__)"
     env = dict(os.environ, TENSORGRAD_KERNELS="reference")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "tensorgrad.ops.elementwise"
+    assert out.stdout.strip() == "tensorgrad.ops.activation"
     env["TENSORGRAD_KERNELS"] = "nope"
     bad = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "TENSORGRAD_KERNELS must be 'kernels' (the default) or 'reference'" in bad.stderr
@@ -314,8 +314,8 @@ def test_the_engine_runs_a_registered_kernel_only_for_inputs_it_accepts(monkeypa
     """The kernel seam (autograd.register_kernel): a kernel names the op it replaces and accepts
     some inputs; apply runs it for those and the reference op for the others."""
 
-    class TwiceReLU(elementwise.ReLU):  # wrong on purpose, so that the path taken shows
-        replaces = elementwise.ReLU
+    class TwiceReLU(activation.ReLU):  # wrong on purpose, so that the path taken shows
+        replaces = activation.ReLU
 
         @staticmethod
         def accepts(x):
@@ -328,8 +328,8 @@ def test_the_engine_runs_a_registered_kernel_only_for_inputs_it_accepts(monkeypa
     autograd.register_kernel(TwiceReLU, "strict")
     x = tg.tensor([-1.0, 2.0], dtype=tg.float64, device="strict", requires_grad=True)
     assert x.relu().tolist() == [0, 4] and type(x.relu()._ctx) is TwiceReLU
-    assert x.float().relu().tolist() == [0, 2] and type(x.float().relu()._ctx) is elementwise.ReLU
-    assert autograd.dispatch(elementwise.ReLU, "strict", np.zeros(2, np.float32)) is elementwise.ReLU
+    assert x.float().relu().tolist() == [0, 2] and type(x.float().relu()._ctx) is activation.ReLU
+    assert autograd.dispatch(activation.ReLU, "strict", np.zeros(2, np.float32)) is activation.ReLU
 
 
 def test_both_paths_draw_the_same_dropout_masks_and_train_alike():

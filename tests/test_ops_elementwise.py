@@ -1,4 +1,4 @@
-"""Activations (ops/activation.py) and elementwise math (ops/pointwise.py): hypothesis properties
+"""Activations (ops/activation.py) and elementwise math (ops/arithmetic.py, ops/elementary.py): hypothesis properties
 over random shapes against NumPy formulas for the value and the derivative, integer dtypes and the
 operators against PyTorch, and the errors."""
 

@@ -51,16 +51,16 @@ C-contiguous (the caller makes them so), and results are new arrays unless said 
         reference: the dP, dS lines of ops.attention.ScaledDotProductAttention.backward
     cross_entropy_forward(logits, targets, ignore_index) -> (losses, lse)
         logits (N, C), targets (N,) int64; losses, lse (N,); losses are 0 where ignored
-        reference: ops.loss.CrossEntropy.forward (with reduction="none")
+        reference: ops.cross_entropy.CrossEntropy.forward (with reduction="none")
     cross_entropy_backward(logits, lse, targets, ignore_index, gscale) -> dlogits
         dlogits = (softmax(logits) - onehot(targets)) * gscale[n], 0 on ignored rows; gscale (N,)
-        reference: ops.loss.CrossEntropy.backward
+        reference: ops.cross_entropy.CrossEntropy.backward
     adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step) -> None
         in place on 1-D arrays of one dtype, in torch's order of operations (hyperparameters are
         Python numbers; step counts from 1)
         reference: ops.adamw.adamw_update_
-    relu_forward(x) -> y;           relu_backward(g, y) -> dx              (reference: ops.elementwise.ReLU)
-    gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.elementwise.GELU)
+    relu_forward(x) -> y;           relu_backward(g, y) -> dx              (reference: ops.activation.ReLU)
+    gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.activation.GELU)
     dropout_forward(x, keep, scale) -> x * keep * scale                      (reference: ops.dropout.Dropout)
         keep bool like x; its backward is the same call on the gradient
     keep_mask(rng, shape, p) -> keep                                         (reference: ops.dropout.keep_mask)

@@ -253,7 +253,7 @@ def _cross_entropy_forward(logits, targets, ignore_index, losses, lse):
 
 
 def cross_entropy_forward(logits, targets, ignore_index):
-    """Reference: ops.loss.CrossEntropy.forward (reduction "none").  -> losses (N,), lse (N,)."""
+    """Reference: ops.cross_entropy.CrossEntropy.forward (reduction "none").  -> losses (N,), lse (N,)."""
     losses = np.empty(logits.shape[0], logits.dtype)
     lse = np.empty(logits.shape[0], logits.dtype)
     _run("cross_entropy_forward", _cross_entropy_forward, logits.size, logits, targets, int(ignore_index), losses, lse)
@@ -277,7 +277,7 @@ def _cross_entropy_backward(logits, lse, targets, ignore_index, gscale, dlogits)
 
 
 def cross_entropy_backward(logits, lse, targets, ignore_index, gscale):
-    """Reference: ops.loss.CrossEntropy.backward.  gscale (N,): each row's upstream factor."""
+    """Reference: ops.cross_entropy.CrossEntropy.backward.  gscale (N,): each row's upstream factor."""
     dlogits = np.empty_like(logits)
     _run(
         "cross_entropy_backward", _cross_entropy_backward, logits.size, logits, lse, targets, int(ignore_index),
@@ -322,7 +322,7 @@ def _relu_forward(x, y):
 
 
 def relu_forward(x):
-    """Reference: ops.elementwise.ReLU.forward.  y = max(x, 0)."""
+    """Reference: ops.activation.ReLU.forward.  y = max(x, 0)."""
     y = np.empty_like(x)
     _run("relu_forward", _relu_forward, x.size, x.reshape(-1), y.reshape(-1))
     return y
@@ -335,7 +335,7 @@ def _relu_backward(g, y, dx):
 
 
 def relu_backward(g, y):
-    """Reference: ops.elementwise.ReLU.backward.  dx = g where y > 0, else 0."""
+    """Reference: ops.activation.ReLU.backward.  dx = g where y > 0, else 0."""
     dx = np.empty_like(g)
     _run("relu_backward", _relu_backward, g.size, g.reshape(-1), y.reshape(-1), dx.reshape(-1))
     return dx
@@ -353,7 +353,7 @@ def _gelu_forward(x, y):
 
 
 def gelu_forward(x):
-    """Reference: ops.elementwise.GELU.forward (approximate="none").  y = x * Phi(x)."""
+    """Reference: ops.activation.GELU.forward (approximate="none").  y = x * Phi(x)."""
     y = np.empty_like(x)
     _run("gelu_forward", _gelu_forward, x.size, x.reshape(-1), y.reshape(-1))
     return y
@@ -368,7 +368,7 @@ def _gelu_backward(g, x, dx):
 
 
 def gelu_backward(g, x):
-    """Reference: ops.elementwise.GELU.backward (approximate="none")."""
+    """Reference: ops.activation.GELU.backward (approximate="none")."""
     dx = np.empty_like(g)
     _run("gelu_backward", _gelu_backward, g.size, g.reshape(-1), x.reshape(-1), dx.reshape(-1))
     return dx

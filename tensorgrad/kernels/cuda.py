@@ -82,7 +82,7 @@ def attention_softmax_backward(dpd, p, keep, keep_prob):
 # --------------------------------------------------------------------------- cross-entropy
 def cross_entropy_forward(logits, targets, ignore_index):
     """(losses, lse), each (N,); losses are 0 where ignored.
-    Reference: ops.loss.CrossEntropy.forward with reduction="none"."""
+    Reference: ops.cross_entropy.CrossEntropy.forward with reduction="none"."""
     N = logits.shape[0]
     losses = xp.empty(N, logits.dtype)
     lse = xp.empty(N, logits.dtype)
@@ -93,7 +93,7 @@ def cross_entropy_forward(logits, targets, ignore_index):
 
 def cross_entropy_backward(logits, lse, targets, ignore_index, gscale):
     """dlogits = (softmax(logits) - onehot(targets)) * gscale[n], 0 on ignored rows.
-    Reference: ops.loss.CrossEntropy.backward."""
+    Reference: ops.cross_entropy.CrossEntropy.backward."""
     dlogits = xp.empty_like(logits)
     gscale = gscale.astype(logits.dtype, copy=False)
     launch("cross_entropy_backward", rows.cross_entropy_backward_rows, logits.shape[0], ROW_BLOCK,
@@ -123,22 +123,22 @@ def _elementwise(name, kernel, out_like, *args):
 
 
 def relu_forward(x):
-    """max(x, 0).  Reference: ops.elementwise.ReLU.forward."""
+    """max(x, 0).  Reference: ops.activation.ReLU.forward."""
     return _elementwise("relu_forward", ew.relu_forward_elements, x, x)
 
 
 def relu_backward(g, y):
-    """g where y > 0, else 0.  Reference: ops.elementwise.ReLU.backward."""
+    """g where y > 0, else 0.  Reference: ops.activation.ReLU.backward."""
     return _elementwise("relu_backward", ew.relu_backward_elements, g, g, y)
 
 
 def gelu_forward(x):
-    """x * Phi(x) (exact erf GELU).  Reference: ops.elementwise.GELU.forward."""
+    """x * Phi(x) (exact erf GELU).  Reference: ops.activation.GELU.forward."""
     return _elementwise("gelu_forward", ew.gelu_forward_elements, x, x)
 
 
 def gelu_backward(g, x):
-    """g * (Phi(x) + x * phi(x)).  Reference: ops.elementwise.GELU.backward."""
+    """g * (Phi(x) + x * phi(x)).  Reference: ops.activation.GELU.backward."""
     return _elementwise("gelu_backward", ew.gelu_backward_elements, g, g, x)
 
 

@@ -47,7 +47,7 @@ def adamw_elements(param, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, bet
 # --------------------------------------------------------------------------- ReLU, GELU, dropout
 @cuda.jit(cache=True)
 def relu_forward_elements(x, y):
-    """y = max(x, 0) (NaN stays NaN).  Must equal ops.elementwise.ReLU.forward."""
+    """y = max(x, 0) (NaN stays NaN).  Must equal ops.activation.ReLU.forward."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     zero = x.dtype.type(0)
@@ -58,7 +58,7 @@ def relu_forward_elements(x, y):
 
 @cuda.jit(cache=True)
 def relu_backward_elements(g, y, dx):
-    """dx = g where y > 0, else 0.  Must equal ops.elementwise.ReLU.backward."""
+    """dx = g where y > 0, else 0.  Must equal ops.activation.ReLU.backward."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     zero = g.dtype.type(0)
@@ -69,7 +69,7 @@ def relu_backward_elements(g, y, dx):
 @cuda.jit(cache=True)
 def gelu_forward_elements(x, y):
     """y = x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 (the exact GELU).  Must equal
-    ops.elementwise.GELU.forward with approximate="none"."""
+    ops.activation.GELU.forward with approximate="none"."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     half = x.dtype.type(0.5)
@@ -83,7 +83,7 @@ def gelu_forward_elements(x, y):
 @cuda.jit(cache=True)
 def gelu_backward_elements(g, x, dx):
     """dx = g * (Phi(x) + x * phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi).  Must equal
-    ops.elementwise.GELU.backward with approximate="none"."""
+    ops.activation.GELU.backward with approximate="none"."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     half = x.dtype.type(0.5)

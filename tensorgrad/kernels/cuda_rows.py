@@ -254,7 +254,7 @@ def attention_softmax_backward_rows(dpd, p, keep, keep_prob, ds):
 # --------------------------------------------------------------------------- cross-entropy
 @cuda.jit(cache=True)
 def cross_entropy_forward_rows(logits, targets, ignore_index, losses, lse):
-    """Row n of logits (N, C) -> losses[n], lse[n].  Must equal ops.loss.CrossEntropy.forward
+    """Row n of logits (N, C) -> losses[n], lse[n].  Must equal ops.cross_entropy.CrossEntropy.forward
     with reduction="none":
         lse = max + log(sum_c exp(x_c - max))          (logsumexp)
         loss = lse - x[t],  0 where t == ignore_index
@@ -291,7 +291,7 @@ def cross_entropy_forward_rows(logits, targets, ignore_index, losses, lse):
 
 @cuda.jit(cache=True)
 def cross_entropy_backward_rows(logits, lse, targets, ignore_index, gscale, dlogits):
-    """Row n of dlogits.  Must equal ops.loss.CrossEntropy.backward:
+    """Row n of dlogits.  Must equal ops.cross_entropy.CrossEntropy.backward:
         dx = (softmax(x) - onehot(t)) * gscale[n],  softmax(x) = exp(x - lse);  0 on ignored rows
     Grid: one block per row (no reduction: the row's lse comes from the forward)."""
     n = cuda.blockIdx.x

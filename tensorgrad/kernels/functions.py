@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 
 from .. import autograd, backend
+from ..ops import activation as ref_activation
 from ..ops import adamw as ref_adamw
 from ..ops import attention as ref_attention
+from ..ops import cross_entropy as ref_cross_entropy
 from ..ops import dropout as ref_dropout
-from ..ops import elementwise as ref_elementwise
 from ..ops import embedding as ref_embedding
 from ..ops import layernorm as ref_layernorm
-from ..ops import loss as ref_loss
 from ..ops import softmax as ref_softmax
 
 _FLOATS = (backend.float32, backend.float64)
@@ -191,9 +191,9 @@ class Softmax(_KernelOp, ref_softmax.Softmax):
         return self.kernels.attention_softmax_backward(dy, y.reshape(rows), None, 1.0).reshape(y.shape)
 
 
-class CrossEntropy(_KernelOp, ref_loss.CrossEntropy):
+class CrossEntropy(_KernelOp, ref_cross_entropy.CrossEntropy):
     __slots__ = ()
-    replaces = ref_loss.CrossEntropy
+    replaces = ref_cross_entropy.CrossEntropy
 
     @staticmethod
     def accepts(x, targets, reduction="mean", ignore_index=-100):
@@ -226,9 +226,9 @@ class CrossEntropy(_KernelOp, ref_loss.CrossEntropy):
         return self.kernels.cross_entropy_backward(x, lse, targets, ignore_index, gscale), None
 
 
-class ReLU(_KernelOp, ref_elementwise.ReLU):
+class ReLU(_KernelOp, ref_activation.ReLU):
     __slots__ = ()
-    replaces = ref_elementwise.ReLU
+    replaces = ref_activation.ReLU
 
     @staticmethod
     def accepts(x):
@@ -244,9 +244,9 @@ class ReLU(_KernelOp, ref_elementwise.ReLU):
         return self.kernels.relu_backward(_contiguous(g), z)
 
 
-class GELU(_KernelOp, ref_elementwise.GELU):
+class GELU(_KernelOp, ref_activation.GELU):
     __slots__ = ()
-    replaces = ref_elementwise.GELU
+    replaces = ref_activation.GELU
 
     @staticmethod
     def accepts(x, approximate="none"):

@@ -9,9 +9,9 @@ from ..creation import ones, tril
 from ..ops.activation import CELU, ELU, Hardsigmoid, Hardtanh, LeakyReLU, Mish, SiLU, Softplus, Softsign
 from ..ops.attention import PackedSelfAttention, ScaledDotProductAttention
 from ..ops.conv import Conv2d, ConvTranspose2d
+from ..ops.cross_entropy import CrossEntropy
 from ..ops.embedding import Embedding
 from ..ops.linear import Linear as LinearOp
-from ..ops.loss import CrossEntropy
 from ..ops.losses import AbsoluteError, BCEWithLogits, BinaryCrossEntropy, NLLLoss, Normalize, SquaredError
 from ..ops.pad import ConstantPad, IndexPad
 from ..ops.pool import AvgPool2d, MaxPool2d, max_indices, window_max
@@ -161,7 +161,7 @@ def cross_entropy(
     """-log softmax(input)[target], as PyTorch: input (N, C), (N, C, d1, ...) or (C,) logits; target
     class ids (N,) / (N, d1, ...) / () or class probabilities shaped like input.
 
-    Plain (N, C) logits with ids, no weight and no smoothing take the fused op (ops/loss.py).  The
+    Plain (N, C) logits with ids, no weight and no smoothing take the fused op (ops/cross_entropy.py).  The
     rest is built from log_softmax, nll_loss and sums, each with its own backward:
         ids, label smoothing e:  (1 - e) * nll + e / C * sum_c (-w_c log p_c)   (mean: / sum w[t])
         probabilities y:        -sum_c w_c y_c log p_c, y smoothed to (1 - e) y + e / C (mean: / rows)

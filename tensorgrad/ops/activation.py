@@ -1,11 +1,15 @@
-"""Activation functions beyond ReLU and GELU (those are in elementwise.py), each with its
-derivative.  Conditions at a kink follow PyTorch (e.g. ELU's "x > 0" takes the left branch
-at 0), so the subgradient at the kink is PyTorch's too.  No branch of a `where` computes
-an overflowing exp: the exps take -|x| or are clipped to the branch where they are used.
+"""Activation functions, each with its derivative: tanh, ReLU, GELU (exact and tanh form) and the
+rest of PyTorch's (sigmoid, SiLU, softplus, ...).  Conditions at a kink follow PyTorch (e.g.
+ELU's "x > 0" takes the left branch at 0), so the subgradient at the kink is PyTorch's too.
+No branch of a `where` computes an overflowing exp: the exps take -|x| or are clipped to the
+branch where they are used.
 """
 
 from __future__ import annotations
 
+import math
+
+from .. import backend
 from ..autograd import Function
 
 
@@ -19,6 +23,62 @@ def sigmoid(xp, x):
 def softplus(xp, x):
     """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow."""
     return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+class Tanh(Function):
+    """z = tanh(x).   dz/dx = 1 - tanh(x)^2   =>   dx = g * (1 - z^2)."""
+
+    def forward(self, x):
+        z = self.xp.tanh(x)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        return g * (1 - z * z)
+
+
+class ReLU(Function):
+    """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch)."""
+
+    def forward(self, x):
+        z = self.xp.maximum(x, 0)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        return g * (z > 0)
+
+
+class GELU(Function):
+    """z = x * Phi(x), Phi the standard normal CDF = (1 + erf(x / sqrt 2)) / 2.
+
+    dz/dx = Phi(x) + x * phi(x),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+
+    approximate="tanh":  z = x/2 (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
+    dz/dx = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+    """
+
+    def forward(self, x, approximate="none"):
+        xp = self.xp
+        if approximate == "tanh":
+            t = xp.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))
+            self.save_for_backward(x, t, approximate)
+            return 0.5 * x * (1 + t)
+        if approximate != "none":
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        cdf = 0.5 * (1 + backend.erf(xp, x * (1 / math.sqrt(2))))
+        self.save_for_backward(x, cdf, approximate)
+        return x * cdf
+
+    def backward(self, g):
+        x, s, approximate = self.saved
+        if approximate == "tanh":
+            du = math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+            return g * (0.5 * (1 + s) + 0.5 * x * (1 - s * s) * du)
+        pdf = self.xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+        return g * (s + x * pdf)
 
 
 class Sigmoid(Function):

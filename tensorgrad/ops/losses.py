@@ -1,4 +1,4 @@
-"""Losses other than the fused cross-entropy (ops/loss.py), and F.normalize.
+"""Losses other than the fused cross-entropy (ops/cross_entropy.py), and F.normalize.
 
 The elementwise losses (binary cross-entropy, squared and absolute error) return one loss per
 element; F.* reduces them with mean() or sum(), whose backward spreads g evenly (mean: g / n).

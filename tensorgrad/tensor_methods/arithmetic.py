@@ -1,15 +1,15 @@
 """Tensor methods, arithmetic: the operators, their named spellings (add, div, remainder, ...),
 the matrix product, comparisons, and elementwise math.  Each calls one op's `apply`
-(ops/elementwise.py, pointwise.py, activation.py, matmul.py, selection.py)."""
+(ops/arithmetic.py, elementary.py, activation.py, matmul.py, selection.py)."""
 
 from __future__ import annotations
 
 from .. import backend
 from ..backend import ShapeError
-from ..ops.activation import Sigmoid
-from ..ops.elementwise import GELU, Add, Div, Exp, Log, Mul, Neg, Pow, ReLU, Sqrt, Sub, Tanh
+from ..ops.activation import GELU, ReLU, Sigmoid, Tanh
+from ..ops.arithmetic import Abs, Add, Clamp, Copysign, Div, Fmod, Mul, Neg, Piecewise, Pow, PowTensor, Remainder, Sub
+from ..ops.elementary import Cos, Exp, Log, Sin, Sqrt, Tan
 from ..ops.matmul import MatMul
-from ..ops.pointwise import Abs, Clamp, Copysign, Cos, Fmod, Piecewise, PowTensor, Remainder, Sin, Tan
 from ..ops.selection import Maximum, Minimum
 from .common import TensorBase, broadcast_shapes
 

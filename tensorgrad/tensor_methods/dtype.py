@@ -1,5 +1,5 @@
 """Tensor methods, dtype: the shorthand conversions (t.float(), t.long(), ...) and PyTorch's
-legacy type names (t.type()).  All go through Tensor.to, which casts through ops/elementwise.py's
+legacy type names (t.type()).  All go through Tensor.to, which casts through ops/arithmetic.py's
 Cast; integer and bool results carry no gradient."""
 
 from __future__ import annotations

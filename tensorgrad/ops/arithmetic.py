@@ -1,0 +1,261 @@
+"""Arithmetic: + - * / and powers, fmod / remainder, copysign, abs, clamp, the piecewise-constant
+ops (sign, round, floor, ceil, trunc, division with rounding), whose derivative is 0 wherever it
+exists (as in PyTorch), and the copies (clone, a dtype cast).
+
+Binary ops broadcast like NumPy; each backward returns the gradient shaped like the broadcast
+output and the engine sums it back to each input's shape (autograd.unbroadcast).  Either input
+of a binary op may be a Python number, whose gradient is not needed.
+"""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+class Add(Function):
+    """z = x + y.   dz/dx = 1, dz/dy = 1   =>   dx = g, dy = g."""
+
+    def forward(self, x, y):
+        return x + y
+
+    def backward(self, g):
+        return g, g
+
+
+class Sub(Function):
+    """z = x - y.   dx = g, dy = -g."""
+
+    def forward(self, x, y):
+        return x - y
+
+    def backward(self, g):
+        return g, -g
+
+
+class Mul(Function):
+    """z = x * y.   dx = g * y, dy = g * x."""
+
+    def forward(self, x, y):
+        self.save_for_backward(x, y)
+        return x * y
+
+    def backward(self, g):
+        x, y = self.saved
+        dx = g * y if self.needs_grad(0) else None
+        dy = g * x if self.needs_grad(1) else None
+        return dx, dy
+
+
+class Div(Function):
+    """z = x / y.   dx = g / y,  dy = -g * x / y**2 = -g * z / y."""
+
+    def forward(self, x, y):
+        z = x / y
+        self.save_for_backward(y, z)
+        return z
+
+    def backward(self, g):
+        y, z = self.saved
+        dx = g / y
+        dy = -dx * z if self.needs_grad(1) else None
+        return dx, dy
+
+
+class Neg(Function):
+    """z = -x.   dx = -g."""
+
+    def forward(self, x):
+        return -x
+
+    def backward(self, g):
+        return -g
+
+
+class Pow(Function):
+    """z = x ** p for a Python number p.   dx = g * p * x ** (p - 1).
+
+    For p = 0, z = 1 is constant and dx = 0 (also at x = 0, where 0 * x ** -1 would be nan).
+    """
+
+    def forward(self, x, exponent):
+        self.save_for_backward(x, exponent)
+        return x**exponent
+
+    def backward(self, g):
+        x, p = self.saved
+        if p == 0:
+            return self.xp.zeros_like(g)
+        if p == 2:
+            return g * 2 * x
+        return g * p * x ** (p - 1)
+
+
+class PowTensor(Function):
+    """z = x ** y with a tensor exponent, or a number base (2 ** x).
+
+    dz/dx = y x^(y-1)   (0 where y = 0: z = 1 does not depend on x, even at x = 0)
+    dz/dy = x^y log(x) = z log(x)   (0 where x = 0 and y >= 0, PyTorch's limit)
+    A negative base to a fractional power is nan, with nan gradients (as in PyTorch); it is
+    computed on a stand-in base of 1 and then set, so NumPy does not warn.
+    """
+
+    def forward(self, x, y):
+        xp = self.xp
+        dtype = x.dtype if hasattr(x, "dtype") else y.dtype
+        x, y = (xp.asarray(v, dtype=dtype) if isinstance(v, (int, float)) else v for v in (x, y))  # a number base
+        bad = False
+        if dtype.kind == "f":
+            bad = (x < 0) & (y != xp.floor(y))
+            z = xp.where(bad, xp.nan, xp.where(bad, 1, x) ** y)
+        else:
+            z = x**y  # integers: no gradient
+        self.save_for_backward(x, y, z, bad)
+        return z
+
+    def backward(self, g):
+        xp = self.xp
+        x, y, z, bad = self.saved
+        dx = dy = None
+        if self.needs_grad(0):
+            pole = (x == 0) & (y < 1)  # 0 ** (y - 1) is infinite: computed on 1 instead, then set
+            dx = g * y * xp.where(pole | bad, 1, x) ** (y - 1)
+            dx = xp.where(pole, xp.copysign(xp.inf, g * y), dx)
+            dx = xp.where(y == 0, 0, xp.where(bad, xp.nan, dx))
+        if self.needs_grad(1):
+            logx = xp.log(xp.where(x > 0, x, 1))  # log of 0 or of a negative: set below
+            logx = xp.where(x < 0, xp.nan, logx)
+            dy = xp.where((x == 0) & (y >= 0), 0, g * z * logx)
+        return dx, dy
+
+
+class Fmod(Function):
+    """z = fmod(x, y) = x - trunc(x / y) y  (the sign of x; C's fmod).
+
+    Between the jumps of trunc(x / y):  dx = g,  dy = -g trunc(x / y).
+    """
+
+    def forward(self, x, y):
+        self.save_for_backward(x, y)
+        return self.xp.fmod(x, y)
+
+    def backward(self, g):
+        x, y = self.saved
+        dy = -g * self.xp.trunc(x / y) if self.needs_grad(1) else None
+        return g, dy
+
+
+class Remainder(Function):
+    """z = remainder(x, y) = x - floor(x / y) y  (the sign of y; Python's %).
+
+    Between the jumps of floor(x / y):  dx = g,  dy = -g floor(x / y).
+    """
+
+    def forward(self, x, y):
+        self.save_for_backward(x, y)
+        return self.xp.remainder(x, y)
+
+    def backward(self, g):
+        x, y = self.saved
+        dy = -g * self.xp.floor_divide(x, y) if self.needs_grad(1) else None
+        return g, dy
+
+
+class Copysign(Function):
+    """z = |x| with the sign of y.   dz/dx = z / x = +-1 (0 at x = 0, as PyTorch);  dz/dy = 0."""
+
+    def forward(self, x, y):
+        z = self.xp.copysign(x, y)
+        self.save_for_backward(x, z)
+        return z
+
+    def backward(self, g):
+        x, z = self.saved
+        ratio = self.xp.where(x == 0, 0, z / self.xp.where(x == 0, 1, x))
+        return g * ratio, (self.xp.zeros_like(g) if self.needs_grad(1) else None)
+
+
+class Abs(Function):
+    """z = |x|.   dz/dx = sign(x), and 0 at x = 0 (PyTorch's subgradient)   =>   dx = g sign(x)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.xp.abs(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * self.xp.sign(x)
+
+
+class Clamp(Function):
+    """z = min(max(x, lo), hi); lo and hi are tensors or numbers, None for no bound.
+
+    z is x where lo <= x <= hi, lo where x < lo, hi where max(x, lo) > hi (also when lo > hi,
+    as in PyTorch).  Each input gets g where it is the one z equals:
+        dx = g [lo <= x <= hi],   dlo = g [x < lo <= hi],   dhi = g [max(x, lo) > hi].
+    """
+
+    def forward(self, x, lo, hi):
+        xp = self.xp
+        low = x if lo is None else xp.maximum(x, lo)
+        z = low if hi is None else xp.minimum(low, hi)
+        self.save_for_backward(x, lo, hi, low)
+        return z
+
+    def backward(self, g):
+        x, lo, hi, low = self.saved
+        keep_x = True if lo is None else x >= lo
+        if hi is not None:
+            keep_x = keep_x & (x <= hi)
+        dx = g * keep_x
+        dlo = g * ((x < lo) & (True if hi is None else lo <= hi)) if self.needs_grad(1) else None
+        dhi = g * (low > hi) if self.needs_grad(2) else None
+        return dx, dlo, dhi
+
+
+class Piecewise(Function):
+    """sign, round, floor, ceil, trunc, and division rounded to an integer: each is constant
+    between its jumps, so dz/dx = 0 (PyTorch returns zeros too, not an error).
+
+    rounding `trunc` division of integers: x - fmod(x, y) is an exact multiple of y.
+    """
+
+    def forward(self, x, y=None, mode="floor", decimals=0):
+        xp = self.xp
+        if mode == "sign":
+            return xp.sign(x)
+        if mode == "round":
+            return xp.round(x, decimals)
+        if mode in ("floor", "ceil", "trunc"):
+            return getattr(xp, mode)(x) if x.dtype.kind == "f" else x.copy()
+        if mode == "div_floor":
+            return xp.floor_divide(x, y)
+        if mode == "div_trunc":
+            floating = (x.dtype if hasattr(x, "dtype") else y.dtype).kind == "f"
+            return xp.trunc(x / y) if floating else (x - xp.fmod(x, y)) // y
+        raise ValueError(f"unknown rounding mode {mode!r}")
+
+    def backward(self, g):
+        zero = self.xp.zeros_like(g)
+        return zero, zero
+
+
+class Clone(Function):
+    """z = a copy of x.   dx = g."""
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, g):
+        return g
+
+
+class Cast(Function):
+    """z = x converted to another dtype.   dx = g converted back to x's dtype."""
+
+    def forward(self, x, dtype):
+        self.save_for_backward(x.dtype)
+        return x.astype(dtype)
+
+    def backward(self, g):
+        (dtype,) = self.saved
+        return g.astype(dtype)
