@@ -103,13 +103,15 @@ class TensorBase:
 
     _data           the backend array (NumPy or CuPy)
     device          its device name ("cpu", "cuda", "strict", ...)
-    requires_grad   whether backward computes a gradient for it
-    grad            that gradient (a tensor of the same class), accumulated by run_backward
+    requires_grad   whether backward computes a gradient for it (a property: only a floating-point
+                    tensor may, and only a leaf's can be switched off; the engine reads the field
+                    `_requires_grad` itself)
+    grad            that gradient (a tensor of the same class and dtype), accumulated by run_backward
     _ctx            the Function node that made it (None for a leaf)
     _counter        its version counter: [number of in-place writes], one list shared with its views
     """
 
-    __slots__ = ("_data", "device", "requires_grad", "grad", "_ctx", "_counter")
+    __slots__ = ("_data", "device", "_requires_grad", "grad", "_ctx", "_counter")
 
     @classmethod
     def _make(cls, data, device, requires_grad):
@@ -117,11 +119,29 @@ class TensorBase:
         t = object.__new__(cls)
         t._data = data
         t.device = device
-        t.requires_grad = requires_grad
+        t._requires_grad = requires_grad
         t.grad = None
         t._ctx = None
         t._counter = [0]
         return t
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        """As PyTorch: an integer or bool tensor cannot require gradients (its gradient would be
+        truncated), and a result of the graph cannot be taken out of it (use detach())."""
+        value = bool(value)
+        if value and not backend.is_floating(self._data.dtype):
+            raise TypeError(f"only floating-point tensors can require gradients, got dtype {self._data.dtype}")
+        if not value and self._ctx is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        self._requires_grad = value
 
     @property
     def _version(self) -> int:
@@ -169,7 +189,7 @@ class Function:
 
     def needs_grad(self, i) -> bool:
         """Whether input i wants a gradient (always True when run without a graph)."""
-        return self.parents is None or getattr(self.parents[i], "requires_grad", False)
+        return self.parents is None or getattr(self.parents[i], "_requires_grad", False)
 
     def forward(self, *args, **params):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -191,7 +211,7 @@ class Function:
                     raise backend.DeviceError(
                         f"{cls.__name__}: expected all tensors on the same device, got {device} and {a.device}"
                     )
-                requires_grad = requires_grad or a.requires_grad
+                requires_grad = requires_grad or a._requires_grad
                 arrays.append(a._data)
             else:
                 arrays.append(a)
@@ -372,7 +392,7 @@ def _topological_order(root):
                     "released after the first backward. Use backward(retain_graph=True) the first time."
                 )
             for p in ctx.parents:
-                if p is not None and getattr(p, "requires_grad", False) and id(p) not in expanded:
+                if p is not None and getattr(p, "_requires_grad", False) and id(p) not in expanded:
                     stack.append((p, False))
     return order
 
@@ -399,11 +419,13 @@ def run_backward(root, grad, retain_graph=False):
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
         for p, pg in zip(ctx.parents, in_grads):
-            if pg is None or not isinstance(p, TensorBase) or not p.requires_grad:
+            if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
                 continue
             pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
-            if pg.shape != p.shape:
-                pg = unbroadcast(pg, p.shape)
+            if pg.shape != p._data.shape:
+                pg = unbroadcast(pg, p._data.shape)
+            if pg.dtype != p._data.dtype:  # as PyTorch: a gradient has its input's dtype
+                pg = pg.astype(p._data.dtype)
             key = id(p)
             acc = grads.get(key)
             if acc is None:

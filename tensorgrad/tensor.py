@@ -51,7 +51,7 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
         self.grad = None
         self._ctx = None
         self._counter = [0]
-        self.requires_grad = False
+        self._requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -63,7 +63,7 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
         t = object.__new__(Tensor)
         t._data = data
         t.device = device
-        t.requires_grad = requires_grad
+        t._requires_grad = requires_grad
         t.grad = None
         t._ctx = None
         t._counter = [0]
@@ -75,9 +75,7 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
         return Tensor(data, dtype=dtype, device=self.device)
 
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and not backend.is_floating(self.dtype):
-            raise TypeError(f"only floating-point tensors can require gradients, got dtype {self.dtype}")
-        self.requires_grad = requires_grad
+        self.requires_grad = requires_grad  # checked by the property (autograd.TensorBase)
         return self
 
     # ------------------------------------------------------------------ properties
@@ -154,7 +152,7 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
                 raise ShapeError(f"backward(): gradient has shape {g.shape}, but the tensor has shape {self.shape}")
             if g.device != self.device:
                 raise backend.DeviceError(f"backward(): gradient on {g.device}, tensor on {self.device}")
-            grad = g._data
+            grad = g._data if g.dtype == self.dtype else g._data.astype(self.dtype)  # as PyTorch: cast
         run_backward(self, grad, retain_graph=retain_graph)
 
     def detach(self) -> Tensor:

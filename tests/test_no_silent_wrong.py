@@ -57,3 +57,44 @@ def test_a_seed_out_of_range_is_refused():
 def test_an_explicit_dtype_does_not_turn_non_numbers_into_nan(data):
     with pytest.raises((RuntimeError, TypeError)):
         tg.tensor(data, dtype=tg.float32)
+
+
+def test_an_integer_tensor_cannot_be_made_to_require_grad_by_assignment():
+    """`t.requires_grad = True` is checked as requires_grad_() is: its gradient would be truncated."""
+    t = tg.tensor([1, 2])
+    with pytest.raises(TypeError, match="only floating-point tensors can require gradients"):
+        t.requires_grad = True
+    assert t.requires_grad is False
+    f = tg.tensor([1.0, 2.0])
+    f.requires_grad = True
+    (f * 2.5).sum().backward()
+    assert f.grad.tolist() == [2.5, 2.5]
+
+
+def test_a_result_of_the_graph_cannot_be_taken_out_of_it_by_assignment():
+    y = tg.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
+        y.requires_grad = False
+
+
+@pytest.mark.parametrize(
+    "leaf_dtype, grad_dtype",
+    [(tg.float32, tg.int64), (tg.float64, tg.float16), (tg.float32, tg.float64), (tg.float64, tg.float32)],
+)
+def test_gradients_have_their_leafs_dtype(leaf_dtype, grad_dtype):
+    """As PyTorch: the gradient of every input is cast to that input's dtype, the root's too, so a
+    second backward accumulates into .grad without a dtype error."""
+    torch = pytest.importorskip("torch")
+    x = tg.ones(3, dtype=leaf_dtype, requires_grad=True)
+    tx = torch.ones(3, dtype=getattr(torch, str(leaf_dtype)), requires_grad=True)
+    for _ in range(2):
+        (x * 2).backward(tg.tensor([1, 2, 3], dtype=grad_dtype))
+        (tx * 2).backward(torch.tensor([1, 2, 3], dtype=getattr(torch, str(grad_dtype))))
+    assert x.grad.dtype == leaf_dtype and str(tx.grad.dtype) == f"torch.{leaf_dtype}"
+    assert x.grad.tolist() == tx.grad.tolist() == [4.0, 8.0, 12.0]
+
+
+def test_a_gradient_through_a_cast_has_the_inputs_dtype():
+    x = tg.ones(3, dtype=tg.float64, requires_grad=True)
+    (x.float() * 2).sum().backward()
+    assert x.grad.dtype == tg.float64
