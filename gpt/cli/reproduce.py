@@ -16,6 +16,7 @@ import tensorgrad as tg
 
 from ..config import CPU_STAGES, get_config
 from ..data import ShakespeareData
+from ..threads import threads_for
 from ..train import train
 from .common import ArgumentParser, command_line, device_of, in_flags
 
@@ -39,7 +40,11 @@ def main(argv=None):
     rows = []
     for stage in args.stages:
         config = get_config(stage) if args.max_iters is None else get_config(stage, max_iters=args.max_iters)
-        print(f"== {stage}", flush=True)
+        threads = threads_for(config)
+        on_cpu = f" ({threads} CPU thread{'s' if threads > 1 else ''})" if device == "cpu" else ""
+        print(f"== {stage}{on_cpu}", flush=True)
+        if device == "cpu":
+            tg.set_num_threads(threads)  # process-wide: this program's choice by the stage's products (gpt/threads.py)
         t0 = time.perf_counter()
         result = train(config, data, device=device, seed=args.seed, log=lambda s: print("   ", in_flags(s), flush=True))
         ref = config.reference
