@@ -1,5 +1,5 @@
 """Configurations: one preset per stage of "Let's build GPT", with its training
-hyperparameters and the reference run's numbers (../shared/REFERENCE.md).
+hyperparameters and the reference run's numbers (the write-up of the lecture's runs).
 
 Presets are data, not code paths: every stage is the same GPT class with some parts
 switched off (see model.py), except the bigram, which is only a logit table.
