@@ -1,0 +1,39 @@
+"""The README's map of the engine names only files that exist (a renamed or moved file fails here)."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def map_rows():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Map of the engine", 1)[1].split("\n### ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("|") and "`" in line]
+
+
+def named_paths():
+    """Each row names full paths in its file column and, in its description, files of the folder
+    the row is about (`devices.py` in the tensorgrad/backend/ row)."""
+    paths = []
+    for row in map_rows():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        heads = re.findall(r"`([^`]+)`", cells[1])
+        folder = next((h for h in heads if h.endswith("/")), None)
+        paths += heads
+        for name in re.findall(r"`([\w/]+\.py)`", cells[2]):
+            paths.append(name if "/" in name and not folder else (folder or "") + name)
+    return paths
+
+
+def test_the_map_names_every_file_that_exists():
+    paths = named_paths()
+    assert len(paths) > 60  # the map is parsed (its rows, and the files inside each folder row)
+    missing = [p for p in paths if not (ROOT / p).exists()]
+    assert not missing, f"the README's map names files that do not exist: {missing}"
+
+
+def test_every_ops_file_is_on_the_map():
+    on_map = {Path(p).name for p in named_paths() if p.startswith("tensorgrad/ops/")}
+    files = {p.name for p in (ROOT / "tensorgrad/ops").glob("*.py") if p.name != "__init__.py"}
+    assert files <= on_map, f"ops files missing from the README's map: {sorted(files - on_map)}"
