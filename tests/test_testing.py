@@ -173,3 +173,21 @@ def test_readme_own_op_block_runs():
     y.backward(tg.ones(3))
     s = 1 / (1 + np.exp(-x.numpy()))
     np.testing.assert_allclose(x.grad.numpy(), s + x.numpy() * s * (1 - s), rtol=1e-6)  # float32 rounding
+
+
+def test_compare_grads_prints_exact_approximate_and_the_largest_difference(capsys):
+    from tensorgrad.testing import compare_grads
+
+    x = tg.tensor([1.0, -2.0, 3.0], dtype=tg.float64, requires_grad=True)
+    (x * x).sum().backward()
+    assert compare_grads("x", 2 * x.detach(), x) == (True, True, 0.0)
+    near = compare_grads("x", 2 * x.detach() + 1e-9, x)  # within float64's default rtol 1e-7
+    assert not near.exact and near.approximate and 0 < near.max_diff < 2e-9
+    off = compare_grads("x", 2 * x.detach() + 1e-3, x)
+    assert not off.exact and not off.approximate
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("x ") and "exact: True" in lines[0] and "maxdiff: 0" in lines[0]
+    with pytest.raises(ValueError, match="retain_grad"):
+        compare_grads("y", x.detach(), x * 2)
+    with pytest.raises(ValueError, match="shape"):
+        compare_grads("x", tg.zeros(2), x)
