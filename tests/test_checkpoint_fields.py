@@ -8,24 +8,11 @@ import json
 import shutil
 
 import pytest
+from cli_helpers import FAST, TEXT, run
 
 import tensorgrad as tg
 from gpt.cli import generate, inspect_model, probe
 from gpt.cli import train as cli_train
-
-TEXT = "First Citizen:\nthou art a villain, you know it.\nROMEO: your hour.\n" * 40  # 27 characters
-FAST = ["--max-iters", "6", "--eval-interval", "3", "--eval-iters", "1", "--batch-size", "4", "--sample-tokens", "0"]
-
-
-def run(main, argv, capsys):
-    """(exit status, stdout, stderr) of a command's main(argv)."""
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import FAST, TEXT, run
 
 import tensorgrad as tg
 from gpt import data as gdata
@@ -20,9 +21,6 @@ from gpt.cli import generate, inspect_model, probe
 from gpt.cli import train as cli_train
 
 ROOT = Path(__file__).resolve().parents[1]
-TEXT = "First Citizen:\nthou art a villain, you know it.\nROMEO: your hour.\n" * 40
-# tiny and fast: 4 windows of 8 characters a step, evaluations at 0, 3 and 5
-FAST = ["--max-iters", "6", "--eval-interval", "3", "--eval-iters", "1", "--batch-size", "4", "--sample-tokens", "0"]
 
 
 @pytest.fixture
@@ -30,17 +28,6 @@ def corpus(tmp_path):
     path = tmp_path / "input.txt"
     path.write_text(TEXT)
     return path
-
-
-def run(main, argv, capsys):
-    """(exit status, stdout, stderr) of a command's main(argv)."""
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_error(code, err, *fragments):

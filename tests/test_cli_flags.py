@@ -13,6 +13,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from cli_helpers import TEXT, run
 
 from gpt.cli import generate, inspect_model, probe, reproduce
 from gpt.cli import train as cli_train
@@ -21,7 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from examples import compare_torch  # noqa: E402
 
-TEXT = "First Citizen:\nthou art a villain, you know it.\nROMEO: your hour.\n" * 40
 VOCAB = len(set(TEXT))  # 27 characters
 OTHER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz\n" * 40  # another vocabulary
 FAST = ["--max-iters", "2", "--eval-interval", "1", "--eval-iters", "1", "--batch-size", "2", "--sample-tokens", "0"]
@@ -172,16 +172,6 @@ def flags_of(parser) -> set:
         for a in parser._actions
         if not isinstance(a, argparse._HelpAction)
     }
-
-
-def run(main, argv, capsys):
-    """(exit status, stdout, stderr) of a program's main(argv), called in this process."""
-    try:
-        code = main([str(a) for a in argv]) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

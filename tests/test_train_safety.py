@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from cli_helpers import FAST, TEXT, run
 
 import tensorgrad as tg
 from gpt import progress as gprogress
@@ -22,8 +23,6 @@ from gpt import train as gtrain
 from gpt.cli import train as cli_train
 
 ROOT = Path(__file__).resolve().parents[1]
-TEXT = "First Citizen:\nthou art a villain, you know it.\nROMEO: your hour.\n" * 40
-FAST = ["--max-iters", "6", "--eval-interval", "3", "--eval-iters", "1", "--batch-size", "4", "--sample-tokens", "0"]
 
 
 @pytest.fixture
@@ -31,17 +30,6 @@ def corpus(tmp_path):
     path = tmp_path / "input.txt"
     path.write_text(TEXT)
     return path
-
-
-def run(main, argv, capsys):
-    """(exit status, stdout, stderr) of a command's main(argv)."""
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def train_cli(capsys, corpus, out_dir, *extra):
