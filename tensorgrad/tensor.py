@@ -55,20 +55,6 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
         if requires_grad:
             self.requires_grad_(True)
 
-    @staticmethod
-    def _make(data, device, requires_grad):
-        """The fast constructor the engine and the ops use: no checks, no copy.  Always a plain
-        Tensor (ops on a Parameter return Tensors, and its .grad is a Tensor), whichever class or
-        instance it is called on; it overrides autograd.TensorBase._make, which keeps the class."""
-        t = object.__new__(Tensor)
-        t._data = data
-        t.device = device
-        t._requires_grad = requires_grad
-        t.grad = None
-        t._ctx = None
-        t._counter = [0]
-        return t
-
     def _constant(self, data, dtype=None):
         """Python data or an array (an operand, an index, a value to write) as a new tensor on
         self's device, outside the graph."""

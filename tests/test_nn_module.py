@@ -256,3 +256,12 @@ def test_init_functions_in_place():
     p = nn.Parameter(tg.zeros(3))
     nn.init.normal_(p)  # a leaf that requires grad: allowed (no graph is recorded)
     assert p.is_leaf and p.grad_fn is None
+
+
+def test_ops_on_a_parameter_and_its_grad_are_plain_tensors():
+    """As in PyTorch: only the leaf itself is a Parameter (the engine makes results with the first
+    input's _make, which Parameter sets to Tensor's)."""
+    w = nn.Parameter(tg.randn(3))
+    y = w * 2
+    y.sum().backward()
+    assert type(y) is tg.Tensor and type(w.grad) is tg.Tensor and type(w) is nn.Parameter

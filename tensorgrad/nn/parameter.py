@@ -15,6 +15,9 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+    # The engine makes an op's result with type(first input)._make: here, a plain Tensor (and so is
+    # the Parameter's .grad), as in PyTorch.
+    _make = staticmethod(Tensor._make)
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
