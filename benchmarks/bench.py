@@ -482,9 +482,9 @@ def main():
         else:
             print("GEMM floor: the step's matmul FLOPs at NumPy's GEMM rate measured in the worker, on the large "
                   "model's biggest product; peak MB: each process's max RSS")  # fmt: skip
-        print("| preset | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms "
+        print("| preset | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms | step / floor "
               "| tensorgrad peak MB | PyTorch peak MB | reference ops ms/step | reference / kernels |")  # fmt: skip
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         rates = []  # the GPU's measured GEMM rate, per preset's worker
         for preset in args.presets:
             steps = args.steps or (30 if preset != "large" else 5)
@@ -499,8 +499,8 @@ def main():
             t_ms = f"{theirs['ms']:.1f}" if theirs else "-"
             ratio = f"{ours['ms'] / theirs['ms']:.2f}" if theirs else "-"
             t_mb = f"{theirs['peak_mb']:.0f}" if theirs else "-"
-            print(f"| {preset} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} | {ours['peak_mb']:.0f} | {t_mb} "
-                  f"| {r_ms} | {r_ratio} |", flush=True)  # fmt: skip
+            print(f"| {preset} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} | {ours['ms'] / floor:.2f} "
+                  f"| {ours['peak_mb']:.0f} | {t_mb} | {r_ms} | {r_ratio} |", flush=True)  # fmt: skip
         if any(rates):
             print(f"(GEMM rate measured on this GPU: {max(r for r in rates if r):.1f} TFLOP/s)")
 
