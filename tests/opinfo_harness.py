@@ -47,8 +47,13 @@ EXPECTED_FILE = Path(__file__).with_name("opinfo_expected_failures.txt")
 # Samples per op and path.  The cap keeps tests/test_opinfo.py within the suite's time budget; the
 # first MAX_SAMPLES of the (deterministic) list are run, so raising a cap only adds cases.
 MAX_SAMPLES = {"float64": 40, "float32": 15, "int64": 40}
-MAX_REFERENCE_SAMPLES = 20  # reference_inputs (the slow test): extremal values and more shapes
-MAX_ERROR_SAMPLES = 20
+# reference_inputs (the slow test): all of them (up to GENERATED), since the extremal values (nan, inf,
+# -0.0, huge and tiny) come after the shapes, at index 30 to 120 of most ops' lists.
+MAX_REFERENCE_SAMPLES = 400
+MAX_ERROR_SAMPLES = 40  # all of every mapped op's error_inputs
+# Samples drawn before sorting: every cap, and every mapped op's whole list but max_pool2d's (whose
+# first GENERATED are drawn, in the generator's own deterministic order).
+GENERATED = 400
 
 # Paths each dtype runs on: every path, float32 on fewer samples (MAX_SAMPLES).
 DTYPE_PATHS = {"float64": PATHS, "float32": PATHS, "int64": PATHS}
@@ -139,16 +144,30 @@ def tensorgrad_callable(info):
         return OPERATOR_ALIASES[name], f"operator {OPERATOR_ALIASES[name].__name__}"
     if name.startswith("__"):
         dunder = DUNDER_ALIASES.get(name, name)
-        return (_call_method(dunder), f"Tensor.{dunder}") if hasattr(tg.Tensor, dunder) else None
+        return (_call_method(dunder), f"Tensor.{dunder}") if _tensor_attr(dunder) is not None else None
     if info.op is getattr(torch, name, None) and _is_function(getattr(tg, name, None)):
         return getattr(tg, name), f"tg.{name}"
-    if callable(getattr(tg.Tensor, name, None)):
-        return _call_method(name), f"Tensor.{name}"
-    if isinstance(getattr(tg.Tensor, name, None), property):
+    attr = _tensor_attr(name)
+    if isinstance(attr, property):
         return (lambda x: getattr(x, name)), f"Tensor.{name}"
+    if callable(attr):
+        return _call_method(name), f"Tensor.{name}"
     if _is_function(getattr(tg, name, None)):
         return getattr(tg, name), f"tg.{name}"
     return None
+
+
+def _tensor_attr(name):
+    """Tensor's own attribute `name` (from its classes, not from `type`: `type.__ror__` spells `int | None`)."""
+    for klass in tg.Tensor.__mro__:
+        if klass is not object and name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+def operator_spelled(info) -> bool:
+    """Whether tensorgrad spells the op with a Python operator or a dunder method."""
+    return info.name in OPERATOR_ALIASES or info.name.startswith("__")
 
 
 def _is_function(obj) -> bool:
@@ -187,11 +206,6 @@ def samples(info, kind: str, dtype: str):
         failure = GeneratorFailure(_short(e))
     drawn.sort(key=lambda s: _structure(s.sample_input if kind == "e" else s))
     return drawn[:cap] + ([failure] if failure else [])
-
-
-# Samples drawn before sorting: more than any cap, and enough for every mapped op's whole list but
-# max_pool2d's (whose first GENERATED are drawn, in the generator's own deterministic order).
-GENERATED = 400
 
 
 def _structure(sample) -> str:
@@ -512,6 +526,9 @@ def _compare_grads(ours, ref, leaves, memo, tg_memo, path, tol, exact=None):
     return None
 
 
+NON_TENSOR_SELF = "a Python operator with a non-tensor self (Python's operator protocol decides, not the op)"
+
+
 def error_input_applies(info, error_input) -> str | None:
     """None where the error_input is one tensorgrad must refuse, else why it does not apply:
     PyTorch's op itself accepts it, or the op is a Python operator on tensorgrad and the sample's
@@ -525,9 +542,8 @@ def error_input_applies(info, error_input) -> str | None:
         pass
     else:
         return "PyTorch's op accepts it"
-    operator_spelled = info.name in OPERATOR_ALIASES or info.name.startswith("__")
-    if operator_spelled and not isinstance(sample.input, torch.Tensor):
-        return "a Python operator with a non-tensor self"
+    if operator_spelled(info) and not isinstance(sample.input, torch.Tensor):
+        return NON_TENSOR_SELF
     return None
 
 
@@ -564,6 +580,9 @@ def run_op(info, call, kinds=("s",), dtypes=("float64", "float32")):
             for i, sample in enumerate(samples(info, kind, dtype)):
                 if isinstance(sample, GeneratorFailure):
                     results[(oid, dtype, f"{kind}{i}", "-")] = ("n/a", f"PyTorch's generator raises {sample.error}")
+                    continue
+                if operator_spelled(info) and not isinstance(sample.input, torch.Tensor):
+                    results[(oid, dtype, f"{kind}{i}", "-")] = ("n/a", NON_TENSOR_SELF)
                     continue
                 key = f"{oid}/{dtype}/{kind}{i}"
                 reference = torch_reference(info, sample, key)
@@ -606,7 +625,8 @@ def _dtypes_run(info, dtypes):
 
 # ------------------------------------------------------------------ the expected-failures file
 def read_expected(path: Path = EXPECTED_FILE) -> dict:
-    """{(op, dtype, sample, path): (class, reason)} from the file (# comments and blank lines skipped)."""
+    """{(op, dtype, sample, path): (class, reason)} from the file (# comments and blank lines skipped);
+    a line with path "*" stands for the same case on every path."""
     expected = {}
     for n, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -614,29 +634,48 @@ def read_expected(path: Path = EXPECTED_FILE) -> dict:
         fields = line.split(None, 5)
         if len(fields) < 5 or fields[4] not in CLASSES:
             raise ValueError(f"{path.name}:{n}: expected 'op dtype sample path class reason', got {line!r}")
-        key = tuple(fields[:4])
-        if key in expected:
-            raise ValueError(f"{path.name}:{n}: {key} is listed twice")
-        expected[key] = (fields[4], fields[5] if len(fields) > 5 else "")
+        for p in PATHS if fields[3] == ALL_PATHS else (fields[3],):
+            key = (*fields[:3], p)
+            if key in expected:
+                raise ValueError(f"{path.name}:{n}: {key} is listed twice")
+            expected[key] = (fields[4], fields[5] if len(fields) > 5 else "")
     return expected
 
 
+ALL_PATHS = "*"
 HEADER = """\
 # Conformance cases tensorgrad does not pass yet (tests/test_opinfo.py; PyTorch's OpInfo samples).
+# Written by `python tools/opinfo_report.py --slow --write-expected`; shrunk by hand as fixes land.
 # One line per case: op  dtype  sample  path  class  reason
 #   op      the OpInfo name (".variant" for its variant_test_name)
 #   dtype   float64 / float32 (int64 for the ops with no floating dtype), any (error_inputs)
 #   sample  s<i> sample_inputs, r<i> reference_inputs (the slow test), e<i> error_inputs: the i-th
-#           sample drawn after torch.manual_seed(0)
-#   path    kernels (the default), reference (tg.kernels.reference()), strict (the strict device)
-#   class   wrong (a silently wrong value or gradient), raises (tensorgrad raises or warns where
+#           of the op's samples drawn after torch.manual_seed(0), in canonical order
+#           (tests/opinfo_harness.py: samples)
+#   path    kernels (the default), reference (tg.kernels.reference()), strict (the strict device),
+#           * (all three, the same class on each)
+#   class   wrong (a silently wrong value or gradient), raises (tensorgrad raises, or warns, where
 #           PyTorch answers), accepts-invalid (tensorgrad accepts an input PyTorch refuses)
-# A case that starts passing fails the test: delete its line.  This list only shrinks.
+# A case that starts passing (or changes class) fails the test: delete or correct its line.
+# This list only shrinks.
 """
 
 
+def _case_order(key):
+    op, dtype, sample, path = key
+    return op, dtype, sample[0], int(sample[1:]), PATHS.index(path) if path in PATHS else -1
+
+
 def format_expected(results: dict) -> str:
-    rows = sorted((k, v) for k, v in results.items() if v[0] != "pass")
+    failing = {k: v for k, v in results.items() if v[0] in CLASSES}
+    rows = []
+    for key in sorted(failing, key=_case_order):
+        same = [failing.get((*key[:3], p), ("",))[0] for p in PATHS]
+        if same == [failing[key][0]] * len(PATHS):
+            if key[3] == PATHS[0]:
+                rows.append(((*key[:3], ALL_PATHS), failing[key]))
+        else:
+            rows.append((key, failing[key]))
     widths = [max([len(k[i]) for k, _ in rows] + [1]) for i in range(4)]
     cls_w = max(len(c) for c in CLASSES)
     lines = [HEADER]

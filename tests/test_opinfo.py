@@ -93,7 +93,7 @@ def test_expected_failures_name_real_cases():
         if (sample[0] == "e") != (dtype == "any") or (dtype != "any" and path not in DTYPE_PATHS.get(dtype, ())):
             problems.append(f"{key}: dtype / path do not fit the sample kind")
         if path not in PATHS:
-            problems.append(f"{key}: path must be one of {PATHS}")
+            problems.append(f"{key}: path must be one of {PATHS} or *")
         if not reason.strip():
             problems.append(f"{key}: no reason given")
     assert not problems, "\n".join(problems)
