@@ -554,7 +554,8 @@ def run_error_case(call, error_input, path: str) -> tuple[str, str]:
         run_tensorgrad(call, sample, path, {})
     except Exception:
         return "pass", ""
-    return "accepts-invalid", f"torch: {error_input.error_type.__name__}: {error_input.error_regex}"[:110]
+    refusal = f"{error_input.error_type.__name__}: {error_input.error_regex}".rstrip(": ")
+    return "accepts-invalid", f"{_structure(sample)[:50]}; torch: {refusal}"[:110]
 
 
 # ------------------------------------------------------------------ whole ops
