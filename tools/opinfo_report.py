@@ -39,6 +39,8 @@ def report(mapped, spelled, results, seconds, kinds) -> str:
     samples = {k[:3] for k, v in results.items() if v[0] != "n/a"}
     per_path = Counter((k[3], v[0]) for k, v in results.items() if v[0] != "n/a")
     classes = ("pass", *H.CLASSES)
+    ran = {k[0] for k in results}
+    unrun = [f"`{oid}`" for oid, *_ in mapped if oid not in ran]
     lines = [
         "## OpInfo conformance",
         "",
@@ -50,6 +52,7 @@ def report(mapped, spelled, results, seconds, kinds) -> str:
         f"- not applicable: {sum(v[0] == 'n/a' for v in results.values())} "
         "(error_inputs PyTorch's op accepts, or for a Python operator with a non-tensor self; "
         "samples PyTorch's generator fails to make)",
+        f"- not run (no float64, float32 or int64 among their dtypes): {', '.join(unrun) or 'none'}",
         "",
         "| path | " + " | ".join(classes) + " |",
         "|---" * (len(classes) + 1) + "|",
