@@ -1,0 +1,131 @@
+"""Conformance with PyTorch's own per-op test inputs (OpInfo), every mapped op on every path.
+
+For each OpInfo of `torch.testing._internal.common_methods_invocations.op_db` whose name tensorgrad
+spells (`tg.X`, `Tensor.X`, `F.X` for `nn.functional.X`, the Python operators), the first samples of
+`sample_inputs` (float64 and float32) run on PyTorch and on tensorgrad's three paths (the fused kernels,
+the reference ops, the strict device): forward values, shapes and dtypes, and the input gradients of
+sum((out * W)) for a random cotangent W.  Every `error_input` must raise.  The harness is
+tests/opinfo_harness.py; `python tools/opinfo_report.py` prints the counts and the per-op table.
+
+A case that does not pass is listed in tests/opinfo_expected_failures.txt with its class and reason.
+Each op's test fails on a case that is not listed (a new failure, or a different class) and on a
+listed case that passes (strict xfail: delete its line), so the list only shrinks.
+`reference_inputs` (extremal values, more shapes) run in the slow test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from opinfo_harness import (  # noqa: E402  (after the importorskip: the harness imports torch)
+    CLASSES,
+    DTYPE_PATHS,
+    EXPECTED_FILE,
+    PATHS,
+    load_op_db,
+    mapped_ops,
+    read_expected,
+    run_op,
+    samples,
+)
+
+pytestmark = pytest.mark.reference
+
+# Loaded once per process (a few seconds): the op list parametrizes the tests.
+MAPPED = mapped_ops(load_op_db())
+BY_ID = {oid: (info, call) for oid, info, call, _ in MAPPED}
+# The mapping only grows: a public name that stops mapping (a rename, a lost method) fails here.
+MIN_MAPPED_NAMES = 160
+
+
+def _expected(oid, kinds):
+    return {k: v for k, v in read_expected().items() if k[0] == oid and k[2][0] in kinds}
+
+
+def _check(oid, kinds):
+    info, call = BY_ID[oid]
+    results = run_op(info, call, kinds=kinds)
+    observed = {k: v for k, v in results.items() if v[0] in CLASSES}
+    expected = _expected(oid, kinds)
+    new = sorted(
+        f"  {' '.join(k)}  {cls}  {reason}"
+        for k, (cls, reason) in observed.items()
+        if k not in expected or expected[k][0] != cls
+    )
+    fixed = sorted(
+        f"  {' '.join(k)}  {cls}  (now {results.get(k, ('not run',))[0]})"
+        for k, (cls, _) in expected.items()
+        if k not in observed
+    )
+    message = []
+    if new:
+        listed = f"{len(new)} case(s) fail and are not listed in {EXPECTED_FILE.name} as such:"
+        message.append(listed + "\n" + "\n".join(new))
+    if fixed:
+        message.append(f"{len(fixed)} listed case(s) no longer fail that way: delete their lines\n" + "\n".join(fixed))
+    assert not message, "\n".join(message)
+
+
+@pytest.mark.parametrize("oid", list(BY_ID))
+def test_opinfo_samples(oid):
+    """sample_inputs (float64, float32) on the three paths, and error_inputs."""
+    _check(oid, ("s", "e"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("oid", list(BY_ID))
+def test_opinfo_reference_inputs(oid):
+    """reference_inputs (float64): extremal values (nan, inf, large and tiny) and more shapes."""
+    _check(oid, ("r",))
+
+
+def test_expected_failures_name_real_cases():
+    """Every listed case names a mapped op, a dtype, a sample kind and a path, and gives a reason."""
+    problems = []
+    for key, (_cls, reason) in read_expected().items():
+        op, dtype, sample, path = key
+        if op not in BY_ID:
+            problems.append(f"{key}: no mapped op {op!r}")
+        if sample[:1] not in "sre" or not sample[1:].isdigit():
+            problems.append(f"{key}: sample must be s<i>, r<i> or e<i>")
+        if (sample[0] == "e") != (dtype == "any") or (dtype != "any" and path not in DTYPE_PATHS.get(dtype, ())):
+            problems.append(f"{key}: dtype / path do not fit the sample kind")
+        if path not in PATHS:
+            problems.append(f"{key}: path must be one of {PATHS} or *")
+        if not reason.strip():
+            problems.append(f"{key}: no reason given")
+    assert not problems, "\n".join(problems)
+
+
+def test_mapping_does_not_shrink():
+    names = {info.name for info, _ in BY_ID.values()}
+    assert len(names) >= MIN_MAPPED_NAMES, f"only {len(names)} OpInfo names map to tensorgrad"
+
+
+@pytest.mark.parametrize("oid", ["add", "nn.functional.conv2d", "meshgrid.list_of_tensors", "scatter_reduce.sum"])
+def test_sample_ids_are_stable(oid):
+    """Drawing an op's samples twice gives the same samples (values included), so ids name cases."""
+    info, _ = BY_ID[oid]
+
+    def draw():
+        torch.randn(7)  # the generator's state before the draw must not matter
+        return [(s.input, s.args, s.kwargs) for s in samples(info, "s", "float64")]
+
+    assert _same(draw(), draw())
+
+
+def _bytes(t):
+    return t.detach().reshape(-1).numpy().tobytes()
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        same_kind = isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+        return same_kind and _bytes(a) == _bytes(b)  # bit for bit (NaNs included)
+    if isinstance(a, list | tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b

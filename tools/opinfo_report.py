@@ -1,0 +1,94 @@
+"""Run the OpInfo conformance harness (tests/opinfo_harness.py) and print the results as markdown.
+
+    python tools/opinfo_report.py                    # sample_inputs and error_inputs (what CI runs)
+    python tools/opinfo_report.py --slow             # and reference_inputs (the slow test)
+    python tools/opinfo_report.py --write-expected   # rewrite tests/opinfo_expected_failures.txt
+
+Prints: the op names mapped, the samples run, the cases per class and path, and one row per op
+(its tensorgrad spelling, passing cases, failing cases by class) -- the material of the README's
+"Supported ops".  --write-expected writes every failing case of this run (keeping the listed cases of
+sample kinds it did not run); review its diff: a new line is a new failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import opinfo_harness as H  # noqa: E402  (tests/ on the path first)
+
+
+def run(kinds):
+    started = time.perf_counter()
+    mapped = H.mapped_ops(H.load_op_db())
+    results, spelled = {}, {}
+    for oid, info, call, description in mapped:
+        spelled[oid] = (info.name, description)
+        results.update(H.run_op(info, call, kinds=kinds))
+    return mapped, spelled, results, time.perf_counter() - started
+
+
+def report(mapped, spelled, results, seconds, kinds) -> str:
+    names = {info.name for _, info, _, _ in mapped}
+    samples = {k[:3] for k, v in results.items() if v[0] != "n/a"}
+    per_path = Counter((k[3], v[0]) for k, v in results.items() if v[0] != "n/a")
+    classes = ("pass", *H.CLASSES)
+    ran = {k[0] for k in results}
+    unrun = [f"`{oid}`" for oid, *_ in mapped if oid not in ran]
+    lines = [
+        "## OpInfo conformance",
+        "",
+        f"Sample kinds run: {', '.join(kinds)} (s: sample_inputs, r: reference_inputs, e: error_inputs); "
+        f"{seconds:.0f} s.",
+        "",
+        f"- OpInfo names mapped: **{len(names)}** ({len(mapped)} OpInfo entries with their variants)",
+        f"- samples run: **{len(samples)}** (each on {len(H.PATHS)} paths: {', '.join(H.PATHS)})",
+        f"- not applicable: {sum(v[0] == 'n/a' for v in results.values())} "
+        "(error_inputs PyTorch's op accepts, or for a Python operator with a non-tensor self; "
+        "samples PyTorch's generator fails to make)",
+        f"- not run (no float64, float32 or int64 among their dtypes): {', '.join(unrun) or 'none'}",
+        "",
+        "| path | " + " | ".join(classes) + " |",
+        "|---" * (len(classes) + 1) + "|",
+    ]
+    for path in H.PATHS:
+        lines.append(f"| {path} | " + " | ".join(str(per_path[(path, c)]) for c in classes) + " |")
+    lines.append("| all | " + " | ".join(str(sum(per_path[(p, c)] for p in H.PATHS)) for c in classes) + " |")
+    by_op = defaultdict(Counter)
+    for (oid, *_), (cls, _) in results.items():
+        by_op[oid][cls] += 1
+    lines += ["", "| op | tensorgrad | passing cases | failing cases |", "|---|---|---|---|"]
+    for oid, _, _, _ in mapped:
+        counts = by_op[oid]
+        total = sum(n for c, n in counts.items() if c != "n/a")
+        failing = ", ".join(f"{c} {counts[c]}" for c in H.CLASSES if counts[c]) or "-"
+        lines.append(f"| `{oid}` | `{spelled[oid][1]}` | {counts['pass']}/{total} | {failing} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slow", action="store_true", help="also run reference_inputs")
+    parser.add_argument("--write-expected", action="store_true", help=f"rewrite {H.EXPECTED_FILE.name}")
+    args = parser.parse_args(argv)
+    kinds = ("s", "e", "r") if args.slow else ("s", "e")
+    mapped, spelled, results, seconds = run(kinds)
+    print(report(mapped, spelled, results, seconds, kinds))
+    if args.write_expected:
+        kept = {}
+        if H.EXPECTED_FILE.exists():
+            kept = {k: v for k, v in H.read_expected().items() if k[2][0] not in kinds}
+        failing = {k: v for k, v in results.items() if v[0] in H.CLASSES}
+        H.EXPECTED_FILE.write_text(H.format_expected({**kept, **failing}))
+        print(f"\nwrote {H.EXPECTED_FILE.relative_to(ROOT)}: {len(kept) + len(failing)} cases", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
