@@ -33,6 +33,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import hypothesis_profiles
 import numpy as np
 import torch
 
@@ -124,6 +125,7 @@ def load_op_db():
         sys.modules["expecttest"] = stub
     from torch.testing._internal.common_methods_invocations import op_db
 
+    hypothesis_profiles.load()  # PyTorch's test utilities load a hypothesis profile of their own on import
     return op_db
 
 

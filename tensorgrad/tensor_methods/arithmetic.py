@@ -158,7 +158,8 @@ class ArithmeticMixin(TensorBase):
         return self.matmul(other)
 
     def __rmatmul__(self, other):
-        return self._constant(other).matmul(self)
+        """other @ self (a tensor `other` keeps its gradient: it is not wrapped as a constant)."""
+        return (other if isinstance(other, TensorBase) else self._constant(other)).matmul(self)
 
     def matmul(self, other):
         """Matrix product; 1-d operands get a unit axis added and removed, as in PyTorch."""
@@ -172,7 +173,10 @@ class ArithmeticMixin(TensorBase):
                 f"matmul: shapes {self.shape} and {other.shape} cannot be multiplied "
                 f"({self.shape[-1]} columns vs {rows} rows)"
             )
-        a, b = self._operands(other, "matmul") if self.dtype != other.dtype else (self, other)
+        a, b = self, other
+        if a.dtype != b.dtype:  # promoted as elementwise ops are (PyTorch refuses); no broadcast check here
+            dtype = backend.result_type(a.dtype, b.dtype)
+            a, b = a.to(dtype), b.to(dtype)
         if a.ndim == 1:
             out = a.unsqueeze(0).matmul(b)  # (..., 1, m); (1,) when b is 1-d too
             return out.squeeze(-2) if b.ndim > 1 else out.squeeze(-1)
