@@ -226,3 +226,50 @@ def test_identically_seeded_generators_agree_whatever_the_default_draws(seed, st
         if interleave:
             np.testing.assert_array_equal(tg.rand(2, device=device).numpy(), next(default_alone))
         np.testing.assert_array_equal(_DRAWS[name](a, shape, device).numpy(), _DRAWS[name](b, shape, device).numpy())
+
+
+def test_calculate_gain_as_torch():
+    for name, param in [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None), ("relu", None),
+                        ("leaky_relu", None), ("leaky_relu", 0.2), ("leaky_relu", 0), ("selu", None)]:  # fmt: skip
+        assert tg.nn.init.calculate_gain(name, param) == torch.nn.init.calculate_gain(name, param)
+    for lib in (torch, tg):
+        with pytest.raises(ValueError, match="Unsupported nonlinearity"):
+            lib.nn.init.calculate_gain("swish")
+
+
+@pytest.mark.parametrize("shape", [(8, 5), (6, 4, 3, 3)])
+def test_xavier_and_kaiming_scale_as_torch_from_the_generator(shape):
+    """Each draws from its generator= exactly what uniform_ / normal_ draw with torch's bound or
+    std (computed here from torch's own fan and gain helpers)."""
+    fan_in, fan_out = torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
+    gain = torch.nn.init.calculate_gain("leaky_relu", 0.1)
+    stds = {
+        "xavier": 1.5 * (2.0 / (fan_in + fan_out)) ** 0.5,
+        "kaiming_in": gain / fan_in**0.5,
+        "kaiming_out": gain / fan_out**0.5,
+    }
+    init = tg.nn.init
+    cases = [
+        (lambda w, g: init.xavier_uniform_(w, gain=1.5, generator=g), "uniform", stds["xavier"]),
+        (lambda w, g: init.xavier_normal_(w, gain=1.5, generator=g), "normal", stds["xavier"]),
+        (lambda w, g: init.kaiming_uniform_(w, a=0.1, generator=g), "uniform", stds["kaiming_in"]),
+        (lambda w, g: init.kaiming_normal_(w, a=0.1, mode="fan_out", generator=g), "normal", stds["kaiming_out"]),
+    ]
+    for fill, kind, std in cases:
+        ours = fill(tg.empty(shape, dtype=tg.float64), tg.Generator().manual_seed(2)).numpy()
+        g = tg.Generator().manual_seed(2)
+        w = tg.empty(shape, dtype=tg.float64)
+        bound = 3**0.5 * std  # U(-b, b) has variance b^2 / 3
+        expected = (
+            init.uniform_(w, -bound, bound, generator=g) if kind == "uniform" else init.normal_(w, 0, std, generator=g)
+        )
+        # The bound or std agrees with torch's formula up to float64 rounding of its square roots.
+        np.testing.assert_allclose(ours, expected.numpy(), rtol=1e-14, atol=0)
+
+
+def test_init_errors_as_torch():
+    for lib in (torch, tg):
+        with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+            lib.nn.init.xavier_uniform_(lib.empty(3))
+        with pytest.raises(ValueError, match="Mode fan_avg not supported"):
+            lib.nn.init.kaiming_normal_(lib.empty(3, 2), mode="fan_avg")
