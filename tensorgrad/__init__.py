@@ -23,11 +23,13 @@ from .creation import (
     linspace,
     manual_seed,
     multinomial,
+    normal,
     ones,
     ones_like,
     rand,
     randint,
     randn,
+    randperm,
     tensor,
     tril,
     triu,
@@ -112,6 +114,7 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
     where,
 )
 from .gradcheck import GradcheckError, gradcheck
+from .random import Generator, default_generator
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 from .threads import get_num_threads, set_num_threads
@@ -139,6 +142,7 @@ __all__ = [
     # creation and random numbers (creation.py)
     "arange", "empty", "eye", "full", "full_like", "linspace", "ones", "ones_like", "tensor", "tril", "triu",
     "zeros", "zeros_like", "manual_seed", "multinomial", "rand", "randint", "randn",
+    "Generator", "default_generator", "normal", "randperm",
     # elementwise
     "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "exp", "floor", "floor_divide", "fmod", "log",
     "mul", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin", "sqrt", "sub", "tan", "tanh", "trunc",

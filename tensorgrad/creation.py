@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import backend
 from .tensor import Tensor
-from .tensor_methods.common import shape_arg
+from .tensor_methods.common import broadcast_shapes, shape_arg
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -57,31 +57,91 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad=Fals
 
 
 def manual_seed(seed: int):
-    """Seed every random op (on every device)."""
-    backend.manual_seed(seed)
+    """Seed every device's default generator (the ones made later too); returns the CPU's,
+    tg.default_generator, as torch.manual_seed does."""
+    return backend.manual_seed(seed)
 
 
-def _random(draw, size, dtype, device, requires_grad):
+def _random(draw, size, dtype, device, requires_grad, generator, op):
     device = backend.normalize_device(device)
     dtype = backend.as_dtype(dtype) or backend.float32
     if not backend.is_floating(dtype):
         raise TypeError(f"random floats need a floating dtype, got {dtype}")
-    data = getattr(backend.rng(device), draw)(shape_arg(size), dtype)
+    data = getattr(backend.generator_for(device, generator, op), draw)(shape_arg(size), dtype)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples."""
-    return _random("normal", size, dtype, device, requires_grad)
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples, from `generator` (a tg.Generator of `device`) or the device's default."""
+    return _random("normal", size, dtype, device, requires_grad, generator, "randn")
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform samples on [0, 1)."""
-    return _random("uniform", size, dtype, device, requires_grad)
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1), from `generator` (a tg.Generator of `device`) or the device's default."""
+    return _random("uniform", size, dtype, device, requires_grad, generator, "rand")
 
 
-def randint(*args, size=None, dtype=None, device=None) -> Tensor:
-    """randint(high, size) or randint(low, high, size): uniform integers in [low, high)."""
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of 0..n-1 (int64 unless dtype says otherwise), from `generator` or
+    the device's default (backend Generator.permutation says how it is drawn)."""
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    device = backend.normalize_device(device)
+    data = backend.generator_for(device, generator, "randperm").permutation(n)
+    if dtype is not None:
+        data = data.astype(backend.as_dtype(dtype))
+    return Tensor._make(data, device, False).requires_grad_(requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Samples of N(mean, std^2), in PyTorch's forms:
+
+        normal(mean: Tensor, std: Tensor)        # elementwise, shapes broadcast together
+        normal(mean: Tensor, std: float = 1.0)   # the shape and dtype of mean
+        normal(mean: float, std: Tensor)         # the shape and dtype of std
+        normal(mean: float, std: float, size)    # a new tensor of `size` (float32 by default)
+
+    each drawing z ~ N(0, 1) of the result's shape from `generator` or the default generator of
+    the tensors' device, and returning mean + std * z.  PyTorch's output records a node whose
+    backward is zero (the sample is not differentiated through mean and std); here the result is
+    a constant tensor, outside the graph."""
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError("normal(): with a float mean and std, size is required")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        z = _random("normal", (size,), dtype, device, False, generator, "normal")
+        return z.mul_(std).add_(mean).requires_grad_(requires_grad)
+    if size is not None:
+        raise TypeError("normal(): size is given only with a float mean and a float std")
+    if not all(backend.is_floating(t.dtype) for t in tensors):
+        raise NotImplementedError(f'"normal_kernel" not implemented for {tensors[0].dtype}')
+    device = tensors[0].device
+    if any(t.device != device for t in tensors):
+        raise backend.DeviceError(f"normal(): mean is on {mean.device} and std on {std.device}")
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    if isinstance(std, Tensor):
+        def fail():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+
+        if device == "cpu" and (s < 0).any():
+            fail()
+        elif device != "cpu":
+            backend.defer_check((s < 0).any(), fail)  # raised at the next read, as multinomial's checks
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    out_dtype = backend.result_type(*(t.dtype for t in tensors)) if len(tensors) == 2 else tensors[0].dtype
+    shape = broadcast_shapes("normal", mean.shape, std.shape) if len(tensors) == 2 else tensors[0].shape
+    z = backend.generator_for(device, generator, "normal").normal(shape, out_dtype)
+    return Tensor._make((m + s * z).astype(out_dtype, copy=False), device, False)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None) -> Tensor:
+    """randint(high, size) or randint(low, high, size): uniform integers in [low, high), from
+    `generator` (a tg.Generator of `device`) or the device's default."""
     if size is None:
         *bounds, size = args
     else:
@@ -90,7 +150,7 @@ def randint(*args, size=None, dtype=None, device=None) -> Tensor:
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     device = backend.normalize_device(device)
-    data = backend.rng(device).integers(int(low), int(high), shape_arg((size,)))
+    data = backend.generator_for(device, generator, "randint").integers(int(low), int(high), shape_arg((size,)))
     if dtype is not None:
         data = data.astype(backend.as_dtype(dtype))
     return Tensor._make(data, device, False)
@@ -133,8 +193,9 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
-def multinomial(probs: Tensor, num_samples: int, replacement=False) -> Tensor:
-    """Draw class ids from each row of (unnormalised, non-negative) probs (int64).
+def multinomial(probs: Tensor, num_samples: int, replacement=False, *, generator=None) -> Tensor:
+    """Draw class ids from each row of (unnormalised, non-negative) probs (int64), from `generator`
+    (a tg.Generator of probs' device) or the device's default.
 
     By inverse CDF: u ~ U[0, total), id = number of classes whose cumulative mass is <= u.
     Without replacement only num_samples=1 is supported (what sampling a language model needs).
@@ -145,9 +206,10 @@ def multinomial(probs: Tensor, num_samples: int, replacement=False) -> Tensor:
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {probs.shape}")
     xp = backend.namespace(probs.device)
     p = probs._data if probs.ndim == 2 else probs._data[None, :]
+    gen = backend.generator_for(probs.device, generator, "multinomial")
     _check_probabilities(xp, p, probs.device)
     cdf = xp.cumsum(p, axis=-1)  # (R, C)
-    u = backend.rng(probs.device).uniform((p.shape[0], num_samples), cdf.dtype) * cdf[:, -1:]  # (R, S)
+    u = gen.uniform((p.shape[0], num_samples), cdf.dtype) * cdf[:, -1:]  # (R, S)
     ids = (cdf[:, None, :] <= u[:, :, None]).sum(axis=-1)  # (R, S)
     ids = xp.minimum(ids, p.shape[-1] - 1).astype(backend.int64)
     return Tensor._make(ids if probs.ndim == 2 else ids[0], probs.device, False)

@@ -246,6 +246,26 @@ def test_the_gpu_generator_state_round_trips_through_json(cupy_without_gpu):
         rng.set_state(backend.rng("cpu").get_state())  # a CPU checkpoint's state
 
 
+def test_a_gpu_generator_is_the_default_generators_class_and_draws_on_the_device(cupy_without_gpu):
+    g = tg.Generator("cuda")
+    assert type(g) is type(backend.rng("cuda")) and g.device == "cuda"
+    assert g.manual_seed(9) is g and g.initial_seed() == 9
+    bits = g._gen.bit_generator
+    assert isinstance(bits, cupy.random.Philox4x3210) and bits._state_size() == backend_random._CUDA_RNG_THREADS
+    tg.manual_seed(9)  # the default GPU generator is seeded with seed + DEVICES.index("cuda")
+    assert backend.rng("cuda").initial_seed() == 9 + backend.DEVICES.index("cuda")
+    default_init = cupy_without_gpu[-1][2]  # the states were re-initialised on the device, from CuPy's hash of the seed
+    tg.Generator("cuda").manual_seed(10)
+    assert cupy_without_gpu[-1][2] == default_init  # the same seed, the same device states
+    g._gen = _BindingGenerator(bits)
+    perm = g.permutation(5)  # CuPy's Generator has no permutation: the ranks of device uniforms
+    assert perm.dtype == np.int64 and sorted(perm.tolist()) == list(range(5))
+    assert backend.generator_for("cuda", g, "randn") is g
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'cuda'"):
+        backend.generator_for("cpu", g, "randn")
+    assert g._gen.calls == ["random"]
+
+
 # ----------------------------------------------------------------------------- TF32
 class _Calls(list):
     capability: dict

@@ -40,11 +40,12 @@ from .errors import DeviceError, ShapeError
 from .host import _pending_checks as _pending_checks  # tests/conftest.py clears it between tests
 from .host import defer_check, from_host, run_deferred_checks, storage_of, to_device, to_numpy
 from .primitives import add_at, ensure_array, erf, has_reduce_at, reduce_at
-from .random import manual_seed, rng
+from .random import Generator, generator_for, manual_seed, rng
 
 __all__ = [
-    "DEVICES", "DeviceError", "ShapeError", "add_at", "as_dtype", "bool_", "cuda_is_available", "default_dtype_for",
-    "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64", "from_host", "has_reduce_at",
+    "DEVICES", "DeviceError", "Generator", "ShapeError", "add_at", "as_dtype", "bool_", "cuda_is_available",
+    "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
+    "from_host", "generator_for", "has_reduce_at",
     "import_nccl", "int32", "int64", "is_array", "is_floating", "manual_seed", "namespace",
     "normalize_device", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32", "storage_of",
     "strict", "synchronize", "to_device", "to_numpy", "uint8",

@@ -166,18 +166,20 @@ class InplaceMixin(TensorBase):
             raise TypeError(f"{op}: expected a floating-point tensor, got dtype {self.dtype}")
         return self.dtype if self.dtype in (backend.float32, backend.float64) else backend.float32
 
-    def normal_(self, mean=0.0, std=1.0):
-        """Fill with samples of N(mean, std^2), from the device's seeded generator (tg.manual_seed)."""
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill with samples of N(mean, std^2), from `generator` (a tg.Generator of this tensor's
+        device) or the device's default generator (seeded by tg.manual_seed)."""
         self._check_inplace("normal_")
-        z = backend.rng(self.device).normal(self.shape, self._draw_dtype("normal_"))
+        z = backend.generator_for(self.device, generator, "normal_").normal(self.shape, self._draw_dtype("normal_"))
         self._data[...] = z * std + mean
         self._bump_version()
         return self
 
-    def uniform_(self, from_=0.0, to=1.0):
-        """Fill with samples of U[from_, to), from the device's seeded generator (tg.manual_seed)."""
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        """Fill with samples of U[from_, to), from `generator` (a tg.Generator of this tensor's
+        device) or the device's default generator (seeded by tg.manual_seed)."""
         self._check_inplace("uniform_")
-        u = backend.rng(self.device).uniform(self.shape, self._draw_dtype("uniform_"))
+        u = backend.generator_for(self.device, generator, "uniform_").uniform(self.shape, self._draw_dtype("uniform_"))
         self._data[...] = u * (to - from_) + from_
         self._bump_version()
         return self
