@@ -401,6 +401,16 @@ def _topological_order(roots):
     return order
 
 
+_queued_callbacks: list = []  # run once the backward now running has finished (queue_callback)
+
+
+def queue_callback(fn):
+    """Have `fn()` run once the backward now running has finished (PyTorch's
+    Variable._execution_engine.queue_callback): a hook that starts work during backward (the
+    all-reduces of DistributedDataParallel) finishes it there.  Costs backward one list check."""
+    _queued_callbacks.append(fn)
+
+
 def run_backward(root, grad, retain_graph=False):
     """Backpropagate `grad` (an array shaped like root) into every leaf's `.grad`."""
     backpropagate([root], [grad], retain_graph)
@@ -416,6 +426,7 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
     them run when its gradient is complete, i.e. when the node is reached in reverse topological
     order; a tensor without costs one attribute check."""
     order = _topological_order(roots)
+    _queued_callbacks.clear()  # left by a backward that raised
     grads = {}
     owned = set()  # ids whose accumulated gradient is our own array (safe to add into)
     for r, g in zip(roots, root_grads):
@@ -471,4 +482,5 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
         if not retain_graph:
             ctx.parents = None
             ctx.saved = None
-
+    while _queued_callbacks:
+        _queued_callbacks.pop(0)()

@@ -260,3 +260,17 @@ def test_property_autograd_grad_equals_backward_and_retain_grad(graph):
             assert n.grad is None
         else:
             np.testing.assert_array_equal(n.grad.numpy(), g.numpy())
+
+
+def test_queue_callback_runs_once_after_backward():
+    """autograd.queue_callback (what DistributedDataParallel finishes its all-reduces with): a hook
+    queues it during backward; it runs after every leaf's .grad is accumulated, once."""
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    w = tg.tensor([3.0, 4.0], requires_grad=True)
+    seen = []
+    x.register_post_accumulate_grad_hook(
+        lambda t: tg.autograd.queue_callback(lambda: seen.append((x.grad.tolist(), w.grad.tolist())))
+    )
+    (x * w).sum().backward()
+    (x * w).sum().backward()
+    assert seen == [([3.0, 4.0], [1.0, 2.0]), ([6.0, 8.0], [2.0, 4.0])]
