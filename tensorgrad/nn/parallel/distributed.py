@@ -177,6 +177,7 @@ class DistributedDataParallel(Module):
     def forward(self, *args, **kwargs):
         sync = autograd.is_grad_enabled() and self.require_backward_grad_sync
         object.__setattr__(self, "_sync_next_backward", sync)
+        object.__setattr__(self, "_running", None)  # what a backward that raised midway left
         return self.module(*args, **kwargs)
 
     @contextlib.contextmanager
