@@ -114,6 +114,7 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
     where,
 )
 from .gradcheck import GradcheckError, gradcheck
+from .hooks import grad as _autograd_grad
 from .random import Generator, default_generator
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
@@ -166,3 +167,6 @@ __all__ = [
 # tg.autograd.gradcheck, as torch.autograd.gradcheck: gradcheck works on Tensors, a layer above the
 # engine, so the engine module cannot import it; the package that imports both joins them here.
 autograd.gradcheck, autograd.GradcheckError = gradcheck, GradcheckError
+# tg.autograd.grad, as torch.autograd.grad: it lives in hooks.py, beside the tensor hooks it shares
+# the engine's reverse pass with (the engine module imports nothing of them).
+autograd.grad = _autograd_grad

@@ -109,9 +109,12 @@ class TensorBase:
     grad            that gradient (a tensor of the same class and dtype), accumulated by run_backward
     _ctx            the Function node that made it (None for a leaf)
     _counter        its version counter: [number of in-place writes], one list shared with its views
+    _hooks          None, or its hooks (hooks.TensorHooks: register_hook, retain_grad, post-accumulate
+                    hooks), which the engine calls as `_hooks.on_gradient(tensor, grad)` and
+                    `_hooks.post_accumulate` (it imports nothing of them)
     """
 
-    __slots__ = ("_data", "device", "_requires_grad", "grad", "_ctx", "_counter")
+    __slots__ = ("_data", "device", "_requires_grad", "grad", "_ctx", "_counter", "_hooks")
 
     @classmethod
     def _make(cls, data, device, requires_grad):
@@ -123,6 +126,7 @@ class TensorBase:
         t.grad = None
         t._ctx = None
         t._counter = [0]
+        t._hooks = None
         return t
 
     @property
@@ -367,14 +371,14 @@ def unbroadcast(grad, shape):
     return grad.reshape(shape)
 
 
-def _topological_order(root):
-    """Every tensor `root` depends on (through tensors that require grad), inputs first.
+def _topological_order(roots):
+    """Every tensor the `roots` depend on (through tensors that require grad), inputs first.
 
     An explicit stack instead of recursion: a graph thousands of ops deep is fine.
     """
     order = []
     expanded = set()
-    stack = [(root, False)]
+    stack = [(root, False) for root in reversed(roots)]
     while stack:
         node, children_done = stack.pop()
         if children_done:
@@ -397,21 +401,61 @@ def _topological_order(root):
     return order
 
 
+_queued_callbacks: list = []  # run once the backward now running has finished (queue_callback)
+
+
+def queue_callback(fn):
+    """Have `fn()` run once the backward now running has finished (PyTorch's
+    Variable._execution_engine.queue_callback): a hook that starts work during backward (the
+    all-reduces of DistributedDataParallel) finishes it there.  Costs backward one list check."""
+    _queued_callbacks.append(fn)
+
+
 def run_backward(root, grad, retain_graph=False):
     """Backpropagate `grad` (an array shaped like root) into every leaf's `.grad`."""
-    order = _topological_order(root)
-    grads = {id(root): grad}
+    backpropagate([root], [grad], retain_graph)
+
+
+def backpropagate(roots, root_grads, retain_graph=False, capture=None):
+    """Backpropagate each root's gradient (arrays shaped like the roots) through the graph.
+
+    capture None: backward, every leaf reached accumulates its gradient into `.grad`.
+    capture a dict {id(tensor): None}: `autograd.grad`, the gradient reaching each of those tensors
+    is stored in the dict instead, and no leaf's `.grad` is touched.
+    A tensor with hooks (`_hooks` not None: register_hook, retain_grad, post-accumulate hooks) has
+    them run when its gradient is complete, i.e. when the node is reached in reverse topological
+    order; a tensor without costs one attribute check."""
+    order = _topological_order(roots)
+    _queued_callbacks.clear()  # left by a backward that raised
+    grads = {}
     owned = set()  # ids whose accumulated gradient is our own array (safe to add into)
+    for r, g in zip(roots, root_grads):
+        if id(r) in grads:  # the same root twice: its gradients add
+            grads[id(r)] = grads[id(r)] + g
+            owned.add(id(r))
+        else:
+            grads[id(r)] = g
     for node in reversed(order):
         g = grads.pop(id(node), None)
         if g is None:
             continue
+        hooks = node._hooks
+        if hooks is not None:
+            g = hooks.on_gradient(node, g)
+        if capture is not None:
+            if id(node) in capture:
+                capture[id(node)] = g
         ctx = node._ctx
         if ctx is None:  # a leaf: accumulate into .grad
+            if capture is not None:
+                continue
             if node.grad is not None:
                 node.grad._data += g
-                continue
-            node.grad = type(node)._make(g if id(node) in owned else g.copy(), node.device, False)
+            else:
+                node.grad = type(node)._make(g if id(node) in owned else g.copy(), node.device, False)
+            if hooks is not None and hooks.post_accumulate:
+                for fn in tuple(hooks.post_accumulate.values()):
+                    fn(node)
             continue
         if ctx.versions is not None:
             _check_versions(ctx, node)
@@ -438,3 +482,5 @@ def run_backward(root, grad, retain_graph=False):
         if not retain_graph:
             ctx.parents = None
             ctx.saved = None
+    while _queued_callbacks:
+        _queued_callbacks.pop(0)()

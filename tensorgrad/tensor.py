@@ -4,9 +4,9 @@ conversion to Python and NumPy, and repr.
 
 The methods that compute are grouped by family in tensor_methods/, one mixin class per
 file: arithmetic.py (operators, elementwise math, comparisons), reductions.py (reductions,
-scans, sorting), shape.py, indexing.py, inplace.py, dtype.py and neural.py (softmax, dropout,
-layer norm).  Each method is written out and calls one op's `apply`, so `grep "def relu"`
-finds where relu is wired."""
+scans, sorting), shape.py, indexing.py, inplace.py, dtype.py, neural.py (softmax, dropout,
+layer norm) and hooks.py (retain_grad, register_hook).  Each method is written out and calls one
+op's `apply`, so `grep "def relu"` finds where relu is wired."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from .ops.transfer import ToDevice
 from .tensor_methods.arithmetic import ArithmeticMixin
 from .tensor_methods.common import normalize_dim
 from .tensor_methods.dtype import DtypeMixin
+from .tensor_methods.hooks import HooksMixin
 from .tensor_methods.indexing import IndexingMixin
 from .tensor_methods.inplace import InplaceMixin
 from .tensor_methods.neural import NeuralNetMixin
@@ -27,7 +28,9 @@ from .tensor_methods.reductions import ReductionMixin
 from .tensor_methods.shape import ShapeMixin
 
 
-class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, InplaceMixin, DtypeMixin, NeuralNetMixin):
+class Tensor(
+    ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, InplaceMixin, DtypeMixin, NeuralNetMixin, HooksMixin
+):
     # The fields the engine uses (_data, device, requires_grad, grad, _ctx, _counter: the version
     # counter) are autograd.TensorBase's, which every method family derives from.
     __slots__ = ("__weakref__",)
@@ -51,6 +54,7 @@ class Tensor(ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, Inplace
         self.grad = None
         self._ctx = None
         self._counter = [0]
+        self._hooks = None
         self._requires_grad = False
         if requires_grad:
             self.requires_grad_(True)

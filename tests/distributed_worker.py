@@ -93,6 +93,9 @@ def case_ddp():
     model = DDP(inner)
     assert model.module is inner
     opt = tg.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    started = []  # how many buckets' all-reduces had started when backward ended: all (every parameter is used)
+    end_of_backward = model._finish_backward
+    object.__setattr__(model, "_finish_backward", lambda: started.append(model._running[1]) or end_of_backward())
 
     def step(x, y):
         part = slice(rank * half, (rank + 1) * half)
@@ -124,14 +127,69 @@ def case_ddp():
     for g, w in zip(got, want):
         assert np.allclose(g, w, rtol=0, atol=1e-14), np.abs(g - w).max()  # as above
 
-    # a forgotten sync is refused at the next forward
-    loss = F.cross_entropy(acc(tg.tensor(np.zeros((2, 3)))), tg.tensor([0, 1]))
+    # the explicit sync_gradients() is a no-op after a backward that averaged the gradients already
+    # (gpt/train.py's loop calls it); it averages what a no_sync backward left local
+    loss = F.cross_entropy(acc(tg.tensor(np.full((2, 3), rank + 1.0))), tg.tensor([0, 1]))
+    acc.zero_grad()
     loss.backward()
-    try:
-        acc(tg.tensor(np.zeros((2, 3))))
-        raise AssertionError("a forward after an unsynced backward did not raise")
-    except RuntimeError as e:
-        assert "sync_gradients" in str(e)
+    synced = [p.grad.numpy().copy() for p in acc.parameters()]
+    acc.sync_gradients()
+    assert all(np.array_equal(a, p.grad.numpy()) for a, p in zip(synced, acc.parameters()))
+    acc.zero_grad()
+    with acc.no_sync():
+        F.cross_entropy(acc(tg.tensor(np.full((2, 3), rank + 1.0))), tg.tensor([0, 1])).backward()
+    every = gathered([p.grad.numpy() for p in acc.parameters()])
+    assert not all(np.array_equal(a, b) for a, b in zip(every[0], every[1])), "no_sync synced"
+    acc.sync_gradients()
+    for a, p in zip(synced, acc.parameters()):
+        # the same two gradients averaged by the hooks' buckets or by one flat buffer: (a + b) / 2 either way
+        assert np.array_equal(a, p.grad.numpy())
+
+
+def case_ddp_pytorch_form():
+    """PyTorch's DDP code, unchanged: forward, loss.backward(), optimizer.step(), no sync call;
+    small buckets (several per backward, started during it), and no_sync accumulation."""
+    rank, n = dist.get_rank(), dist.get_world_size()
+    half = BATCH // n
+    ref = tiny_model()
+    ref_opt = tg.optim.AdamW(ref.parameters(), lr=1e-2, weight_decay=0.1)
+    want = train(ref, ref_opt, lambda x, y: F.cross_entropy(ref(tg.tensor(x)), tg.tensor(y)).backward())
+
+    # 0.0002 MiB: about 26 float64 numbers a bucket, so the 16-wide model's 130 make several
+    model = DDP(tiny_model(), bucket_cap_mb=0.0002)
+    assert len(model._buckets) > 2, len(model._buckets)
+    opt = tg.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    started = []  # how many buckets' all-reduces had started when backward ended: all (every parameter is used)
+    end_of_backward = model._finish_backward
+    object.__setattr__(model, "_finish_backward", lambda: started.append(model._running[1]) or end_of_backward())
+
+    def step(x, y):
+        part = slice(rank * half, (rank + 1) * half)
+        F.cross_entropy(model(tg.tensor(x[part])), tg.tensor(y[part])).backward()
+
+    # float64, 5 AdamW steps: two orders of summation differ by rounding (1e-16 seen); 1e-12 as the issue asks
+    tol = 1e-12
+    got = train(model, opt, step)
+    err = max(np.abs(g - w).max() for g, w in zip(got, want))
+    assert err <= tol, err
+    every = gathered(got)
+    assert all(np.array_equal(a, b) for other in every[1:] for a, b in zip(every[0], other)), "ranks differ"
+    assert started == [len(model._buckets)] * STEPS, started
+
+    acc = DDP(tiny_model(), bucket_cap_mb=0.0002)
+    acc_opt = tg.optim.AdamW(acc.parameters(), lr=1e-2, weight_decay=0.1)
+
+    def accumulate(x, y):
+        part = x[rank * half : (rank + 1) * half], y[rank * half : (rank + 1) * half]
+        q = half // 2
+        with acc.no_sync():
+            (F.cross_entropy(acc(tg.tensor(part[0][:q])), tg.tensor(part[1][:q])) / 2).backward()
+        (F.cross_entropy(acc(tg.tensor(part[0][q:])), tg.tensor(part[1][q:])) / 2).backward()
+
+    got = train(acc, acc_opt, accumulate)
+    err = max(err, max(np.abs(g - w).max() for g, w in zip(got, want)))
+    assert err <= tol, err
+    print(f"rank {rank}: PyTorch-form DDP, max |two ranks - one process| = {err:.1e}")
 
 
 def case_nccl():

@@ -43,10 +43,21 @@ def mpirun(*args, timeout=120):
 def test_collectives_and_ddp_match_one_process():
     """all_reduce (SUM, AVG, MAX) and broadcast for 4 dtypes on the CPU and through the host-copy
     path; two ranks on half batches end where one process on the whole batch does, identical on
-    both ranks, with and without no_sync accumulation; a forgotten sync_gradients() raises."""
+    both ranks, with and without no_sync accumulation; the explicit sync_gradients() after a synced
+    backward changes nothing, after a no_sync one it averages."""
     rc, out, _ = mpirun(WORKER, "collectives,ddp")
     assert rc == 0, out
     assert "ok collectives" in out and "ok ddp" in out, out
+
+
+@needs_mpi
+def test_ddp_in_pytorch_form_matches_one_process():
+    """PyTorch's DDP loop (forward, loss.backward(), optimizer.step(), no sync call) on two ranks
+    ends where one process on the whole batch does (1e-12), every bucket's all-reduce started
+    during backward; the same with no_sync accumulation."""
+    rc, out, _ = mpirun(WORKER, "ddp_pytorch_form")
+    assert rc == 0, out
+    assert "ok ddp_pytorch_form" in out, out
 
 
 @needs_mpi

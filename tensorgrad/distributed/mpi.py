@@ -78,6 +78,20 @@ class MPIBackend:
         if copied:
             self._write_back(array, buf)
 
+    def all_reduce_start(self, array):
+        """Start a sum all-reduce of `array` in place (a non-blocking Iallreduce) and return the
+        function that completes it (polled with the deadline, as every collective here); the
+        process goes on meanwhile.  DistributedDataParallel starts one per bucket during backward."""
+        buf, copied = self._host_buffer(array)
+        request = self.comm.Iallreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM)
+
+        def finish():
+            self._wait(request, f"all_reduce(sum, {buf.size} elements)")
+            if copied:
+                self._write_back(array, buf)
+
+        return finish
+
     def broadcast(self, array, src: int):
         buf, copied = self._host_buffer(array)
         self._wait(self.comm.Ibcast(buf, root=src), f"broadcast(src={src}, {buf.size} elements)")

@@ -19,7 +19,9 @@ from __future__ import annotations
 import collections
 
 from .. import backend
+from ..hooks import RemovableHandle
 from ..tensor import Tensor
+from .module_hooks import call_with_hooks
 from .parameter import Parameter
 
 IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -39,8 +41,46 @@ class Module:
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
+    # Hooks: None until the first is registered (a class attribute, so a module without hooks,
+    # or one made before hooks existed, is called without looking further).
+    _forward_pre_hooks = None
+    _forward_hooks = None
+    _backward_hooks = None
+    _has_hooks = False
+
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if not self._has_hooks:
+            return self.forward(*args, **kwargs)
+        return call_with_hooks(self, args, kwargs)
+
+    def _add_hook(self, kind, hook):
+        registry = self.__dict__.get(kind)
+        if registry is None:
+            registry = {}
+            object.__setattr__(self, kind, registry)
+        handle = RemovableHandle(registry)
+        registry[handle.id] = hook
+        object.__setattr__(self, "_has_hooks", True)
+        return handle
+
+    def register_forward_pre_hook(self, hook):
+        """Run `hook(module, args)` before each forward; it may return new args (a tuple, or one
+        value taken as a 1-tuple).  Returns a handle: `handle.remove()`."""
+        return self._add_hook("_forward_pre_hooks", hook)
+
+    def register_forward_hook(self, hook):
+        """Run `hook(module, args, output)` after each forward; it may return a new output.
+        Returns a handle: `handle.remove()`."""
+        return self._add_hook("_forward_hooks", hook)
+
+    def register_full_backward_hook(self, hook):
+        """Run `hook(module, grad_input, grad_output)` when the gradients with respect to the
+        module's tensor inputs have been computed: tuples of the gradients of its tensor inputs
+        (None for one that does not require grad) and of its tensor outputs.  It may return a new
+        grad_input, used in its place.  Returns a handle: `handle.remove()`.
+        In the engine: the module's inputs and outputs pass through identity ops whose tensors
+        carry tensor hooks; see nn/module_hooks.py."""
+        return self._add_hook("_backward_hooks", hook)
 
     # ------------------------------------------------------------------ registration
     def __setattr__(self, name, value):

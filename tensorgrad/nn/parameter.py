@@ -29,6 +29,7 @@ class Parameter(Tensor):
         self.device = data.device
         self.grad = None
         self._ctx = None
+        self._hooks = None
         self.requires_grad = False
         self.requires_grad_(requires_grad)
 

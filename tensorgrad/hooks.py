@@ -1,0 +1,153 @@
+"""Reading gradients: tensor hooks, retain_grad, and tg.autograd.grad.
+
+The engine (autograd.backpropagate) knows one thing of hooks: a tensor whose `_hooks` slot is not
+None has them run when its gradient is complete (`_hooks.on_gradient(tensor, grad)`), and a leaf
+runs `_hooks.post_accumulate` after accumulating its .grad.  Everything else is here, above the
+engine: the TensorHooks object in that slot, the handles register_* return, and `grad`, the
+engine's reverse pass run with `capture` instead of accumulation.  Tensor.register_hook,
+retain_grad and register_post_accumulate_grad_hook (tensor_methods/hooks.py) and the module hooks
+(nn/module.py) are built on these.
+"""
+
+from __future__ import annotations
+
+from . import backend
+from .autograd import TensorBase, backpropagate
+
+
+class RemovableHandle:
+    """What every register_*hook returns: `handle.remove()` takes the hook out (as PyTorch's
+    torch.utils.hooks.RemovableHandle; also a context manager that removes it on exit)."""
+
+    _next_id = 0
+
+    def __init__(self, *dicts):
+        self._dicts = dicts  # the dicts the hook was put in (a module's forward hooks, a tensor's ...)
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+class TensorHooks:
+    """A tensor's hooks, in its `_hooks` slot (None until the first is registered, so a tensor
+    without hooks costs the engine one attribute check per node).
+
+    grad              {handle id: fn(grad) -> None or a new grad}, in registration order
+                      (Tensor.register_hook)
+    post_accumulate   {handle id: fn(tensor)}, run by a leaf after its .grad was accumulated
+                      (Tensor.register_post_accumulate_grad_hook)
+    retains_grad      a non-leaf keeps its gradient in .grad (Tensor.retain_grad)
+    """
+
+    __slots__ = ("grad", "post_accumulate", "retains_grad")
+
+    def __init__(self):
+        self.grad = {}
+        self.post_accumulate = {}
+        self.retains_grad = False
+
+    def on_gradient(self, tensor, g):
+        """The gradient `g` (an array) of `tensor` is complete: run its grad hooks in order, each on
+        the previous one's result; then, as PyTorch, a tensor that retains its gradient adds the
+        final one into .grad.  Returns the gradient the engine goes on with."""
+        if self.grad:
+            t = type(tensor)._make(g, tensor.device, False)
+            for fn in tuple(self.grad.values()):
+                new = fn(t)
+                if new is None:
+                    continue
+                if not isinstance(new, TensorBase):
+                    raise TypeError(f"a tensor hook must return None or a Tensor, got {type(new).__name__}")
+                if new._data.shape != g.shape:
+                    raise RuntimeError(
+                        f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
+                        f"expected {tuple(g.shape)}, got {tuple(new._data.shape)}"
+                    )
+                t = new
+            g = t._data if t._data.dtype == g.dtype else t._data.astype(g.dtype)
+        if self.retains_grad:
+            if tensor.grad is None:
+                tensor.grad = type(tensor)._make(g.copy(), tensor.device, False)
+            else:
+                tensor.grad._data += g
+        return g
+
+
+def hooks_of(tensor) -> TensorHooks:
+    """The tensor's TensorHooks, made on first use."""
+    if tensor._hooks is None:
+        tensor._hooks = TensorHooks()
+    return tensor._hooks
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """The gradients of `outputs` with respect to `inputs`, returned, as torch.autograd.grad; no
+    tensor's `.grad` is touched (a tensor that retains its gradient still gets it, as in PyTorch).
+
+    In the engine: the same reverse pass as backward (`backpropagate`), from every output at once
+    with its grad_output (ones for a scalar output when None), with `capture` set to the inputs:
+    the gradient reaching each input is recorded, and leaves accumulate nothing.  Tensor hooks on
+    the way run as in backward; post-accumulate hooks do not (nothing is accumulated).
+    create_graph=True (a differentiable gradient) is not supported: backward ops run on arrays."""
+    if create_graph:
+        raise NotImplementedError(
+            "autograd.grad(create_graph=True): tensorgrad's backward runs on raw arrays and records no graph, "
+            "so gradients cannot be differentiated again"
+        )
+    single = isinstance(outputs, TensorBase)
+    outputs = (outputs,) if single else tuple(outputs)
+    inputs = (inputs,) if isinstance(inputs, TensorBase) else tuple(inputs)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    elif isinstance(grad_outputs, TensorBase):
+        grad_outputs = (grad_outputs,)
+    else:
+        grad_outputs = tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} for {len(outputs)}")
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    root_grads = []
+    for i, (out, go) in enumerate(zip(outputs, grad_outputs)):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        xp = backend.namespace(out.device)
+        if go is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = xp.ones(out._data.shape, dtype=out._data.dtype)
+        else:
+            g = go._data if isinstance(go, TensorBase) else xp.asarray(go, dtype=out._data.dtype)
+            if g.shape != out._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
+                    f"has a shape of {tuple(out._data.shape)}."
+                )
+            g = g.astype(out._data.dtype, copy=False)
+        root_grads.append(g)
+    capture = {id(t): None for t in inputs}
+    backpropagate(outputs, root_grads, retain_graph=bool(retain_graph), capture=capture)
+    result = []
+    for i, t in enumerate(inputs):
+        g = capture[id(t)]
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+        else:
+            result.append(type(t)._make(g.copy(), t.device, False))
+    return tuple(result)
