@@ -59,14 +59,19 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
     div,
     einsum,
     exp,
+    exp2,
     flip,
     floor,
     floor_divide,
     fmod,
     gather,
+    histc,
+    histogram,
     index_select,
     isclose,
     log,
+    log2,
+    log10,
     log_softmax,
     logcumsumexp,
     logsumexp,
@@ -140,14 +145,17 @@ __all__ = [
     "arange", "empty", "eye", "full", "full_like", "linspace", "ones", "ones_like", "tensor", "tril", "triu",
     "zeros", "zeros_like", "manual_seed", "multinomial", "rand", "randint", "randn",
     # elementwise
-    "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "exp", "floor", "floor_divide", "fmod", "log",
-    "mul", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin", "sqrt", "sub", "tan", "tanh", "trunc",
+    "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "exp", "exp2", "floor", "floor_divide", "fmod",
+    "log", "log2", "log10", "mul", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin", "sqrt", "sub", "tan",
+    "tanh", "trunc",
     # comparisons, selection and masking
     "allclose", "isclose", "amax", "amin", "argmax", "argmin", "argsort", "max", "maximum", "min", "minimum",
     "sort", "topk", "masked_fill", "where",
     # reductions and scans
     "all", "any", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "logsumexp", "mean", "prod", "std",
     "std_mean", "sum", "var", "var_mean",
+    # counting values (no gradient)
+    "histc", "histogram",
     # softmax and matmul
     "log_softmax", "softmax", "einsum", "matmul",
     # shape and indexing
