@@ -11,7 +11,7 @@ __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads i
 # custom_function registers the PyTorch form of Function with the engine, and kernels registers
 # each device's kernel loader with the engine's registry: both must be imported here.
 from . import autograd, backend, cuda, custom_function, host_memory, kernels, nn, optim, profiler, random, testing  # noqa: F401
-from .autograd import Function, enable_grad, is_grad_enabled, no_grad
+from .autograd import Function, enable_grad, is_anomaly_check_nan_enabled, is_anomaly_enabled, is_grad_enabled, no_grad
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
 from .creation import (
@@ -136,6 +136,7 @@ __all__ = [
     "autograd", "cuda", "host_memory", "kernels", "nn", "optim", "profiler", "random", "testing",
     # the Tensor, autograd and gradient checks
     "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "gradcheck", "GradcheckError",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     # errors
     "CheckpointError", "DeviceError", "ShapeError",
     # dtypes and their aliases
