@@ -11,7 +11,7 @@ __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads i
 # custom_function registers the PyTorch form of Function with the engine, and kernels registers
 # each device's kernel loader with the engine's registry: both must be imported here.
 from . import autograd, backend, cuda, custom_function, host_memory, kernels, nn, optim, profiler, random, testing  # noqa: F401
-from .autograd import Function, enable_grad, is_grad_enabled, no_grad
+from .autograd import Function, enable_grad, is_anomaly_check_nan_enabled, is_anomaly_enabled, is_grad_enabled, no_grad
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
 from .creation import (
@@ -61,14 +61,19 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
     div,
     einsum,
     exp,
+    exp2,
     flip,
     floor,
     floor_divide,
     fmod,
     gather,
+    histc,
+    histogram,
     index_select,
     isclose,
     log,
+    log2,
+    log10,
     log_softmax,
     logcumsumexp,
     logsumexp,
@@ -135,6 +140,7 @@ __all__ = [
     "autograd", "cuda", "host_memory", "kernels", "nn", "optim", "profiler", "random", "testing",
     # the Tensor, autograd and gradient checks
     "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "gradcheck", "GradcheckError",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     # errors
     "CheckpointError", "DeviceError", "ShapeError",
     # dtypes and their aliases
@@ -145,14 +151,17 @@ __all__ = [
     "zeros", "zeros_like", "manual_seed", "multinomial", "rand", "randint", "randn",
     "Generator", "default_generator", "normal", "randperm",
     # elementwise
-    "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "exp", "floor", "floor_divide", "fmod", "log",
-    "mul", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin", "sqrt", "sub", "tan", "tanh", "trunc",
+    "abs", "add", "ceil", "clamp", "clip", "copysign", "cos", "div", "exp", "exp2", "floor", "floor_divide", "fmod",
+    "log", "log2", "log10", "mul", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin", "sqrt", "sub", "tan",
+    "tanh", "trunc",
     # comparisons, selection and masking
     "allclose", "isclose", "amax", "amin", "argmax", "argmin", "argsort", "max", "maximum", "min", "minimum",
     "sort", "topk", "masked_fill", "where",
     # reductions and scans
     "all", "any", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "logsumexp", "mean", "prod", "std",
     "std_mean", "sum", "var", "var_mean",
+    # counting values (no gradient)
+    "histc", "histogram",
     # softmax and matmul
     "log_softmax", "softmax", "einsum", "matmul",
     # shape and indexing

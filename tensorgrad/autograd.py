@@ -18,6 +18,8 @@ The engine, not each op, does the work every op shares:
 - releasing: each node's saved arrays are dropped as soon as its backward ran;
 - checking: a saved array that an in-place write changed after the forward pass
   (x[0] = 1, x += 1, opt.step()) makes backward raise instead of using the new values.
+- anomaly mode (tg.autograd.detect_anomaly, anomaly.py): while on, each node keeps the traceback
+  of the user's line that made it, and a NaN gradient raises naming the op and that line.
 
 Version counters (as PyTorch's): every tensor has one, a one-element list shared with
 its views (an op whose output array is a view of an input's shares that input's list);
@@ -54,7 +56,8 @@ from __future__ import annotations
 
 import functools
 
-from . import backend
+from . import anomaly, backend
+from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
 
 _grad_enabled = True
 _profiler = None  # the running tg.profiler.profile, if any (it sets and clears this itself)
@@ -173,7 +176,7 @@ def on_subclass(hook):
 class Function:
     """One differentiable op: forward and backward side by side (see module docstring)."""
 
-    __slots__ = ("xp", "parents", "saved", "versions")
+    __slots__ = ("xp", "parents", "saved", "versions", "stack")  # stack: set in anomaly mode only
 
     def __init__(self, xp):
         self.xp = xp  # the array namespace of the inputs' device
@@ -250,6 +253,8 @@ class Function:
             result._ctx = ctx
             if ctx.saved:
                 ctx.versions = _saved_versions(ctx.saved, args, result)
+            if anomaly.enabled:  # detect_anomaly: where the user's code made this node (anomaly.py)
+                ctx.stack = anomaly.forward_stack()
         return result
 
 
@@ -462,6 +467,8 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
         in_grads = ctx.backward(g) if _profiler is None else _profiler._op(ctx, "backward", ctx.backward, g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
+        if anomaly.enabled:  # detect_anomaly: a NaN gradient raises, naming the op and its forward line
+            anomaly.check_gradients(ctx, in_grads)
         for p, pg in zip(ctx.parents, in_grads):
             if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
                 continue

@@ -4,6 +4,7 @@ spellings of Tensor methods (tg.exp(x) == x.exp())."""
 from __future__ import annotations
 
 import builtins  # the module defines max, min, all, ... as PyTorch does; the built-ins stay reachable
+import collections
 
 from . import backend
 from .backend import ShapeError
@@ -11,7 +12,7 @@ from .ops.einsum import Einsum
 from .ops.masking import Where
 from .ops.shape import Cat, Stack
 from .tensor import Tensor
-from .tensor_methods.common import broadcast_shapes, normalize_dim
+from .tensor_methods.common import accepts_keepdims, broadcast_shapes, normalize_dim
 
 
 def _same_kind(tensors, op):
@@ -73,6 +74,18 @@ def log(x: Tensor) -> Tensor:
     return x.log()
 
 
+def exp2(x: Tensor) -> Tensor:
+    return x.exp2()
+
+
+def log2(x: Tensor) -> Tensor:
+    return x.log2()
+
+
+def log10(x: Tensor) -> Tensor:
+    return x.log10()
+
+
 def sqrt(x: Tensor) -> Tensor:
     return x.sqrt()
 
@@ -85,10 +98,12 @@ def relu(x: Tensor) -> Tensor:
     return x.relu()
 
 
+@accepts_keepdims
 def sum(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
     return x.sum(dim, keepdim, dtype=dtype, axis=axis)
 
 
+@accepts_keepdims
 def mean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
     return x.mean(dim, keepdim, dtype=dtype, axis=axis)
 
@@ -221,6 +236,8 @@ def einsum(equation: str, *operands) -> Tensor:
         if c not in sizes or output.count(c) > 1:
             raise ValueError(f"einsum: output label {c!r} of {equation!r} must appear once and in an input")
     return Einsum.apply(*operands, terms=tuple(spelled), output=output)
+
+
 # ---------------------------------------------------------------- selection (Tensor methods as functions)
 def topk(x: Tensor, k, dim=-1, largest=True, sorted=True):  # noqa: A002 (PyTorch's name)
     return x.topk(k, dim, largest, sorted)
@@ -234,26 +251,32 @@ def argsort(x: Tensor, dim=-1, descending=False, *, stable=False) -> Tensor:
     return x.argsort(dim, descending, stable=stable)
 
 
+@accepts_keepdims
 def max(x: Tensor, dim=None, keepdim=False, *, axis=None):  # noqa: A001 (PyTorch's name)
     return x.max(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def min(x: Tensor, dim=None, keepdim=False, *, axis=None):  # noqa: A001 (PyTorch's name)
     return x.min(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def amax(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
     return x.amax(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def amin(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
     return x.amin(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def argmax(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
     return x.argmax(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def argmin(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
     return x.argmin(dim, keepdim, axis=axis)
 
@@ -358,36 +381,44 @@ def floor_divide(input: Tensor, other) -> Tensor:
 
 
 # ---------------------------------------------------------------- reductions and scans as functions
+@accepts_keepdims
 def var(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None) -> Tensor:
     return x.var(dim, unbiased, keepdim, correction, axis=axis)
 
 
+@accepts_keepdims
 def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None) -> Tensor:
     return x.std(dim, unbiased, keepdim, correction, axis=axis)
 
 
+@accepts_keepdims
 def var_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     """(variance, mean), as torch.var_mean."""
     return x.var(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def std_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     """(standard deviation, mean), as torch.std_mean."""
     return x.std(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def prod(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
     return x.prod(dim, keepdim, dtype=dtype, axis=axis)
 
 
+@accepts_keepdims
 def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:
     return x.logsumexp(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def all(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
     return x.all(dim, keepdim, axis=axis)
 
 
+@accepts_keepdims
 def any(x: Tensor, dim=None, keepdim=False, *, axis=None) -> Tensor:  # noqa: A001 (PyTorch's name)
     return x.any(dim, keepdim, axis=axis)
 
@@ -419,3 +450,81 @@ def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=Fals
 
 def allclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return input.allclose(other, rtol, atol, equal_nan)
+
+
+# ---------------------------------------------------------------- counting values (no gradient, as in PyTorch)
+HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def _count(x: Tensor, edges, weight, op: str):
+    """Counts (or summed weights) of the values of x in the bins between `edges` (an array of
+    x's dtype): bin i holds edges[i] <= v < edges[i+1], the last bin also its right edge; values
+    outside are not counted.  Runs on x's device (xp.histogram), never recorded in a graph."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: pass a floating-point tensor')
+    xp = backend.namespace(x.device)
+    w = None if weight is None else weight._data.reshape(-1)
+    counts, _ = xp.histogram(x._data.reshape(-1), bins=edges, weights=w)
+    return counts.astype(x.dtype, copy=False)
+
+
+def _value_range(x: Tensor, lo, hi, widen: float):
+    """(lo, hi) as given, else the data's min and max (0 and 1 for no data); an empty range is
+    widened by `widen` on each side, as PyTorch does (0.5 for histogram, 1 for histc)."""
+    if lo is None:
+        lo, hi = (0.0, 1.0) if x.numel() == 0 else (float(x._data.min()), float(x._data.max()))
+    lo, hi = builtins.float(lo), builtins.float(hi)
+    return (lo - widen, hi + widen) if lo == hi else (lo, hi)
+
+
+def histogram(input: Tensor, bins, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's name)
+    """(hist, bin_edges), as torch.histogram: `bins` equal-width bins over `range` (default: the
+    data's min to max) or the given 1-d tensor of increasing edges; `weight` sums weights instead
+    of counting; `density` divides by the total and the bin widths so the histogram integrates to 1."""
+    xp = backend.namespace(input.device)
+    if isinstance(bins, Tensor):
+        edges = bins._data.astype(input.dtype, copy=False)
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        lo, hi = range if range is not None else (None, None)
+        if lo is not None and lo > hi:
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension 0"
+            )
+        lo, hi = _value_range(input, lo, hi, 0.5)
+        edges = xp.linspace(lo, hi, bins + 1).astype(input.dtype)
+    hist = _count(input, edges, weight, "histogram")
+    if density:
+        hist = hist / (hist.sum() * xp.diff(edges))
+    return HistogramResult(input._make(hist, input.device, False), input._make(edges, input.device, False))
+
+
+def histc(input: Tensor, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTorch's names)
+    """Counts in `bins` equal-width bins from min to max, as torch.histc; min == max (the default
+    0, 0) takes the data's min and max instead.  A float tensor of the input's dtype."""
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    lo, hi = (None, None) if min == max else (min, max)
+    lo, hi = _value_range(input, lo, hi, 1.0)
+    edges = backend.namespace(input.device).linspace(lo, hi, bins + 1).astype(input.dtype)
+    return input._make(_count(input, edges, None, "histogram_cpu"), input.device, False)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """F.one_hot: an int64 tensor of shape tensor.shape + (num_classes,), 1 at each class index;
+    num_classes=-1 takes the largest index + 1.  Not differentiable (integer in, integer out)."""
+    if tensor.dtype != backend.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    xp = backend.namespace(tensor.device)
+    ids = tensor._data
+    if ids.size == 0 and num_classes <= 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if num_classes == -1:
+        num_classes = int(ids.max()) + 1
+    if ids.size and int(ids.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if ids.size and int(ids.max()) >= num_classes or num_classes < -1:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (ids[..., None] == xp.arange(builtins.max(num_classes, 0))).astype(backend.int64)
+    return tensor._make(out, tensor.device, False)

@@ -98,6 +98,10 @@ class Tensor(
     def numel(self) -> int:
         return int(math.prod(self.shape))
 
+    def nelement(self) -> int:
+        """The number of elements: numel's other name, as in PyTorch."""
+        return self.numel()
+
     def is_floating_point(self) -> bool:
         return backend.is_floating(self.dtype)
 
@@ -191,8 +195,17 @@ class Tensor(
         return int(self.item())
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        if self.ndim == 0:  # raised here, at iter(), not at the first next(): as PyTorch
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(t), plt.imshow(t): the data as a NumPy array, refused (as PyTorch's numpy())
+        for a tensor that requires grad, whose array would leave the graph unnoticed."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     # ------------------------------------------------------------------ dtype and device
     def to(self, *args, device=None, dtype=None) -> Tensor:
@@ -239,4 +252,3 @@ class Tensor(
     def _require_float(self, op: str):
         if not backend.is_floating(self.dtype):
             raise TypeError(f"{op}: expected a floating-point tensor, got dtype {self.dtype}")
-

@@ -285,6 +285,9 @@ OPS = [
     # ---- unary
     C("exp", [(3, 4)], lambda lib, x: x.exp()),
     C("log", [(3, 4)], lambda lib, x: x.log(), domain="positive"),
+    C("exp2", [(3, 4)], lambda lib, x: x.exp2()),
+    C("log2_fn", [(3, 4)], lambda lib, x: lib.log2(x), domain="positive"),
+    C("log10", [(3, 4)], lambda lib, x: x.log10(), domain="positive"),
     C("sqrt", [(3, 4)], lambda lib, x: x.sqrt(), domain="positive"),
     C("sin", [(3, 4)], lambda lib, x: x.sin()),
     C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),

@@ -1,6 +1,7 @@
 """tensorgrad.nn: the layer library, with torch.nn's names, signatures and state_dict keys."""
 
-from . import functional, init, utils
+# parallel: reachable as tg.nn.parallel after `import tensorgrad`, as torch.nn.parallel is
+from . import functional, init, parallel, utils  # noqa: F401
 from .activation import (
     CELU,
     ELU,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import backend
 from ..backend import ShapeError
 from ..creation import ones, tril
+from ..functions import one_hot  # noqa: F401 - F.one_hot, as torch.nn.functional.one_hot
 from ..ops.activation import CELU, ELU, Hardsigmoid, Hardtanh, LeakyReLU, Mish, SiLU, Softplus, Softsign
 from ..ops.attention import PackedSelfAttention, ScaledDotProductAttention
 from ..ops.conv import Conv2d, ConvTranspose2d

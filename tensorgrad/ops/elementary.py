@@ -1,7 +1,10 @@
-"""The elementary functions of one variable: exp, log, sqrt and the trigonometric functions,
+"""The elementary functions of one variable: exp, log (and their base-2 and base-10 forms), sqrt
+and the trigonometric functions,
 each with its derivative.  (tanh, also elementary, is with the activations.)"""
 
 from __future__ import annotations
+
+import math
 
 from ..autograd import Function
 
@@ -29,6 +32,43 @@ class Log(Function):
     def backward(self, g):
         (x,) = self.saved
         return g / x
+
+
+class Exp2(Function):
+    """z = 2^x = exp(x ln 2).   dz/dx = ln 2 * 2^x   =>   dx = g * z * ln 2 (the output is reused)."""
+
+    def forward(self, x):
+        z = self.xp.exp2(x)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        return g * z * math.log(2)
+
+
+class Log2(Function):
+    """z = log2(x) = ln(x) / ln 2.   dz/dx = 1 / (x ln 2)   =>   dx = g / (x ln 2)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.xp.log2(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g / (x * math.log(2))
+
+
+class Log10(Function):
+    """z = log10(x) = ln(x) / ln 10.   dz/dx = 1 / (x ln 10)   =>   dx = g / (x ln 10)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.xp.log10(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g / (x * math.log(10))
 
 
 class Sqrt(Function):

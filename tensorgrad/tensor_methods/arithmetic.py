@@ -8,7 +8,7 @@ from .. import backend
 from ..backend import ShapeError
 from ..ops.activation import GELU, ReLU, Sigmoid, Tanh
 from ..ops.arithmetic import Abs, Add, Clamp, Copysign, Div, Fmod, Mul, Neg, Piecewise, Pow, PowTensor, Remainder, Sub
-from ..ops.elementary import Cos, Exp, Log, Sin, Sqrt, Tan
+from ..ops.elementary import Cos, Exp, Exp2, Log, Log2, Log10, Sin, Sqrt, Tan
 from ..ops.matmul import MatMul
 from ..ops.selection import Maximum, Minimum
 from .common import TensorBase, broadcast_shapes
@@ -242,6 +242,15 @@ class ArithmeticMixin(TensorBase):
 
     def log(self):
         return Log.apply(self._floating("log"))
+
+    def exp2(self):
+        return Exp2.apply(self._floating("exp2"))
+
+    def log2(self):
+        return Log2.apply(self._floating("log2"))
+
+    def log10(self):
+        return Log10.apply(self._floating("log10"))
 
     def sqrt(self):
         return Sqrt.apply(self._floating("sqrt"))

@@ -3,6 +3,8 @@ the argument rules (broadcasting, dims, shapes) that their error messages speak 
 
 from __future__ import annotations
 
+import functools
+
 from ..autograd import TensorBase
 from ..backend import ShapeError
 
@@ -10,7 +12,23 @@ from ..backend import ShapeError
 # every Tensor.  The families cannot import tensor.py (it imports them), so they ask
 # `isinstance(x, TensorBase)` for "is x a Tensor", and make results through the op's `apply`,
 # `self._make` or `self._constant`.
-__all__ = ["TensorBase", "broadcast_shapes", "normalize_dim", "normalize_dims", "shape_arg"]
+__all__ = ["TensorBase", "accepts_keepdims", "broadcast_shapes", "normalize_dim", "normalize_dims", "shape_arg"]
+
+
+def accepts_keepdims(fn):
+    """Have the reduction `fn(..., keepdim=...)` also take NumPy's spelling `keepdims=`, as PyTorch's
+    argument parser does for every op with a `keepdim` (sum, mean, max, var, all, argmax, ...).
+    The one place the alias is read: the reductions and their tg.* functions are decorated with it."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "keepdims" in kwargs:
+            if "keepdim" in kwargs:
+                raise TypeError(f"{fn.__name__}() got both keepdim and keepdims; pass one")
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:

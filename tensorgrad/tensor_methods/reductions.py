@@ -10,7 +10,7 @@ from .. import backend
 from ..ops.reduce import Amax, Amin, Logsumexp, Mean, Prod, Std, Sum, Var
 from ..ops.scan import Cumprod, Cumsum, Logcumsumexp
 from ..ops.selection import TakeAlongDim, cumulative_extreme_indices, sort_indices
-from .common import TensorBase, normalize_dim, normalize_dims
+from .common import TensorBase, accepts_keepdims, normalize_dim, normalize_dims
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
@@ -40,15 +40,18 @@ class ReductionMixin(TensorBase):
             return self.long()
         return self
 
+    @accepts_keepdims
     def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
         x, dim = self._reduce_args(dim, axis, dtype, "sum")
         return Sum.apply(x, dim=normalize_dims(dim, self.ndim, "sum"), keepdim=keepdim)
 
+    @accepts_keepdims
     def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
         x, dim = self._reduce_args(dim, axis, dtype, "mean")
         x._require_float("mean")
         return Mean.apply(x, dim=normalize_dims(dim, self.ndim, "mean"), keepdim=keepdim)
 
+    @accepts_keepdims
     def var(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Variance; correction=1 (the default, unbiased) divides by N - 1."""
         dim = self._reduce_args(dim, axis, None, "var")[1]
@@ -57,6 +60,7 @@ class ReductionMixin(TensorBase):
             correction = 1 if unbiased is None or unbiased else 0
         return Var.apply(self, dim=normalize_dims(dim, self.ndim, "var"), correction=correction, keepdim=keepdim)
 
+    @accepts_keepdims
     def std(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Standard deviation; correction=1 (the default, unbiased) divides by N - 1."""
         dim = self._reduce_args(dim, axis, None, "std")[1]
@@ -65,6 +69,7 @@ class ReductionMixin(TensorBase):
             correction = 1 if unbiased is None or unbiased else 0
         return Std.apply(self, dim=normalize_dims(dim, self.ndim, "std"), correction=correction, keepdim=keepdim)
 
+    @accepts_keepdims
     def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
         """Product of all elements, or along one dim; zeros get their true gradient."""
         dim = self._reduce_args(dim, axis, None, "prod")[1]
@@ -73,6 +78,7 @@ class ReductionMixin(TensorBase):
             return Prod.apply(x, dim=None)
         return Prod.apply(x, dim=normalize_dim(dim, self.ndim, "prod") if self.ndim else None, keepdim=keepdim)
 
+    @accepts_keepdims
     def logsumexp(self, dim=None, keepdim=False, *, axis=None):
         dim = self._reduce_args(dim, axis, None, "logsumexp")[1]
         x = self._floating("logsumexp")
@@ -84,18 +90,22 @@ class ReductionMixin(TensorBase):
         out = getattr(self._data != 0, op)(axis=axes, keepdims=keepdim)
         return self._make(backend.ensure_array(backend.namespace(self.device), out), self.device, False)
 
+    @accepts_keepdims
     def all(self, dim=None, keepdim=False, *, axis=None):
         """True where every element (along dim) is nonzero; a bool tensor without gradient."""
         return self._logical_reduce(dim, keepdim, axis, "all")
 
+    @accepts_keepdims
     def any(self, dim=None, keepdim=False, *, axis=None):
         return self._logical_reduce(dim, keepdim, axis, "any")
 
     # --------------------------------------- max and min, and their indices (ops/reduce.py, ops/selection.py)
+    @accepts_keepdims
     def amax(self, dim=None, keepdim=False, *, axis=None):
         dim = self._reduce_args(dim, axis, None, "amax")[1]
         return Amax.apply(self, dim=normalize_dims(dim, self.ndim, "amax"), keepdim=keepdim)
 
+    @accepts_keepdims
     def max(self, dim=None, keepdim=False, *, axis=None):
         """max() -> the largest value (ties share the gradient); max(dim) -> (values, indices), the
         gradient going to the returned index; max(other) -> maximum(other).  As in PyTorch."""
@@ -106,6 +116,7 @@ class ReductionMixin(TensorBase):
             return self.amax()
         return MaxResult(*self._extreme(dim, keepdim, largest=True, op="max"))
 
+    @accepts_keepdims
     def argmax(self, dim=None, keepdim=False, *, axis=None):
         dim = self._reduce_args(dim, axis, None, "argmax")[1]
         if dim is None:
@@ -115,10 +126,12 @@ class ReductionMixin(TensorBase):
         out = backend.ensure_array(backend.namespace(self.device), out).astype(backend.int64, copy=False)
         return self._make(out, self.device, False)
 
+    @accepts_keepdims
     def amin(self, dim=None, keepdim=False, *, axis=None):
         dim = self._reduce_args(dim, axis, None, "amin")[1]
         return Amin.apply(self, dim=normalize_dims(dim, self.ndim, "amin"), keepdim=keepdim)
 
+    @accepts_keepdims
     def min(self, dim=None, keepdim=False, *, axis=None):
         """min() -> the smallest value; min(dim) -> (values, indices); min(other) -> minimum(other)."""
         if isinstance(dim, TensorBase):
@@ -128,6 +141,7 @@ class ReductionMixin(TensorBase):
             return self.amin()
         return MinResult(*self._extreme(dim, keepdim, largest=False, op="min"))
 
+    @accepts_keepdims
     def argmin(self, dim=None, keepdim=False, *, axis=None):
         dim = self._reduce_args(dim, axis, None, "argmin")[1]
         if dim is None:

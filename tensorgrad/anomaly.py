@@ -1,0 +1,119 @@
+"""Anomaly mode (torch.autograd.detect_anomaly): find the op whose backward made a NaN, and the
+line of your code that created that op.
+
+While it is on (`with tg.autograd.detect_anomaly():` or `tg.autograd.set_detect_anomaly(True)`):
+- forward: `Function.apply` keeps, on each node it records, the traceback of the call that made
+  it (`forward_stack`: the user's frames, tensorgrad's own trimmed away);
+- backward: `run_backward` hands each node's gradients to `check_gradients`, which, when one
+  holds a NaN, warns with that node's forward traceback and raises PyTorch's
+  "Function 'SqrtBackward0' returned nan values in its 0th output." (as PyTorch: NaN only; an
+  inf gradient passes, since inf is often a true value).
+
+When it is off, the engine reads one module attribute (`anomaly.enabled`) per op and does nothing
+more.  The engine imports this module; it imports nothing of tensorgrad.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+import warnings
+
+enabled = False  # read by Function.apply and run_backward: record stacks / check gradients
+check_nan = True  # with enabled: raise on a NaN gradient (False: record the stacks only)
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def is_anomaly_enabled() -> bool:
+    return enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return check_nan
+
+
+class set_detect_anomaly:
+    """Turn anomaly mode on or off: as a call (`set_detect_anomaly(True)`, lasting until turned off)
+    or as a context manager (`with set_detect_anomaly(True):`, the previous mode restored after)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled())
+        _set(mode, check_nan)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _set(*self.prev)
+        return False
+
+
+class detect_anomaly:
+    """`with detect_anomaly():` or `@detect_anomaly()`: anomaly mode inside, the previous mode after.
+    Warns on entry, as PyTorch does, since every op then records its traceback."""
+
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+            "enabled for debugging.",
+            stacklevel=2,
+        )
+
+    def __enter__(self):
+        self.prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled())
+        _set(True, self.check_nan)
+
+    def __exit__(self, *exc):
+        _set(*self.prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def _set(mode, nan):
+    global enabled, check_nan
+    enabled, check_nan = bool(mode), bool(nan)
+
+
+def forward_stack():
+    """The traceback of the current call, without tensorgrad's own frames: where the user made the op."""
+    stack = traceback.extract_stack()
+    return traceback.StackSummary.from_list([f for f in stack if not f.filename.startswith(_PACKAGE)])
+
+
+def backward_name(ctx) -> str:
+    """PyTorch's name of a node's backward: SqrtBackward0 (a fused kernel goes by the op it replaces)."""
+    return getattr(type(ctx), "replaces", type(ctx)).__name__ + "Backward0"
+
+
+def check_gradients(ctx, in_grads):
+    """Raise if one of the gradients a node's backward returned holds a NaN, first warning with the
+    traceback of the forward call that made the node (as PyTorch's anomaly mode)."""
+    if not check_nan:
+        return
+    for i, g in enumerate(in_grads):
+        if g is not None and bool(ctx.xp.isnan(g).any()):
+            name = backward_name(ctx)
+            stack = getattr(ctx, "stack", None)
+            where = "".join(stack.format()) if stack else "  (not recorded: the op ran before anomaly mode was on)\n"
+            message = f"Error detected in {name}. Traceback of forward call that caused the error:\n{where}"
+            warnings.warn(message, stacklevel=_user_level())
+            raise RuntimeError(f"Function '{name}' returned nan values in its {i}th output.")
+
+
+def _user_level() -> int:
+    """The stacklevel of the first caller outside tensorgrad (the user's `loss.backward()`)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    return level
