@@ -47,7 +47,9 @@ class InplaceMixin(TensorBase):
     # An in-place op writes into this tensor's storage (which its views share) and bumps the
     # version counter; backward then refuses arrays saved before the write (autograd.py).
     # In the graph it is recorded (module docstring); `_write` is the one path every op takes.
-    __slots__ = ()
+    # _view_of: (base, index) of a basic-index view taken outside the graph (set by __getitem__;
+    # unset otherwise), so that a recorded write into it (out[i] += v) is recorded on its base too.
+    __slots__ = ("_view_of",)
 
     def _check_inplace(self, op: str, *values) -> bool:
         """PyTorch's rules, checked before anything is written: whether the write is recorded."""
@@ -65,15 +67,12 @@ class InplaceMixin(TensorBase):
         ctx = cls(backend.namespace(self.device))
         ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
         arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
-        if record:  # a value sharing self's storage (y *= y) would be overwritten before backward reads it
-            arrays = [a.copy() if backend.is_array(a) and backend.storage_of(a) is backend.storage_of(self._data)
-                      else a for a in arrays]  # fmt: skip
         ctx.forward(self._data, *arrays, **params)
+        if record and ctx.saved:  # versions before this write's: a saved value sharing self's storage
+            ctx.versions = autograd._saved_versions(ctx.saved, ctx.parents, self)  # (y *= y) raises, as in PyTorch
         self._bump_version()
         if record:
             ctx.parents = (rebase_history(self, ctx), *args)
-            if ctx.saved:
-                ctx.versions = autograd._saved_versions(ctx.saved, ctx.parents, self)
             if view is not None:
                 self._write_through(*view)
         return self
@@ -83,6 +82,12 @@ class InplaceMixin(TensorBase):
         recorded on the base), None when self is not a view; raises for the views not supported."""
         ctx = self._ctx
         if ctx is None:
+            base, index = getattr(self, "_view_of", None) or (None, None)
+            if base is not None and base._counter is self._counter and base._ctx is None:
+                if getattr(base._data, "base", None) is not None:
+                    raise RuntimeError(f"{op}: an in-place write of a value that requires grad into a view of a "
+                                       "view outside the graph is not supported; index the base once")  # fmt: skip
+                return base, index
             if getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
                 raise RuntimeError(
                     f"{op}: an in-place write of a value that requires grad into a view of a tensor outside the "
