@@ -60,6 +60,7 @@ from . import anomaly, backend
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
 
 _grad_enabled = True
+_inplace_epoch = 0  # how many in-place writes have been recorded in the graph (rebase_history); 0: none yet
 _profiler = None  # the running tg.profiler.profile, if any (it sets and clears this itself)
 
 
@@ -176,13 +177,14 @@ def on_subclass(hook):
 class Function:
     """One differentiable op: forward and backward side by side (see module docstring)."""
 
-    __slots__ = ("xp", "parents", "saved", "versions", "stack")  # stack: set in anomaly mode only
+    __slots__ = ("xp", "parents", "saved", "versions", "epoch", "stack")  # stack: set in anomaly mode only
 
     def __init__(self, xp):
         self.xp = xp  # the array namespace of the inputs' device
         self.parents = None  # the input Tensors (None for non-tensor args), set by apply
         self.saved = None
         self.versions = None  # (counter, version) of each tensor whose storage a saved array is
+        self.epoch = _inplace_epoch  # recorded in-place writes before this node (see rebase_history)
 
     def __init_subclass__(cls, **kwargs):
         """Runs the hooks registered with `on_subclass` (custom_function.py's adapts PyTorch's
@@ -361,6 +363,71 @@ def _check_versions(ctx, output):
             )
 
 
+# --------------------------------------------------------------------------- in-place ops in the graph
+def rebase_history(tensor, node, previous=None, view=False):
+    """Make `node`, an in-place op that just wrote into `tensor`'s storage, the tensor's history
+    (PyTorch's rebase_history): the same tensor object now stands for the new values.
+
+    The graph still needs the version before the write (the node's own input, and the input of
+    every node made earlier from this tensor): it becomes `node.previous`, an alias object holding
+    the old `_ctx` and `requires_grad` (the storage, now overwritten, is shared; the version counter
+    keeps any node that saved the old values from using them).  The write gets a stamp, the
+    number of recorded writes so far; the stamp is also appended to the storage's counter
+    (`counter[1:]`), so that a view taken before the write can be told apart (`parents_seen`).
+    Returns the alias, to use as the node's first parent (or `previous`, when the caller made it).
+    view=True: `node` writes nothing, it re-derives a view (x[i]) from its rebased base."""
+    global _inplace_epoch
+    if previous is None:
+        previous = type(tensor)._make(tensor._data, tensor.device, tensor._requires_grad)
+        previous._ctx = tensor._ctx
+        previous._counter = tensor._counter
+    _inplace_epoch += 1
+    node.previous = previous
+    node.stamp = _inplace_epoch
+    node.rederived_view = view
+    if not view:
+        tensor._counter.append(_inplace_epoch)
+    tensor._ctx = node
+    tensor._requires_grad = True
+    return previous
+
+
+def parents_seen(ctx):
+    """ctx's inputs in the versions ctx read (only called once an in-place write was recorded).
+
+    Nodes keep tensor objects, and a recorded in-place write rebinds its tensor to a new node;
+    a node made before the write (ctx.epoch < the write's stamp) read the version before it, so
+    the chain of `previous` versions is walked back to that one.  And a view of a tensor (x[0],
+    x.T) made before a recorded write to the storage they share, then read after it, would pair
+    the new values with the old history: that raises instead of giving a wrong gradient."""
+    out = []
+    for p in ctx.parents:
+        if isinstance(p, TensorBase):
+            node = p._ctx
+            while node is not None and getattr(node, "stamp", 0) > ctx.epoch:
+                p = node.previous
+                node = p._ctx
+            counter = p._counter
+            if len(counter) > 1 and node is not None and _is_view(node, counter):
+                born = getattr(node, "stamp", node.epoch)
+                if any(born < s <= ctx.epoch for s in counter[1:]):
+                    raise RuntimeError(
+                        f"a view made by {type(node).__name__}Backward was used by {type(ctx).__name__}Backward "
+                        "after an in-place operation recorded in the graph wrote into the tensor it views; its "
+                        "history does not include that write. Take the view again after the write (or clone it)."
+                    )
+        out.append(p)
+    return out
+
+
+def _is_view(node, counter) -> bool:
+    """Whether `node` made a view: an output sharing the storage (`counter`) of one of its inputs
+    (an in-place write's node shares its previous version's storage but is not one)."""
+    if hasattr(node, "stamp"):
+        return node.rederived_view
+    return node.parents is not None and any(isinstance(q, TensorBase) and q._counter is counter for q in node.parents)
+
+
 def unbroadcast(grad, shape):
     """Sum a gradient shaped like a broadcast result back to an input's `shape`.
 
@@ -400,7 +467,7 @@ def _topological_order(roots):
                     "Trying to backward through the graph a second time: its saved arrays were "
                     "released after the first backward. Use backward(retain_graph=True) the first time."
                 )
-            for p in ctx.parents:
+            for p in ctx.parents if not _inplace_epoch else parents_seen(ctx):
                 if p is not None and getattr(p, "_requires_grad", False) and id(p) not in expanded:
                     stack.append((p, False))
     return order
@@ -469,7 +536,7 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
             in_grads = (in_grads,)
         if anomaly.enabled:  # detect_anomaly: a NaN gradient raises, naming the op and its forward line
             anomaly.check_gradients(ctx, in_grads)
-        for p, pg in zip(ctx.parents, in_grads):
+        for p, pg in zip(ctx.parents if not _inplace_epoch else parents_seen(ctx), in_grads):
             if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
                 continue
             pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars

@@ -65,6 +65,63 @@ TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) log
 POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
 
 
+# In-place cases (ops/inplace.py): each writes into `x * 1`, a non-leaf (a leaf that requires grad
+# may not be written in grad mode), so the write is a node of the graph between x and the output.
+IDX_SET = np.array([2, 0])  # distinct rows of a (3, 4) input (with a repeat the last write wins: no gradcheck)
+
+
+def iadd(lib, x, b):
+    y = x * 1
+    y += b
+    return y
+
+
+def isub_alpha(lib, x, b):
+    return (x * 1).sub_(b, alpha=2)
+
+
+def imul(lib, x, b):
+    y = x * 1
+    y *= b
+    return y
+
+
+def idiv(lib, x, b):
+    y = x * 1
+    y /= b
+    return y
+
+
+def clamp_tensors(lib, x, lo, hi):
+    return (x * 1).clamp_(lo - 1, hi + 1)
+
+
+def setitem_row(lib, x, b):
+    y = x * 1
+    y[1] = b
+    return y
+
+
+def setitem_rows(lib, x, b):
+    y = x * 1
+    y[const(lib, x, IDX_SET)] = b
+    return y
+
+
+def iadd_through_view(lib, x, b):
+    y = x * 1
+    y[:, 1] += b
+    y[2].mul_(b[0])
+    return y
+
+
+def copy_fill_mask(lib, x, b):
+    y = x * 1
+    y[:2].copy_(b)
+    y[2].fill_(b[1, 0])
+    return y.masked_fill_(const(lib, x, MASK_34), 0.5)
+
+
 def sigmoid(x):
     """1 / (1 + exp(-x)), spelled with ops both libraries have: BCE inputs and targets in (0, 1)."""
     return 1 / (1 + (-x).exp())
@@ -319,6 +376,18 @@ OPS = [
     C("repeat_interleave", [(2, 3)], lambda lib, x: x.repeat_interleave(2, dim=1)),
     C("repeat_interleave_tensor", [(3, 2)], lambda lib, x: x.repeat_interleave(const(lib, x, REPEATS_3), dim=0)),
     C("repeat_interleave_flat", [(2, 3)], lambda lib, x: lib.repeat_interleave(x, 2)),
+    # ================================================================ ops/inplace.py
+    # In-place ops recorded in the graph; clamp's bounds and the division's divisor are away from
+    # the inputs (kinks and poles further than eps=1e-6).
+    C("iadd_", [(3, 4), (4,)], iadd),
+    C("sub_alpha_", [(3, 4), (3, 1)], isub_alpha),
+    C("imul_", [(3, 4), (3, 4)], imul),
+    C("idiv_", [(3, 4), (4,)], idiv, domain="nonzero"),
+    C("clamp_tensors_", [(3, 4), (4,), (3, 4)], clamp_tensors),
+    C("setitem_row", [(3, 4), (4,)], setitem_row),
+    C("setitem_rows", [(3, 4), (2, 4)], setitem_rows),
+    C("iadd_mul_through_views", [(3, 4), (3,)], iadd_through_view),
+    C("copy_fill_masked_fill_", [(3, 4), (2, 4)], copy_fill_mask),
     # ================================================================ ops/layernorm.py
     C("layer_norm", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (4,))),
     C("layer_norm_affine", [(2, 3, 4), (4,), (4,)], lambda lib, x, w, b: F(lib).layer_norm(x, (4,), w, b)),

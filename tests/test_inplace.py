@@ -164,23 +164,43 @@ def test_inplace_on_a_leaf_that_requires_grad(name, write):
 
 
 @pytest.mark.parametrize("name,write", INPLACE, ids=[n for n, _ in INPLACE])
-def test_inplace_inside_the_graph_is_refused_not_recorded_wrongly(name, write):
-    h = vec(1, 2, 3, requires_grad=True) * 2  # a non-leaf of the graph
-    with pytest.raises(RuntimeError, match=r"in-place operations inside the autograd graph are not supported"):
-        write(h)
-    assert h._version == 0
-
-
-def test_writing_a_value_that_requires_grad_into_a_plain_tensor_is_refused():
-    # PyTorch would record it; silently dropping w's gradient would be wrong, so it raises
+def test_inplace_inside_the_graph_is_recorded_as_in_torch(name, write):
+    # issue 20: an in-place op on a non-leaf that requires grad is a node of the graph, as in PyTorch
+    torch = pytest.importorskip("torch")
     w = vec(1, 2, 3, requires_grad=True)
-    out = tg.zeros(3, dtype=tg.float64)
-    for write in (lambda: out.__setitem__(0, w[0]), lambda: out.add_(w), lambda: out.copy_(w)):
-        with pytest.raises(RuntimeError, match="inside the autograd graph"):
-            write()
+    h = w * 2  # a non-leaf of the graph
+    out = write(h)
+    assert (out is None or out is h) and h._version == 1 and not h.is_leaf and h.grad_fn is not None
+    (h * vec(1, -2, 3)).sum().backward()
+    tw = torch.tensor([1.0, 2, 3], dtype=torch.float64, requires_grad=True)
+    th = tw * 2
+    f64 = torch.float64
+    torch_write = {"sub_": lambda t: t.sub_(torch.ones(3, dtype=f64), alpha=2),
+                   "copy_": lambda t: t.copy_(torch.tensor([4.0, 5, 6], dtype=f64))}.get(name, write)  # fmt: skip
+    torch_write(th)
+    (th * torch.tensor([1.0, -2, 3], dtype=torch.float64)).sum().backward()
+    if name not in ("normal_", "uniform_"):  # random values: only the gradient (zero) is compared
+        np.testing.assert_array_equal(h.detach().numpy(), th.detach().numpy())
+    np.testing.assert_array_equal(w.grad.numpy(), tw.grad.numpy())  # the same float64 ops: exact
+
+
+def test_writing_a_value_that_requires_grad_into_a_plain_tensor_is_recorded():
+    # issue 20: PyTorch records it, and the value's gradient flows (it used to raise here)
+    w = vec(1, 2, 3, requires_grad=True)
+    weights = vec(1, -2, 3)
+    expected = {"setitem": [1, 0, 0], "add_": [1, -2, 3], "copy_": [1, -2, 3]}  # d(sum(out * weights))/dw
+    for name, write in (("setitem", lambda o: o.__setitem__(0, w[0])), ("add_", lambda o: o.add_(w)),
+                        ("copy_", lambda o: o.copy_(w))):  # fmt: skip
+        w.grad = None
+        out = tg.zeros(3, dtype=tg.float64)
+        write(out)
+        assert out.requires_grad and not out.is_leaf
+        (out * weights).sum().backward()
+        np.testing.assert_array_equal(w.grad.numpy(), expected[name])
     with tg.no_grad():
+        out = tg.zeros(3, dtype=tg.float64)
         out.copy_(w)
-    assert out.numpy().tolist() == [1, 2, 3]
+    assert out.numpy().tolist() == [1, 2, 3] and not out.requires_grad
 
 
 def test_inplace_operators_write_the_storage_not_a_new_tensor(device):

@@ -64,7 +64,10 @@ class IndexingMixin(TensorBase):
                         rest.append(it)
                 selected = Index.apply(self, index=tuple(first), advanced=False)
                 return Index.apply(selected, index=tuple(rest), advanced=True)
-            return Index.apply(self, index=index, advanced=advanced)
+            out = Index.apply(self, index=index, advanced=advanced)
+            if out._ctx is None and not advanced:  # a view outside the graph: a recorded write needs its base
+                out._view_of = (self, index)
+            return out
         except IndexError as e:
             raise IndexError(f"index {index!r} is out of range for a tensor of shape {self.shape}: {e}") from None
 

@@ -1,13 +1,37 @@
 """Tensor methods, in place: writes into a tensor's storage (t += 1, t[i] = v, fill_, copy_,
 normal_, ...), each checked against PyTorch's rules and counted by the version counter.
-The other families make new tensors; these are the only methods that change one."""
+The other families make new tensors; these are the only methods that change one.
+
+In the graph, as in PyTorch: a write into a tensor that requires grad (out += bias, y[i] = v,
+y.mul_(2), y.clamp_(0, 1)), or of a value that requires grad (logits[i] = model(x[i]) into
+tg.zeros), is recorded.  Its node (ops/inplace.py, each backward derived there) writes the
+storage and becomes the tensor's history: the same Python object now stands for the new values,
+and the version before the write, an alias holding the old history, is the node's first parent
+(autograd.rebase_history; nodes made earlier from the tensor keep reading that version).
+- A leaf that requires grad may be written only under no_grad (optimizers, `p -= lr * p.grad`);
+  in grad mode that raises PyTorch's error.
+- A node that saved the old values (y = x.exp(); y += 1: exp saved y) raises at backward,
+  through the version counter, as in PyTorch.
+- Through a view, y[i] += v, y[a:b].mul_(2): a write into a basic-index view of a graph tensor
+  also records, on the base, "base[i] now holds the view's new values" (PyTorch's CopySlices),
+  and the view is re-derived from the new base.  Other views (reshape, transpose, a view of a
+  view, a view of a tensor outside the graph) refuse a recorded write with an error saying
+  what to write instead, and a view taken before a recorded write to its base and used after it
+  makes backward raise: never a wrong gradient.
+"""
 
 from __future__ import annotations
 
-from .. import backend
-from ..autograd import is_grad_enabled
+from .. import autograd, backend
+from ..autograd import is_grad_enabled, rebase_history
 from ..backend import ShapeError
+from ..ops.inplace import AddInplace, ClampInplace, DivInplace, MulInplace, SetItem
+from ..ops.shape import Index
 from .common import TensorBase, broadcast_shapes
+
+_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+_WRITES = {"add": (AddInplace, 1), "subtract": (AddInplace, -1), "multiply": (MulInplace, None),
+           "true_divide": (DivInplace, None)}  # fmt: skip
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # an in-place result may not climb this order
 
@@ -22,24 +46,88 @@ def _torch_name(dtype) -> str:
 class InplaceMixin(TensorBase):
     # An in-place op writes into this tensor's storage (which its views share) and bumps the
     # version counter; backward then refuses arrays saved before the write (autograd.py).
-    # PyTorch's rules: a leaf that requires grad may be written only under no_grad (how
-    # optimizers and manual updates, `p -= lr * p.grad`, run).  An in-place op inside the graph
-    # (on a result that requires grad, or writing a value that requires grad) is refused
-    # here rather than recorded: write it out of place (x = x + y).
-    __slots__ = ()
+    # In the graph it is recorded (module docstring); `_write` is the one path every op takes.
+    # _view_of: (base, index) of a basic-index view taken outside the graph (set by __getitem__;
+    # unset otherwise), so that a recorded write into it (out[i] += v) is recorded on its base too.
+    __slots__ = ("_view_of",)
 
-    def _check_inplace(self, op: str, *values):
-        """PyTorch's rules for an in-place op, checked before anything is written."""
+    def _check_inplace(self, op: str, *values) -> bool:
+        """PyTorch's rules, checked before anything is written: whether the write is recorded."""
         if not is_grad_enabled():
-            return
-        if self.requires_grad and self._ctx is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if self.requires_grad or any(isinstance(v, TensorBase) and v.requires_grad for v in values):
+            return False
+        if self._requires_grad and self._ctx is None:
+            raise RuntimeError(_LEAF)
+        return self._requires_grad or any(isinstance(v, TensorBase) and v._requires_grad for v in values)
+
+    def _write(self, op: str, cls, args, **params):
+        """Run the in-place op `cls` (ops/inplace.py) on self's storage with `args` (tensors or
+        numbers); record it in the graph when `_check_inplace` says so."""
+        record = self._check_inplace(op, *args)
+        view = self._viewed_for_write(op) if record else None
+        ctx = cls(backend.namespace(self.device))
+        ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
+        arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
+        ctx.forward(self._data, *arrays, **params)
+        if record and ctx.saved:  # versions before this write's: a saved value sharing self's storage
+            ctx.versions = autograd._saved_versions(ctx.saved, ctx.parents, self)  # (y *= y) raises, as in PyTorch
+        self._bump_version()
+        if record:
+            ctx.parents = (rebase_history(self, ctx), *args)
+            if view is not None:
+                self._write_through(*view)
+        return self
+
+    def _viewed_for_write(self, op: str):
+        """(base, index) when self is a basic-index view of a graph tensor (its write is also
+        recorded on the base), None when self is not a view; raises for the views not supported."""
+        ctx = self._ctx
+        if ctx is None:
+            base, index = getattr(self, "_view_of", None) or (None, None)
+            if base is not None and base._counter is self._counter and base._ctx is None:
+                if getattr(base._data, "base", None) is not None:
+                    raise RuntimeError(f"{op}: an in-place write of a value that requires grad into a view of a "
+                                       "view outside the graph is not supported; index the base once")  # fmt: skip
+                return base, index
+            if getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
+                raise RuntimeError(
+                    f"{op}: an in-place write of a value that requires grad into a view of a tensor outside the "
+                    "graph is not supported (the base would not record it); write into the base itself "
+                    "(base[i] = base[i] + v) or into a clone()"
+                )
+            return None
+        base = _base_of(self)
+        if base is None:
+            return None
+        if type(ctx) is not Index or ctx.saved is None or ctx.saved[3]:
             raise RuntimeError(
-                f"{op}: in-place operations inside the autograd graph are not supported (the tensor or the "
-                "value requires grad); write it out of place (x = x + y), or under tg.no_grad() if no gradient "
-                "should flow through it"
+                f"{op}: an in-place write into a view made by {type(ctx).__name__}Backward of a tensor in the graph "
+                "is not supported (only basic-index views, y[i] or y[a:b], are); write out of place, or into a clone()"
             )
+        if base._requires_grad and base._ctx is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if _base_of(base) is not None:
+            raise RuntimeError(f"{op}: an in-place write into a view of a view in the graph is not supported; "
+                               "index the base tensor once (y[i, j] instead of y[i][j])")  # fmt: skip
+        born = getattr(ctx, "stamp", ctx.epoch)
+        if any(s > born for s in self._counter[1:]) or base._ctx is not None and base._ctx.parents is None:
+            raise RuntimeError(f"{op}: this view was taken before an in-place write to its base recorded in the "
+                               "graph; take the view again after that write")  # fmt: skip
+        return base, ctx.saved[2]
+
+    def _write_through(self, base, index):
+        """After a recorded write into self, a basic-index view base[index]: record on the base that
+        base[index] now holds self's new values (a SetItem whose values are already in place), and
+        re-derive self as base[index] of the new base, so that both histories include the write."""
+        xp = backend.namespace(self.device)
+        written = self._make(self._data, self.device, True)  # self's version right after the write
+        written._ctx, written._counter = self._ctx, self._counter
+        put = SetItem(xp)
+        put.save_for_backward(index, self.ndim)
+        put.parents = (rebase_history(base, put), written)
+        view = Index(xp)  # made after the base's rebase: it reads the new base
+        view.save_for_backward(base.shape, base.dtype, index, False)
+        view.parents = (base,)
+        rebase_history(self, view, previous=written, view=True)
 
     @property
     def data(self):
@@ -64,27 +152,23 @@ class InplaceMixin(TensorBase):
         self._bump_version()
 
     def __setitem__(self, index, value):
-        """In-place write (losses[k] = loss.item()), outside the graph; bumps the version."""
-        self._check_inplace("setitem", value)
-        index, _ = self._index_arrays(index)
+        """y[index] = value, in place (ops/inplace.py's SetItem): recorded in the graph when y or
+        value requires grad (logits[i] = model(x[i])); bumps the version."""
+        index, _ = self._index_arrays(index, copy=True)
         if isinstance(value, TensorBase):
             if value.device != self.device:
                 raise backend.DeviceError(f"setitem: tensor on {self.device}, value on {value.device}")
-            value = value._data
         elif not isinstance(value, (bool, int, float)):
-            value = self._constant(value, dtype=self.dtype)._data
-        self._data[index] = value
-        self._bump_version()
+            value = self._constant(value, dtype=self.dtype)
+        self._write("setitem", SetItem, (value,), index=index)
 
     def _inplace_binary(self, other, ufunc: str, op: str):
         """self <- self (ufunc) other, in self's storage and dtype (other broadcasts to self)."""
-        self._check_inplace(op, other)
         if isinstance(other, TensorBase):
             if other.device != self.device:
                 raise backend.DeviceError(f"{op}: tensor on {self.device}, other on {other.device}")
-            b, dtype = other._data, backend.result_type(self.dtype, other.dtype)
+            dtype = backend.result_type(self.dtype, other.dtype)
         elif isinstance(other, (bool, int, float)):
-            b = other
             dtype = self.dtype if backend.is_floating(self.dtype) or not isinstance(other, float) else backend.float32
         else:
             return self._inplace_binary(self._constant(other), ufunc, op)
@@ -97,9 +181,8 @@ class InplaceMixin(TensorBase):
         if isinstance(other, TensorBase) and broadcast_shapes(op, self.shape, other.shape) != self.shape:
             raise ShapeError(f"{op}: output with shape {self.shape} doesn't match the broadcast shape "
                              f"{broadcast_shapes(op, self.shape, other.shape)}")  # fmt: skip
-        getattr(backend.namespace(self.device), ufunc)(self._data, b, out=self._data)
-        self._bump_version()
-        return self
+        cls, sign = _WRITES[ufunc]
+        return self._write(op, cls, (other,), **({} if sign is None else {"sign": sign}))
 
     def __iadd__(self, other):
         return self._inplace_binary(other, "add", "add_")
@@ -126,39 +209,41 @@ class InplaceMixin(TensorBase):
         return self._inplace_binary(other, "true_divide", "div_")
 
     def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's names
-        self._check_inplace("clamp_", min, max)
         if min is None and max is None:
             raise RuntimeError("clamp_: At least one of 'min' or 'max' must not be None")
-        lo, hi = (v._data if isinstance(v, TensorBase) else v for v in (min, max))
-        backend.namespace(self.device).clip(self._data, lo, hi, out=self._data)
-        self._bump_version()
-        return self
+        return self._write("clamp_", ClampInplace, (min, max))
 
     def fill_(self, value):
-        self._check_inplace("fill_", value)
-        if isinstance(value, TensorBase):
-            if value.ndim != 0:
-                raise RuntimeError(
-                    f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
-                )
-            value = value.item()
-        self._data[...] = value
-        self._bump_version()
-        return self
+        if isinstance(value, TensorBase) and value.ndim != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+            )
+        return self._write("fill_", SetItem, (value,), index=Ellipsis)
 
     def zero_(self):
         return self.fill_(0)
 
     def copy_(self, src):
         """Copy src's values in (broadcast to self's shape, cast to self's dtype, from any device)."""
-        self._check_inplace("copy_", src)
         if not isinstance(src, TensorBase):
             src = self._constant(src)
         if broadcast_shapes("copy_", self.shape, src.shape) != self.shape:
             raise ShapeError(f"copy_: the source of shape {src.shape} does not broadcast to {self.shape}")
-        self._data[...] = backend.to_device(src._data, self.device)
-        self._bump_version()
-        return self
+        if src.device != self.device:
+            src = src.to(self.device)  # recorded (ToDevice) when src requires grad
+        return self._write("copy_", SetItem, (src,), index=Ellipsis)
+
+    def masked_fill_(self, mask, value):
+        """value where mask (a bool tensor broadcastable to self) is True: SetItem at the mask."""
+        if not isinstance(mask, TensorBase) or mask.dtype != backend.bool_:
+            raise TypeError("masked_fill_: mask must be a bool tensor")
+        if broadcast_shapes("masked_fill_", self.shape, mask.shape) != self.shape:
+            raise ShapeError(f"masked_fill_: mask of shape {mask.shape} does not broadcast to {self.shape}")
+        if isinstance(value, TensorBase) and value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")  # fmt: skip
+        index = backend.namespace(self.device).broadcast_to(mask._data, self.shape).copy()
+        return self._write("masked_fill_", SetItem, (value,), index=index)
 
     def _draw_dtype(self, op: str):
         """The generators make float32 and float64; other float dtypes are drawn in float32 and cast."""
@@ -169,17 +254,22 @@ class InplaceMixin(TensorBase):
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill with samples of N(mean, std^2), from `generator` (a tg.Generator of this tensor's
         device) or the device's default generator (seeded by tg.manual_seed)."""
-        self._check_inplace("normal_")
+        self._check_inplace("normal_")  # a leaf that requires grad: PyTorch's error before drawing
         z = backend.generator_for(self.device, generator, "normal_").normal(self.shape, self._draw_dtype("normal_"))
-        self._data[...] = z * std + mean
-        self._bump_version()
-        return self
+        return self._write("normal_", SetItem, (z * std + mean,), index=Ellipsis)  # new values: dy_old = 0
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):
         """Fill with samples of U[from_, to), from `generator` (a tg.Generator of this tensor's
         device) or the device's default generator (seeded by tg.manual_seed)."""
         self._check_inplace("uniform_")
         u = backend.generator_for(self.device, generator, "uniform_").uniform(self.shape, self._draw_dtype("uniform_"))
-        self._data[...] = u * (to - from_) + from_
-        self._bump_version()
-        return self
+        return self._write("uniform_", SetItem, (u * (to - from_) + from_,), index=Ellipsis)
+
+
+def _base_of(t):
+    """The tensor `t` is a view of in the graph (its node's input sharing its storage), else None.
+    A node of an in-place write shares the storage with its previous version: not a view."""
+    ctx = t._ctx
+    if ctx is None or ctx.parents is None or (hasattr(ctx, "stamp") and type(ctx) is not Index):
+        return None
+    return next((p for p in ctx.parents if isinstance(p, TensorBase) and p._counter is t._counter), None)

@@ -1,0 +1,122 @@
+"""In-place ops as nodes of the graph: y += b, y *= s, y /= s, y.clamp_(lo, hi), and every write of
+values (y[index] = v, copy_, fill_, zero_, masked_fill_, normal_ / uniform_ on a graph tensor).
+
+Each forward writes into its first argument, the target's storage, and returns it; the engine's
+`rebase_history` then makes the node the target's history (tensor_methods/inplace.py drives it).
+The node's first parent is the target's version *before* the write, y_old; its backward returns
+the gradient for y_old and for each other input, as any op's does.  What the storage held before
+the write is gone, so an op whose backward needs y_old's values keeps a copy, and only when
+that gradient is wanted (PyTorch's rule for the original self of an in-place op).
+"""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+class AddInplace(Function):
+    """y_new = y_old + sign * b   (y += b: sign 1; y -= b: sign -1), in y's storage and dtype.
+
+    dy_old = g,  db = sign * g   (summed back to b's shape by the engine: the adjoint of broadcast).
+    """
+
+    def forward(self, y, b, sign):
+        self.save_for_backward(sign)
+        (self.xp.add if sign == 1 else self.xp.subtract)(y, b, out=y)
+        return y
+
+    def backward(self, g):
+        (sign,) = self.saved
+        return g, (g if sign == 1 else -g) if self.needs_grad(1) else None
+
+
+class MulInplace(Function):
+    """y_new = y_old * s.   dy_old = g * s,   ds = g * y_old.
+
+    s is saved as it is (a tensor's array: the version counter catches a later write to it);
+    y_old is overwritten by the op itself, so its values are copied first, when ds is wanted.
+    """
+
+    def forward(self, y, s):
+        self.save_for_backward(s, y.copy() if self.needs_grad(1) else None)
+        self.xp.multiply(y, s, out=y)
+        return y
+
+    def backward(self, g):
+        s, y_old = self.saved
+        return g * s, (g * y_old if self.needs_grad(1) else None)
+
+
+class DivInplace(Function):
+    """y_new = y_old / s.   dy_old = g / s,   ds = -g * y_old / s**2 = -(g / s) * y_new.
+
+    As Div: the result z = y_new is saved for ds, as a copy (the storage may be written again).
+    """
+
+    def forward(self, y, s):
+        self.xp.true_divide(y, s, out=y)
+        self.save_for_backward(s, y.copy() if self.needs_grad(1) else None)
+        return y
+
+    def backward(self, g):
+        s, z = self.saved
+        dy = g / s
+        return dy, (-dy * z if self.needs_grad(1) else None)
+
+
+class ClampInplace(Function):
+    """y_new = min(max(y_old, lo), hi) (lo, hi: tensors or numbers, None for no bound), as Clamp.
+
+    Each input gets g where it is the one y_new equals (Clamp's derivation):
+        dy_old = g [lo <= y_old <= hi],   dlo = g [y_old < lo <= hi],   dhi = g [max(y_old, lo) > hi].
+    The masks are computed before the write, so y_old itself need not be kept.
+    """
+
+    def forward(self, y, lo, hi):
+        xp = self.xp
+        low = y if lo is None else xp.maximum(y, lo)
+        keep = None
+        if self.needs_grad(0):
+            keep = True if lo is None else y >= lo
+            if hi is not None:
+                keep = keep & (y <= hi)
+        below = ((y < lo) & (True if hi is None else lo <= hi)) if self.needs_grad(1) else None
+        above = (low > hi) if self.needs_grad(2) else None
+        self.save_for_backward(keep, below, above)
+        xp.clip(y, lo, hi, out=y)
+        return y
+
+    def backward(self, g):
+        keep, below, above = self.saved
+        dy = None if keep is None else g * keep
+        return dy, (None if below is None else g * below), (None if above is None else g * above)
+
+
+class SetItem(Function):
+    """y_new = y_old with y_new[index] = v (v a tensor or a number, broadcast to y[index]'s shape).
+
+    copy_(src) and fill_(v) are SetItem at index `...` (every element); masked_fill_(mask, v) at
+    the boolean index mask.  The written places no longer depend on y_old, and each of them is
+    an element of v:
+        dy_old = g with g[index] = 0,     dv = g[index]   (summed back to v's shape by the engine).
+    With a repeated integer index the last write wins and, as in PyTorch, dv gathers g at every
+    position of the index.
+    """
+
+    def forward(self, y, v, index):
+        self.save_for_backward(index, getattr(v, "ndim", 0))
+        y[index] = v
+        return y
+
+    def backward(self, g):
+        index, v_ndim = self.saved
+        dy = None
+        if self.needs_grad(0):
+            dy = g.copy()
+            dy[index] = 0
+        dv = None
+        if self.needs_grad(1):
+            dv = g[index]
+            if dv.ndim < v_ndim:  # NumPy lets v carry extra leading 1s: y[0] = v of shape (1, n)
+                dv = dv.reshape((1,) * (v_ndim - dv.ndim) + dv.shape)
+        return dy, dv
