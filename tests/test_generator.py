@@ -7,12 +7,13 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad.testing import strategies as tgst
+
+torch = pytest.importorskip("torch")  # the reference these tests compare with
 
 
 def _draws(gen, device="cpu"):

@@ -3,13 +3,14 @@ hooks and autograd.grad on the same small graphs, plus hypothesis properties on 
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad import nn
 from tensorgrad.testing import strategies as tgs
+
+torch = pytest.importorskip("torch")  # the reference these tests compare with
 
 # Every comparison here runs the same float64 graph in both libraries: the gradients are the same
 # few products and sums, so they agree to float64 rounding (1e-12 leaves room for a different order
