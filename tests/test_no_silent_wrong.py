@@ -1,6 +1,7 @@
 """Inputs that used to give a silently wrong answer now do what PyTorch does: tensors hold only
 numbers, checkpoints never hold pickles, seeds take PyTorch's whole range."""
 
+import numpy as np
 import pytest
 
 import tensorgrad as tg
@@ -98,3 +99,15 @@ def test_a_gradient_through_a_cast_has_the_inputs_dtype():
     x = tg.ones(3, dtype=tg.float64, requires_grad=True)
     (x.float() * 2).sum().backward()
     assert x.grad.dtype == tg.float64
+
+
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("args", [(True,), (False,), (0, False), (1, True, True)])
+def test_a_positional_bool_is_unbiased_not_a_dim(fn, args):
+    """PyTorch's var(input, unbiased) overload: a lone bool was read as dim 1 / 0."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).random((3, 4))
+    ours, theirs = getattr(tg, fn)(tg.tensor(x), *args), getattr(torch, fn)(torch.tensor(x), *args)
+    ours, theirs = (ours, theirs) if fn in ("var", "std") else (ours[0], theirs[0])
+    assert ours.shape == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)  # float64, the same sums

@@ -20,6 +20,18 @@ CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
 CumminResult = collections.namedtuple("cummin", ["values", "indices"])
 
 
+def _spread_args(dim, unbiased, correction):
+    """(dim, correction) of var / std in any of PyTorch's forms: var(dim, unbiased, keepdim),
+    var(dim, correction=c), and var(unbiased), where a lone bool is `unbiased`, not a dim."""
+    if isinstance(dim, bool):
+        if unbiased is not None:
+            raise TypeError("var/std: unbiased given twice (a bool in place of dim, and unbiased=)")
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
 class ReductionMixin(TensorBase):
     __slots__ = ()
 
@@ -54,19 +66,17 @@ class ReductionMixin(TensorBase):
     @accepts_keepdims
     def var(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Variance; correction=1 (the default, unbiased) divides by N - 1."""
+        dim, correction = _spread_args(dim, unbiased, correction)
         dim = self._reduce_args(dim, axis, None, "var")[1]
         self._require_float("var")
-        if correction is None:
-            correction = 1 if unbiased is None or unbiased else 0
         return Var.apply(self, dim=normalize_dims(dim, self.ndim, "var"), correction=correction, keepdim=keepdim)
 
     @accepts_keepdims
     def std(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Standard deviation; correction=1 (the default, unbiased) divides by N - 1."""
+        dim, correction = _spread_args(dim, unbiased, correction)
         dim = self._reduce_args(dim, axis, None, "std")[1]
         self._require_float("std")
-        if correction is None:
-            correction = 1 if unbiased is None or unbiased else 0
         return Std.apply(self, dim=normalize_dims(dim, self.ndim, "std"), correction=correction, keepdim=keepdim)
 
     @accepts_keepdims
