@@ -111,3 +111,21 @@ def test_a_positional_bool_is_unbiased_not_a_dim(fn, args):
     ours, theirs = (ours, theirs) if fn in ("var", "std") else (ours[0], theirs[0])
     assert ours.shape == tuple(theirs.shape)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)  # float64, the same sums
+
+
+def test_a_masked_fill_value_that_requires_grad_gets_its_gradient():
+    """The 0-d tensor value of masked_fill receives the gradient of every place it filled (it got
+    none); a value tensor of more dims is refused, as in PyTorch."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    x, w, mask = rng.random((3, 4)), rng.random((3, 4)), rng.random((3, 4)) > 0.5
+    grads = []
+    for lib in (tg, torch):
+        a = lib.tensor(x, requires_grad=True)
+        v = lib.tensor(2.5, dtype=lib.float64, requires_grad=True)
+        (a.masked_fill(lib.tensor(mask), v) * lib.tensor(w)).sum().backward()
+        grads.append((a.grad.numpy() if lib is tg else a.grad.detach().numpy(), float(v.grad)))
+    np.testing.assert_allclose(grads[0][0], grads[1][0])
+    assert grads[0][1] == pytest.approx(grads[1][1], rel=1e-12) and grads[0][1] == pytest.approx(w[mask].sum())
+    with pytest.raises(RuntimeError, match="0-dimensional value"):
+        tg.tensor(x).masked_fill(tg.tensor(mask), tg.tensor([1.0]))

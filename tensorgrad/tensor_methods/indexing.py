@@ -8,7 +8,7 @@ from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
 from ..ops.indexing import Gather, IndexSelect, Scatter, ScatterAdd, ScatterReduce
-from ..ops.masking import MaskedFill
+from ..ops.masking import MaskedFill, Where
 from ..ops.shape import Index
 from .common import TensorBase, broadcast_shapes, normalize_dim
 
@@ -194,6 +194,13 @@ class IndexingMixin(TensorBase):
         if broadcast_shapes("masked_fill", self.shape, mask.shape) != self.shape:
             raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {self.shape}")
         if isinstance(value, TensorBase):
+            if value.ndim != 0:
+                raise RuntimeError(
+                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                    f"{value.ndim} dimension(s)."
+                )
+            if value.requires_grad:  # the value gets the gradient of every place it filled: a where
+                return Where.apply(mask, value.to(self.dtype), self)
             value = value.item()
         return MaskedFill.apply(self, mask, value=value)
 
