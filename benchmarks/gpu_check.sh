@@ -3,7 +3,7 @@
 # and no network.  It needs only this working tree and the dataset, which is gitignored and so
 # must travel with the command (data/tinyshakespeare/input.txt).  In order:
 #   0. the dataset (checked first: without it nothing else is worth the GPU time), the GPU, CuPy;
-#   1. the gpu-marked tests: CuPy against NumPy on every op of tests/helpers.py, the CuPy
+#   1. the gpu-marked tests: CuPy against NumPy on every op of tests/op_table.py, the CuPy
 #      backend's own parts (no sync in a step, TF32, the generator's state) and the CUDA kernels;
 #   2. a short `large` training run on CuPy (its losses and ms/step);
 #   3. the bench against PyTorch CUDA running the lecture's model (one Head module per head),
