@@ -1,6 +1,8 @@
 """Inputs that used to give a silently wrong answer now do what PyTorch does: tensors hold only
 numbers, checkpoints never hold pickles, seeds take PyTorch's whole range."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -129,3 +131,20 @@ def test_a_masked_fill_value_that_requires_grad_gets_its_gradient():
     assert grads[0][1] == pytest.approx(grads[1][1], rel=1e-12) and grads[0][1] == pytest.approx(w[mask].sum())
     with pytest.raises(RuntimeError, match="0-dimensional value"):
         tg.tensor(x).masked_fill(tg.tensor(mask), tg.tensor([1.0]))
+
+
+@pytest.mark.parametrize("path", ["kernels", "reference"])
+def test_relu_at_nan_as_pytorch_on_both_paths(path):
+    """relu(nan) is nan, and the gradient at a NaN input is passed on (PyTorch's threshold_backward
+    zeroes only where the result is <= 0); the kernels gave 0 for both."""
+    torch = pytest.importorskip("torch")
+    x = [float("nan"), -1.0, 0.0, 2.0]
+    g = [0.5, 0.5, 0.5, 0.5]
+    a, b = tg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with tg.kernels.reference() if path == "reference" else contextlib.nullcontext():
+        y = tg.nn.functional.relu(a)
+        y.backward(tg.tensor(g))
+    z = torch.nn.functional.relu(b)
+    z.backward(torch.tensor(g))
+    np.testing.assert_array_equal(y.numpy(), z.detach().numpy())
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())

@@ -318,7 +318,7 @@ def adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_d
 @_jit
 def _relu_forward(x, y):
     for i in prange(x.shape[0]):
-        y[i] = x[i] if x[i] > 0 else 0.0
+        y[i] = 0.0 if x[i] < 0 else x[i]  # NaN stays NaN, as in the reference and PyTorch
 
 
 def relu_forward(x):
@@ -331,11 +331,11 @@ def relu_forward(x):
 @_jit
 def _relu_backward(g, y, dx):
     for i in prange(g.shape[0]):
-        dx[i] = g[i] if y[i] > 0 else 0.0
+        dx[i] = 0.0 if y[i] <= 0 else g[i]  # a NaN input passes g on, as in the reference
 
 
 def relu_backward(g, y):
-    """Reference: ops.activation.ReLU.backward.  dx = g where y > 0, else 0."""
+    """Reference: ops.activation.ReLU.backward.  dx = 0 where y <= 0, else g (NaN inputs pass g on)."""
     dx = np.empty_like(g)
     _run("relu_backward", _relu_backward, g.size, g.reshape(-1), y.reshape(-1), dx.reshape(-1))
     return dx

@@ -58,12 +58,12 @@ def relu_forward_elements(x, y):
 
 @cuda.jit(cache=True)
 def relu_backward_elements(g, y, dx):
-    """dx = g where y > 0, else 0.  Must equal ops.activation.ReLU.backward."""
+    """dx = 0 where y <= 0, else g (a NaN input passes g on).  Must equal ops.activation.ReLU.backward."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     zero = g.dtype.type(0)
     for i in range(start, g.shape[0], stride):
-        dx[i] = g[i] if y[i] > zero else zero
+        dx[i] = zero if y[i] <= zero else g[i]
 
 
 @cuda.jit(cache=True)

@@ -39,7 +39,9 @@ class Tanh(Function):
 
 
 class ReLU(Function):
-    """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch)."""
+    """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch).
+
+    As PyTorch's threshold_backward, the test is z <= 0 -> 0: a NaN input (z is NaN) passes g on."""
 
     def forward(self, x):
         z = self.xp.maximum(x, 0)
@@ -48,7 +50,7 @@ class ReLU(Function):
 
     def backward(self, g):
         (z,) = self.saved
-        return g * (z > 0)
+        return self.xp.where(z <= 0, self.xp.zeros((), dtype=g.dtype), g)
 
 
 class GELU(Function):
