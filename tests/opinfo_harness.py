@@ -142,6 +142,11 @@ def tensorgrad_callable(info):
         fname = name[len("nn.functional.") :]
         fn = getattr(F, fname, None)
         return (fn, f"F.{fname}") if _is_function(fn) else None
+    if "." in name:  # special.X, linalg.X, fft.X: tg.special.X, tg.linalg.X, tg.fft.X
+        namespace, fname = name.rsplit(".", 1)
+        module = getattr(tg, namespace, None)
+        fn = getattr(module, fname, None) if isinstance(module, types.ModuleType) else None
+        return (fn, f"tg.{name}") if _is_function(fn) else None
     if name in OPERATOR_ALIASES:
         return OPERATOR_ALIASES[name], f"operator {OPERATOR_ALIASES[name].__name__}"
     if name.startswith("__"):

@@ -3,6 +3,7 @@
     python tools/opinfo_report.py                    # sample_inputs and error_inputs (what CI runs)
     python tools/opinfo_report.py --slow             # and reference_inputs (the slow test)
     python tools/opinfo_report.py --write-expected   # rewrite tests/opinfo_expected_failures.txt
+    python tools/opinfo_report.py --ops erf atan2 --slow --write-expected   # only these ops' lines
 
 Prints: the op names mapped, the samples run, the cases per class and path, and one row per op
 (its tensorgrad spelling, passing cases, failing cases by class) -- the material of the README's
@@ -24,9 +25,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import opinfo_harness as H  # noqa: E402  (tests/ on the path first)
 
 
-def run(kinds):
+def run(kinds, ops=None):
     started = time.perf_counter()
     mapped = H.mapped_ops(H.load_op_db())
+    if ops:  # OpInfo names (an op's variants included) or op ids
+        mapped = [m for m in mapped if m[0] in ops or m[1].name in ops]
     results, spelled = {}, {}
     for oid, info, call, description in mapped:
         spelled[oid] = (info.name, description)
@@ -76,14 +79,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slow", action="store_true", help="also run reference_inputs")
     parser.add_argument("--write-expected", action="store_true", help=f"rewrite {H.EXPECTED_FILE.name}")
+    parser.add_argument("--ops", nargs="+", metavar="NAME", help="only these OpInfo names (or op ids)")
     args = parser.parse_args(argv)
     kinds = ("s", "e", "r") if args.slow else ("s", "e")
-    mapped, spelled, results, seconds = run(kinds)
+    mapped, spelled, results, seconds = run(kinds, args.ops)
     print(report(mapped, spelled, results, seconds, kinds))
     if args.write_expected:
         kept = {}
         if H.EXPECTED_FILE.exists():
-            kept = {k: v for k, v in H.read_expected().items() if k[2][0] not in kinds}
+            ran = {oid for oid, *_ in mapped}
+            kept = {k: v for k, v in H.read_expected().items() if k[2][0] not in kinds or k[0] not in ran}
         failing = {k: v for k, v in results.items() if v[0] in H.CLASSES}
         H.EXPECTED_FILE.write_text(H.format_expected({**kept, **failing}))
         print(f"\nwrote {H.EXPECTED_FILE.relative_to(ROOT)}: {len(kept) + len(failing)} cases", file=sys.stderr)
