@@ -4,13 +4,14 @@ move with .to() and are in state_dict(), as in PyTorch) and calls one F.* functi
 from __future__ import annotations
 
 from . import functional as F
+from .functional.losses import resolve_reduction
 from .module import Module
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
-        self.reduction = F._reduction(type(self).__name__, size_average, reduce, reduction)
+        self.reduction = resolve_reduction(type(self).__name__, size_average, reduce, reduction)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"

@@ -1,0 +1,67 @@
+"""tensorgrad.nn.functional (imported as F): the neural-net ops as functions, with PyTorch's names and
+signatures.  Each is wired to one op in tensorgrad/ops/; the functions live by family, one file each:
+activations.py, linear.py, attention.py, dropout.py, normalization.py, embedding.py, losses.py,
+padding.py, conv.py and pooling.py."""
+
+from __future__ import annotations
+
+from ...functions import one_hot
+from .activations import (
+    celu,
+    elu,
+    gelu,
+    hardsigmoid,
+    hardtanh,
+    leaky_relu,
+    log_softmax,
+    mish,
+    relu,
+    relu6,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    softsign,
+    tanh,
+)
+from .attention import packed_self_attention, scaled_dot_product_attention
+from .conv import conv1d, conv2d, conv_transpose2d
+from .dropout import dropout
+from .embedding import embedding
+from .linear import linear
+from .losses import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+)
+from .normalization import layer_norm, normalize
+from .padding import pad
+from .pooling import avg_pool2d, max_pool2d
+
+__all__ = [
+    "one_hot",
+    # activations.py
+    "softmax", "log_softmax", "relu", "gelu", "sigmoid", "tanh", "silu", "mish", "softsign", "softplus",
+    "hardtanh", "relu6", "hardsigmoid", "elu", "celu", "leaky_relu",
+    # linear.py
+    "linear",
+    # attention.py
+    "scaled_dot_product_attention", "packed_self_attention",
+    # dropout.py
+    "dropout",
+    # normalization.py
+    "layer_norm", "normalize",
+    # embedding.py
+    "embedding",
+    # losses.py
+    "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
+    # padding.py
+    "pad",
+    # conv.py
+    "conv2d", "conv1d", "conv_transpose2d",
+    # pooling.py
+    "max_pool2d", "avg_pool2d",
+]  # fmt: skip
