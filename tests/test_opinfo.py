@@ -129,3 +129,19 @@ def _same(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return a == b
+
+
+def test_readme_supported_ops_is_up_to_date():
+    """README.md's "Supported ops" block is what tools/supported_ops.py writes from the mapping, the samples
+    and the expected-failures list (run it after mapping an op or shrinking the list)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "supported_ops.py"
+    spec = importlib.util.spec_from_file_location("supported_ops", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    block = tool.readme_block(tool.README.read_text())
+    assert block is not None, "README.md has lost its generated supported-ops block"
+    stale = "README.md's supported ops are stale: run python tools/supported_ops.py"
+    assert block == tool.build(MAPPED, read_expected()), stale
