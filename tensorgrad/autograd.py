@@ -239,7 +239,8 @@ class Function:
         out = backend.ensure_array(xp, out)
         requires_grad = requires_grad and _grad_enabled
         result = type(first)._make(out, device, requires_grad)
-        if getattr(out, "base", None) is not None:  # a view (reshape, transpose, slice): of an input?
+        storage = None
+        if out.base is not None:  # a view (reshape, transpose, slice): of an input?
             storage = backend.storage_of(out)
             for a in args:
                 if isinstance(a, TensorBase) and backend.storage_of(a._data) is storage:
@@ -254,7 +255,7 @@ class Function:
             ctx.parents = args
             result._ctx = ctx
             if ctx.saved:
-                ctx.versions = _saved_versions(ctx.saved, args, result)
+                ctx.versions = _saved_versions(ctx.saved, args, result, storage)
             if anomaly.enabled:  # detect_anomaly: where the user's code made this node (anomaly.py)
                 ctx.stack = anomaly.forward_stack()
         return result
@@ -308,28 +309,33 @@ def dispatch(reference, device: str, *args, **params):
 _NOT_ARRAYS = (int, float, bool, str, type(None))
 
 
-def _saved_versions(saved, args, result):
+def _saved_versions(saved, args, result, result_storage):
     """For each tensor (an input or the output) whose storage a saved array shares: its version
-    counter and its version now.  Arrays of the op's own (intermediates no tensor holds) cannot
-    be written by the user and need no record.  Plain loops: this runs for every recorded op."""
+    counter and its version now.  Plain loops: this runs for every recorded op.
+
+    Arrays of the op's own (intermediates no tensor holds) cannot be written by the user and need
+    no record.  Such a fresh array owns its memory (`.base` is None) and is no tensor's array,
+    unless the output is a view of it (`result_storage`: the output's storage when it is a view,
+    else None); only a saved view needs the walk to its storage (`_record_views`)."""
     records = []
     for item in saved:
         if isinstance(item, _NOT_ARRAYS):
             continue
-        if type(item) is tuple or type(item) is list:  # e.g. an index: look one level in
-            for array in item:
-                if not isinstance(array, _NOT_ARRAYS):
+        for array in item if type(item) is tuple or type(item) is list else (item,):  # an index: one level in
+            if isinstance(array, _NOT_ARRAYS):
+                continue
+            if array is result._data:
+                records.append((result._counter, result._counter[0]))
+                continue
+            for a in args:
+                if isinstance(a, TensorBase) and a._data is array:  # the common case: an input's own array
+                    records.append((a._counter, a._counter[0]))
+                    break
+            else:
+                if getattr(array, "base", None) is not None:  # a view: of an input's storage, or the output's?
                     _record_views(array, args, result, records)
-            continue
-        if item is result._data:
-            records.append((result._counter, result._counter[0]))
-            continue
-        for a in args:
-            if isinstance(a, TensorBase) and a._data is item:  # the common case: an input's own array
-                records.append((a._counter, a._counter[0]))
-                break
-        else:
-            _record_views(item, args, result, records)
+                elif result_storage is not None and backend.storage_of(array) is result_storage:
+                    records.append((result._counter, result._counter[0]))  # the output views this fresh array
     return records or None
 
 

@@ -69,7 +69,8 @@ class InplaceMixin(TensorBase):
         arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
         ctx.forward(self._data, *arrays, **params)
         if record and ctx.saved:  # versions before this write's: a saved value sharing self's storage
-            ctx.versions = autograd._saved_versions(ctx.saved, ctx.parents, self)  # (y *= y) raises, as in PyTorch
+            storage = backend.storage_of(self._data)  # the memory the write changes: (y *= y) raises, as in PyTorch
+            ctx.versions = autograd._saved_versions(ctx.saved, ctx.parents, self, storage)
         self._bump_version()
         if record:
             ctx.parents = (rebase_history(self, ctx), *args)
