@@ -116,6 +116,62 @@ def test_attention_kernel_equals_reference(case):
         _close(got, want, dtype)
 
 
+class _SmallBlocks(KERNEL[attention.ScaledDotProductAttention]):
+    """The CPU attention kernel op with query blocks of 3 rows, so that small shapes run the blocked path."""
+
+    query_block = 3
+
+
+@st.composite
+def blocked_attention_cases(draw):
+    batch = draw(st.sampled_from([(), (2,), (2, 3)]))
+    t = draw(st.integers(4, 13))  # more rows than one block, and no multiple of 3 among some
+    s = draw(st.sampled_from([t, draw(st.integers(1, 13))]))
+    d, dv = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    # causal: the blocks skip the keys after each block; "prefix": each row attends a random prefix
+    # of the keys (so a block's key count is its longest prefix); "late": the last row attends the
+    # last key, which leaves nothing to skip (the blocks are declined)
+    mask = draw(st.sampled_from(["causal", "prefix", "late"]))
+    dropout_p = draw(st.sampled_from([0.0, 0.3]))
+    return batch, t, s, d, dv, mask, dropout_p, draw(dtypes), draw(st.integers(0, 2**16))
+
+
+@given(case=blocked_attention_cases())
+def test_attention_query_blocks_equal_reference(case):
+    """The blocked forward and backward (kernels/functions.py: query blocks over the keys a block
+    may attend) give the reference's output and gradients, dropout included."""
+    batch, t, s, d, dv, mask_kind, dropout_p, dtype, seed = case
+    rng = np.random.default_rng(seed)
+    q, k = _randn(rng, batch + (t, d), dtype), _randn(rng, batch + (s, d), dtype)
+    v, g = _randn(rng, batch + (s, dv), dtype), _randn(rng, batch + (t, dv), dtype)
+    if mask_kind == "causal":
+        mask = np.tril(np.ones((t, s), bool))
+    else:
+        lengths = rng.integers(1, s + 1, size=t)  # every row attends at least one key
+        if mask_kind == "late":
+            lengths[-1] = s
+        mask = np.arange(s) < lengths[:, None]
+    ref, ker = attention.ScaledDotProductAttention(np), _SmallBlocks(np)
+    outs = []
+    for op in (ref, ker):
+        tg.manual_seed(seed)
+        outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
+    for got, want in zip(outs[1], outs[0]):
+        _close(got, want, dtype)
+
+
+def test_attention_query_blocks_are_taken_where_they_skip_keys():
+    """The blocks run where they leave keys out (a causal mask), not without a mask or where every
+    block reaches the last key; a block's key count is the longest prefix any of its rows attends."""
+    ker = _SmallBlocks(np)
+    causal = np.tril(np.ones((10, 10), bool))
+    assert ker._query_blocks(causal, 10, 10) == [(0, 3, 3), (3, 6, 6), (6, 9, 9), (9, 10, 10)]
+    assert ker._query_blocks(None, 10, 10) is None
+    assert ker._query_blocks(np.ones((10, 10), bool), 10, 10) is None
+    assert ker._query_blocks(causal[:, :0], 10, 0) is None  # no keys: nothing to block
+    assert KERNEL[attention.ScaledDotProductAttention].query_block > 0  # the CPU's ops run them
+
+
 def test_attention_kernel_fully_masked_row_is_nan_like_the_reference():
     rng = np.random.default_rng(2)
     q, k, v = (_randn(rng, (2, 3, 4), np.float64) for _ in range(3))

@@ -17,6 +17,7 @@ class LayerNorm(f.LayerNorm):
 class ScaledDotProductAttention(f.ScaledDotProductAttention):
     __slots__ = ()
     kernels = cpu
+    query_block = 64  # benchmarks/NOTES-timing.md: the block size against the large step's attention
 
 
 class PackedSelfAttention(f.PackedSelfAttention):

@@ -79,10 +79,18 @@ class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
 
 class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttention):
     """The GEMMs by the array library, the scale, mask, softmax and dropout by one kernel pass
-    over the scores (forward), and the dropout and softmax backward by another."""
+    over the scores (forward), and the dropout and softmax backward by another.
+
+    Query blocks (`query_block` rows each; 0 turns them off): where the mask leaves a block of
+    query rows only a prefix of the keys (a causal mask: the keys at or before the block), the
+    block's scores, softmax and products run over that prefix alone.  The keys after it are
+    masked for every row of the block, so their weights P are exactly 0 and they add nothing to
+    the output or to any gradient: skipping them changes no value but the order of the sums.  A
+    causal mask leaves about half the (T, S) scores, and so half the attention's work, out."""
 
     __slots__ = ()
     replaces = ref_attention.ScaledDotProductAttention
+    query_block = 0  # rows per query block; kernels/cpu_ops.py sets it (the blocks need the mask on the host)
 
     @staticmethod
     def accepts(q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
@@ -103,15 +111,20 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         keep = None
         if dropout_p > 0:
             keep = self.kernels.keep_mask(backend.rng(device), batch + (T, S), dropout_p).reshape(R, T, S)
+        blocks = self._query_blocks(mask, T, S)
+        if blocks is not None:
+            return self._blocked_forward(q, k, v, mask, scale, keep, 1 - dropout_p, blocks)
         scores = xp.matmul(q, k.swapaxes(-1, -2)).reshape(R, T, S)  # q k^T, unscaled
         p, pd = self.kernels.attention_softmax_forward(scores, scale, mask, keep, 1 - dropout_p)
         weights = pd if pd is not None else p
         out = xp.matmul(weights.reshape(batch + (T, S)), v)  # Pd v
-        self.save_for_backward(q, k, v, p, weights, keep, scale, 1 - dropout_p)
+        self.save_for_backward(q, k, v, p, weights, keep, scale, 1 - dropout_p, None)
         return out
 
     def backward(self, g):
-        q, k, v, p, pd, keep, scale, keep_prob = self.saved
+        q, k, v, p, pd, keep, scale, keep_prob, blocks = self.saved
+        if blocks is not None:
+            return self._blocked_backward(g, q, k, v, p, pd, keep, scale, keep_prob, blocks)
         xp = self.xp
         batch, (R, T, S) = q.shape[:-2], p.shape
         pd = pd.reshape(batch + (T, S))
@@ -122,6 +135,58 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         dq *= scale  # dS k * scale
         dk = xp.matmul(ds.swapaxes(-1, -2), q)
         dk *= scale  # dS^T q * scale
+        return dq, dk, dv, None
+
+    # ------------------------------------------------------------------ query blocks
+    def _query_blocks(self, mask, T, S):
+        """[(t0, t1, n)]: the query rows t0:t1 of each block and n, the number of leading keys any of
+        its rows may attend; None where the blocks would leave out less than a fifth of the scores
+        (no mask, a short sequence, a mask that lets the last keys be seen early)."""
+        if not self.query_block or mask is None or T <= self.query_block or S == 0:
+            return None
+        # per row, 1 + the position of its last attended key (S for a row that attends none: its
+        # softmax is NaN over all S keys, as in the reference)
+        last = S - self.xp.argmax(mask[:, ::-1], axis=1)
+        bounds = [*range(0, T, self.query_block), T]
+        blocks = [(t0, t1, int(last[t0:t1].max())) for t0, t1 in zip(bounds, bounds[1:])]
+        if sum((t1 - t0) * n for t0, t1, n in blocks) > 0.8 * T * S:
+            return None
+        return blocks
+
+    def _blocked_forward(self, q, k, v, mask, scale, keep, keep_prob, blocks):
+        """The forward's lines per query block, each over its n keys: S_b = q_b k_n^T * scale, masked;
+        P_b = softmax(S_b); Pd_b = P_b * R_b / keep_prob; out_b = Pd_b v_n."""
+        xp = self.xp
+        batch, R = q.shape[:-2], math.prod(q.shape[:-2])
+        out = xp.empty(batch + (q.shape[-2], v.shape[-1]), dtype=q.dtype)
+        ps, weights, keeps = [], [], []
+        for t0, t1, n in blocks:
+            scores = xp.matmul(q[..., t0:t1, :], k[..., :n, :].swapaxes(-1, -2)).reshape(R, t1 - t0, n)
+            mask_b = _contiguous(mask[t0:t1, :n])
+            keep_b = _contiguous(keep[:, t0:t1, :n]) if keep is not None else None
+            p, pd = self.kernels.attention_softmax_forward(scores, scale, mask_b, keep_b, keep_prob)
+            w = pd if pd is not None else p
+            out[..., t0:t1, :] = xp.matmul(w.reshape(batch + (t1 - t0, n)), v[..., :n, :])
+            ps.append(p)
+            weights.append(w)
+            keeps.append(keep_b)
+        self.save_for_backward(q, k, v, ps, weights, keeps, scale, keep_prob, blocks)
+        return out
+
+    def _blocked_backward(self, g, q, k, v, ps, weights, keeps, scale, keep_prob, blocks):
+        """The backward's lines per query block: each block adds its part of dv and dk (over its n
+        keys) and writes its rows of dq."""
+        xp = self.xp
+        batch = q.shape[:-2]
+        dq, dk, dv = xp.empty_like(q), xp.zeros_like(k), xp.zeros_like(v)
+        for (t0, t1, n), p, w, keep_b in zip(blocks, ps, weights, keeps):
+            rows = batch + (t1 - t0, n)
+            g_b = g[..., t0:t1, :]
+            dv[..., :n, :] += xp.matmul(w.reshape(rows).swapaxes(-1, -2), g_b)  # Pd_b^T g_b
+            dpd = xp.matmul(g_b, v[..., :n, :].swapaxes(-1, -2)).reshape(p.shape)  # g_b v_n^T
+            ds = self.kernels.attention_softmax_backward(dpd, p, keep_b, keep_prob).reshape(rows)
+            dq[..., t0:t1, :] = xp.matmul(ds, k[..., :n, :]) * scale  # dS_b k_n * scale
+            dk[..., :n, :] += xp.matmul(ds.swapaxes(-1, -2), q[..., t0:t1, :]) * scale  # dS_b^T q_b * scale
         return dq, dk, dv, None
 
 
