@@ -12,7 +12,10 @@ and the reference ops (TENSORGRAD_KERNELS=reference).  The BLAS library and the 
 
 Each training-step measurement runs in its own process (same model, same batch, same float32
 weights, same thread count for both), so the two frameworks' thread pools never compete and
-the peak memory (max RSS) of each is its own.  Reported: the median of the timed steps.
+the peak memory (max RSS) of each is its own.  The thread count is the one the training programs
+choose for the preset (gpt/threads.py: one thread for a model whose products are too small to
+split, `small`; every core for `large`), for both frameworks; `--threads N` sets it for both.
+Reported: the median of the timed steps.
 """
 
 from __future__ import annotations
@@ -149,10 +152,12 @@ def torch_training_step(preset, device):
     return step, config
 
 
-def worker_tensorgrad(preset, steps, backend_name, tf32=False, path="kernels"):
+def worker_tensorgrad(preset, steps, backend_name, threads=None, tf32=False, path="kernels"):
     import tensorgrad as tg
 
     tg.kernels.use(path)
+    if threads:  # the BLAS library's threads and the kernels', as the programs set them (process-wide)
+        tg.set_num_threads(threads)
     device = "cuda" if backend_name == "cupy" else "cpu"
     if device == "cuda":
         tg.cuda.allow_tf32(tf32)
@@ -250,11 +255,24 @@ def _version(package):
     return version(package)
 
 
+def threads_of(preset, args) -> int:
+    """The CPU threads of both frameworks' workers for `preset`: --threads, else the training
+    programs' choice (gpt/threads.py); on a GPU, every core (the host's threads hardly matter)."""
+    if args.threads:
+        return args.threads
+    if args.backend != "numpy":
+        return os.cpu_count() or 1
+    from gpt import get_config
+    from gpt.threads import threads_for
+
+    return threads_for(get_config(preset))
+
+
 def _alternate(preset, steps, repeats, args, with_torch):
     """Measure both frameworks `repeats` times, alternating, and keep each one's median run:
     the speed of a shared machine drifts, and alternating exposes both to the same drift."""
     ours, reference, theirs = [], [], []
-    common = (preset, steps, args.backend, args.threads, args.tf32)
+    common = (preset, steps, args.backend, threads_of(preset, args), args.tf32)
     for _ in range(repeats):
         ours.append(run_worker("tensorgrad", *common, system_malloc=args.system_malloc))
         if args.reference:
@@ -432,7 +450,8 @@ def main():
     p.add_argument("--steps", type=int, default=None, help="timed steps (default: 30 small, 5 large)")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     p.add_argument("--repeats", type=int, default=None, help="alternating runs per preset (default: 5, large 1)")
-    p.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch intra-op threads")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads of both frameworks (default: the training programs' choice per preset)")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--skip", nargs="*", default=[], choices=["steps", "ops", "generate"])
     p.add_argument("--gen-tokens", type=int, default=500)
@@ -450,7 +469,7 @@ def main():
     if args.worker:
         preset = args.presets[0]
         if args.worker == "tensorgrad":
-            out = worker_tensorgrad(preset, args.steps, args.backend, args.tf32, args.path)
+            out = worker_tensorgrad(preset, args.steps, args.backend, args.threads, args.tf32, args.path)
         else:
             out = worker_torch(preset, args.steps, args.backend, args.threads, args.tf32)
         print(json.dumps(out))
@@ -464,7 +483,7 @@ def main():
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, NumPy {_version('numpy')}"
-          + (f", PyTorch {_version('torch')} ({args.threads} threads)" if with_torch else "")
+          + (f", PyTorch {_version('torch')}" if with_torch else "")
           + f"; backend {args.backend}")  # fmt: skip
     print(blas_report())
     if args.backend == "numpy":
@@ -482,9 +501,9 @@ def main():
         else:
             print("GEMM floor: the step's matmul FLOPs at NumPy's GEMM rate measured in the worker, on the large "
                   "model's biggest product; peak MB: each process's max RSS")  # fmt: skip
-        print("| preset | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms | step / floor "
+        print("| preset | threads | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms | step / floor "
               "| tensorgrad peak MB | PyTorch peak MB | reference ops ms/step | reference / kernels |")  # fmt: skip
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         rates = []  # the GPU's measured GEMM rate, per preset's worker
         for preset in args.presets:
             steps = args.steps or (30 if preset != "large" else 5)
@@ -499,7 +518,9 @@ def main():
             t_ms = f"{theirs['ms']:.1f}" if theirs else "-"
             ratio = f"{ours['ms'] / theirs['ms']:.2f}" if theirs else "-"
             t_mb = f"{theirs['peak_mb']:.0f}" if theirs else "-"
-            print(f"| {preset} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} | {ours['ms'] / floor:.2f} "
+            threads = threads_of(preset, args)
+            print(f"| {preset} | {threads} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} "
+                  f"| {ours['ms'] / floor:.2f} "
                   f"| {ours['peak_mb']:.0f} | {t_mb} | {r_ms} | {r_ratio} |", flush=True)  # fmt: skip
         if any(rates):
             print(f"(GEMM rate measured on this GPU: {max(r for r in rates if r):.1f} TFLOP/s)")
