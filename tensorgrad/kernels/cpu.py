@@ -162,46 +162,69 @@ def layernorm_backward(dy, x, mean, rstd, weight):
 
 # --------------------------------------------------------------------------- attention softmax
 @_jit
-def _attention_softmax_forward(scores, scale, neg_inf, mask, keep, inv_keep_prob, pd):
-    # scale, neg_inf and inv_keep_prob come in the scores' dtype, so that float32 scores get a
-    # float32 exp (a float64 exp here took twice as long)
+def _attention_softmax_shift(scores, scale, neg_inf, mask):
+    # scale and neg_inf come in the scores' dtype, so that float32 scores stay float32; the
+    # loops are branch-free (a select per element), so that the compiler vectorises them
     R, T, S = scores.shape
-    has_mask, has_keep = mask.shape[0] > 0, keep.shape[0] > 0
+    has_mask = mask.shape[0] > 0
     for row in prange(R * T):
         b, t = row // T, row % T
-        s = scores[b, t]  # this row of scores: overwritten by P
-        # pass 1: the row's maximum of the scaled, masked scores
-        maxval = neg_inf
-        for j in range(S):
-            if not has_mask or mask[t, j]:
+        s = scores[b, t]  # this row of scores: overwritten by S * scale - max (-inf where masked)
+        if has_mask:
+            m = mask[t]
+            # pass 1: the row's maximum of the scaled, masked scores
+            maxval = neg_inf
+            for j in range(S):
+                maxval = max(maxval, s[j] * scale if m[j] else neg_inf)
+            # pass 2: S * scale - max, and -inf where masked (exp then gives 0 there)
+            for j in range(S):
+                s[j] = s[j] * scale - maxval if m[j] else neg_inf
+        else:
+            maxval = neg_inf
+            for j in range(S):
                 maxval = max(maxval, s[j] * scale)
-        # pass 2: e = exp(S - max) (0 where masked), and its sum
+            for j in range(S):
+                s[j] = s[j] * scale - maxval
+
+
+@_jit
+def _attention_softmax_normalize(e, keep, inv_keep_prob, pd):
+    R, T, S = e.shape
+    has_keep = keep.shape[0] > 0
+    for row in prange(R * T):
+        b, t = row // T, row % T
+        s = e[b, t]  # this row of exp(S - max): overwritten by P
+        # pass 3: the sum of e
         total = 0.0
         for j in range(S):
-            e = math.exp(s[j] * scale - maxval) if not has_mask or mask[t, j] else 0.0
-            s[j] = e
-            total += e
-        # pass 3: P = e / sum(e); Pd = P * R / keep_prob (dropout's kept entries, rescaled)
+            total += s[j]
+        # pass 4: P = e / sum(e), as e * (1 / sum(e)); Pd = P * R / keep_prob (dropout's kept entries)
+        inv_total = s.dtype.type(1.0 / total)
         for j in range(S):
-            p = s[j] / total
-            s[j] = p
-            if has_keep:
-                pd[b, t, j] = p * keep[b, t, j] * inv_keep_prob
+            s[j] = s[j] * inv_total
+        if has_keep:
+            r = keep[b, t]
+            d = pd[b, t]
+            for j in range(S):
+                d[j] = s[j] * inv_keep_prob if r[j] else 0.0
 
 
 def attention_softmax_forward(scores, scale, mask, keep, keep_prob):
     """Reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward.
 
     scores (R, T, S) = q @ k^T, unscaled; overwritten by P, which is returned (p is scores).
-    mask None or bool (T, S); keep None or bool (R, T, S).  -> (p, pd), pd None without keep."""
+    mask None or bool (T, S); keep None or bool (R, T, S).  -> (p, pd), pd None without keep.
+
+    Three passes: the shift by each row's max (a loop), exp by NumPy, whose exp runs in SIMD
+    registers (Numba's calls the C library's once per element, several times slower), and the
+    normalisation with dropout (a loop).  A fully masked row is NaN, as in the reference."""
     pd = np.empty_like(scores) if keep is not None else np.empty((0, 0, 0), scores.dtype)
     mask_ = mask if mask is not None else np.empty((0, 0), np.bool_)
     keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
     f = scores.dtype.type
-    _run(
-        "attention_softmax_forward", _attention_softmax_forward, scores.size, scores, f(scale), f(-np.inf), mask_,
-        keep_, f(1.0 / keep_prob), pd,
-    )  # fmt: skip
+    _run("attention_softmax_forward", _attention_softmax_shift, scores.size, scores, f(scale), f(-np.inf), mask_)
+    np.exp(scores, out=scores)
+    _run("attention_softmax_forward", _attention_softmax_normalize, scores.size, scores, keep_, f(1.0 / keep_prob), pd)
     return scores, (pd if keep is not None else None)
 
 
