@@ -12,6 +12,7 @@ from __future__ import annotations
 from numba import types
 
 from . import cuda_elementwise as ew
+from . import cuda_flash as fl
 from . import cuda_rows as rows
 
 DTYPES = {"float32": types.float32, "float64": types.float64}
@@ -46,4 +47,12 @@ def signatures(dtype: str) -> dict:
         ew.gelu_backward_elements: [(vec, vec, vec)],
         ew.dropout_elements: [(vec, bools1, f, vec)],
         ew.embedding_backward_rows: [(ints, ints, mat, mat)],
+        # The flash attention kernels: with a (T, S) mask and its causal flag, or with neither.
+        fl.flash_forward_rows: [(cube, cube, cube, m, c, f, cube, mat) for m, c in ((bools2, bools1), (none, none))],
+        fl.flash_backward_dq_rows: [
+            (cube, cube, cube, cube, cube, mat, m, c, f, cube, mat) for m, c in ((bools2, bools1), (none, none))
+        ],
+        fl.flash_backward_dkdv_rows: [
+            (cube, cube, cube, cube, mat, mat, m, c, f, cube, cube) for m, c in ((bools2, bools1), (none, none))
+        ],
     }
