@@ -31,8 +31,12 @@ Where it applies (kernels/cuda_ops.py decides): no dropout, float32 or float64, 
 D_MAX, no zero-size dim, and either no mask or a (T, S) mask.  The mask is read per element (T * S
 bools, not the scores); when it is the causal one, tril(ones(T, S)) (checked on the GPU: the
 `causal` flag, a one-element array, so the host never waits), tiles that lie wholly after the
-diagonal are skipped.  With dropout the plain path runs.  A row with every key masked comes out
-NaN, as in the reference.
+diagonal are skipped.  With dropout the plain path runs.
+
+Masked places are left out of every sum (not added as 0 * v_j): so a NaN or inf in a masked key's
+k or v stays out of the result, whether or not its tile is skipped (the reference's P v adds
+0 * NaN = NaN).  A row with every key masked comes out NaN, as in the reference, and gives no
+gradient (the reference's NaN spreads from it to every dk and dv).
 
 Layout: one thread per row (llm.c's first attention kernels), ROWS threads a block; the streamed
 tile of TILE rows sits in shared memory, read by every thread of the block (a broadcast).  A
@@ -117,12 +121,13 @@ def flash_forward_rows(q, k, v, mask, causal, scale, out, lse):
             # Pass 2: the row's scores against the tile, and their max m_t.
             m_t = neg_inf
             for jj in range(n):
+                s_tile[jj] = neg_inf
+                if mask is not None and not mask[i, j0 + jj]:
+                    continue  # a masked key: left out of the sums
                 s = zero
                 for c in range(d):
                     s += q_row[c] * k_tile[jj, c]
                 s *= scale
-                if mask is not None and not mask[i, j0 + jj]:
-                    s = neg_inf
                 s_tile[jj] = s
                 if s > m_t:
                     m_t = s
@@ -134,6 +139,8 @@ def flash_forward_rows(q, k, v, mask, causal, scale, out, lse):
                 for c in range(dv):
                     o[c] *= alpha
                 for jj in range(n):
+                    if mask is not None and not mask[i, j0 + jj]:
+                        continue
                     p = math.exp(s_tile[jj] - m_new)
                     l += p
                     for c in range(dv):
@@ -173,7 +180,6 @@ def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, scale, dq, del
     S, dv = k.shape[1], v.shape[2]
     live = i < T
     zero = q.dtype.type(0)
-    neg_inf = q.dtype.type(-math.inf)
 
     # Pass 0: this row's q and dout, L_i, and D_i = dout_i . out_i (written for the dk/dv pass).
     L = zero
@@ -197,12 +203,12 @@ def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, scale, dq, del
         if live:
             # Pass 2: per key, P_ij again from the score and L_i; dP_ij; dS_ij; dq_i += dS_ij k_j.
             for jj in range(n):
+                if mask is not None and not mask[i, j0 + jj]:
+                    continue  # a masked key: P_ij = 0, nothing to add
                 s = zero
                 for c in range(d):
                     s += q_row[c] * k_tile[jj, c]
                 s *= scale
-                if mask is not None and not mask[i, j0 + jj]:
-                    s = neg_inf
                 p = math.exp(s - L)
                 dp = zero
                 for c in range(dv):
@@ -241,7 +247,6 @@ def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, scale, dk,
     S, dvs = k.shape[1], v.shape[2]
     live = j < S
     zero = q.dtype.type(0)
-    neg_inf = q.dtype.type(-math.inf)
 
     # Pass 0: this key's k and v, and empty accumulators.
     if live:
@@ -268,12 +273,12 @@ def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, scale, dk,
         if live:
             # Pass 2: per query, P_ij again; dv_j += P_ij dout_i; dS_ij; dk_j += dS_ij q_i.
             for ii in range(n):
+                if mask is not None and not mask[i0 + ii, j]:
+                    continue  # a masked query: P_ij = 0, nothing to add
                 s = zero
                 for c in range(d):
                     s += q_tile[ii, c] * k_row[c]
                 s *= scale
-                if mask is not None and not mask[i0 + ii, j]:
-                    s = neg_inf
                 p = math.exp(s - l_tile[ii])
                 dp = zero
                 for c in range(dvs):
