@@ -37,7 +37,11 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
     softmax forward, saving out and the rows' logsumexp L instead of the (T, S) weights, and a
     backward that recomputes the weights from q, k and L; no mask or any (T, S) mask, the causal
     one skipping the tiles past the diagonal.  With dropout (training with attention dropout),
-    a head dim over D_MAX or a zero-size dim: the inherited path (GEMMs and the softmax kernels)."""
+    a head dim over D_MAX or a zero-size dim: the inherited path (GEMMs and the softmax kernels).
+
+    The flash path saves its output (for D_i = dout_i . out_i), as PyTorch's fused attention does:
+    writing the output in place before the backward raises there, as in PyTorch (the plain path
+    saves the weights and does not)."""
 
     __slots__ = ()
     kernels = cuda
