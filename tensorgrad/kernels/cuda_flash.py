@@ -150,14 +150,14 @@ def flash_forward_rows(q, k, v, mask, causal, scale, out, lse):
 
     # Pass 4: normalise, and keep the logsumexp for the backward.
     if live:
-        if l > zero:
-            for c in range(dv):
-                out[r, i, c] = o[c] / l
-            lse[r, i] = m + math.log(l)
-        else:  # every key masked: no softmax (NaN, as the reference), and L = -inf
+        if l == zero:  # every key masked: no softmax (NaN, as the reference), and L = -inf
             for c in range(dv):
                 out[r, i, c] = q.dtype.type(math.nan)
             lse[r, i] = neg_inf
+        else:  # (a NaN score makes l NaN, and the row NaN, as the reference)
+            for c in range(dv):
+                out[r, i, c] = o[c] / l
+            lse[r, i] = m + math.log(l)
 
 
 # --------------------------------------------------------------------------- backward
@@ -274,7 +274,7 @@ def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, scale, dk,
             # Pass 2: per query, P_ij again; dv_j += P_ij dout_i; dS_ij; dk_j += dS_ij q_i.
             for ii in range(n):
                 if mask is not None and not mask[i0 + ii, j]:
-                    continue  # a masked query: P_ij = 0, nothing to add
+                    continue  # a masked pair: P_ij = 0, nothing to add
                 s = zero
                 for c in range(d):
                     s += q_tile[ii, c] * k_row[c]
