@@ -5,7 +5,7 @@ kernels/cpu.py): it allocates its results with CuPy and launches one or two comp
 CuPy's current stream (cuda_launch.py).  The kernels themselves are in cuda_rows.py (a block per
 row: layernorm, attention softmax, cross-entropy) and cuda_elementwise.py (AdamW, ReLU, GELU,
 dropout, embedding backward); each names, in its docstring, the reference op it must equal.
-Attention without dropout has its own kernels and host functions, outside this contract:
+Attention has its own kernels and host functions besides, outside this contract:
 cuda_flash.py (flash-attention style: the scores never in memory), used by cuda_ops.py.
 
 Kernels compile on first use for each dtype (float32, float64) and variant (with or without a

@@ -6,32 +6,38 @@ preset (batch 64, 6 heads, T = 256) that is 25M scores, written and read several
 These kernels never form the scores outside a thread's registers: keys and values stream through
 shared memory one tile at a time, and each thread keeps its own row's softmax as it goes.
 
-The math, per row i of (r, i), with s_ij = (q_i . k_j) * scale (-inf where mask[i, j] is False):
+The math, per row i of (r, i), with s_ij = (q_i . k_j) * scale (-inf where mask[i, j] is False),
+R the dropout keep mask (drawn by kernels.keep_mask from the generator the reference draws from:
+the same masks from a seed) and kp = 1 - dropout_p (without dropout read R = 1, kp = 1):
 
     Forward (the online softmax: one pass over the keys, tile by tile)
-        m   = running max_j s_ij,   l = running sum_j exp(s_ij - m),   o = running sum_j exp(s_ij - m) v_j
+        m   = running max_j s_ij,   l = running sum_j exp(s_ij - m),
+        o   = running sum_j exp(s_ij - m) R_ij / kp v_j
         a new tile with max m_t:  m' = max(m, m_t),  alpha = exp(m - m'),
-                                  l <- l * alpha + sum_j exp(s_ij - m'),   o <- o * alpha + sum_j exp(s_ij - m') v_j
+                                  l <- l * alpha + sum_j exp(s_ij - m'),
+                                  o <- o * alpha + sum_j exp(s_ij - m') R_ij / kp v_j
         out_i = o / l,   L_i = m + log(l)        (L: the row's logsumexp, kept for the backward)
-    This equals softmax(s_i) v: every term is exp(s_ij - m_final) / sum_j exp(s_ij - m_final) once
-    the rescalings by alpha have been multiplied out.
+    This equals Pd v with P = softmax(s), Pd = P R / kp: every term is exp(s_ij - m_final) /
+    sum_j exp(s_ij - m_final) once the rescalings by alpha have been multiplied out.
 
-    Backward (the scores recomputed from q, k and L; the softmax's P_ij = exp(s_ij - L_i))
+    Backward (the scores recomputed from q, k and L; P_ij = exp(s_ij - L_i), Pd_ij = P_ij R_ij / kp)
         D_i   = sum_c dout_ic * out_ic           (= sum_j dP_ij P_ij, the softmax backward's row sum)
-        dP_ij = dout_i . v_j
+        dP_ij = (dout_i . v_j) R_ij / kp
         dS_ij = P_ij * (dP_ij - D_i)
         dq_i  = scale * sum_j dS_ij k_j          (pass over query rows: flash_backward_dq_rows)
-        dk_j  = scale * sum_i dS_ij q_i,   dv_j = sum_i P_ij dout_i
+        dk_j  = scale * sum_i dS_ij q_i,   dv_j = sum_i Pd_ij dout_i
                                                  (pass over key rows: flash_backward_dkdv_rows)
-    These are the lines of ops.attention.ScaledDotProductAttention.backward without dropout:
-    D_i = sum_j dP_ij P_ij because sum_j P_ij v_j = out_i.  Two passes, each thread owning the
+    These are the lines of ops.attention.ScaledDotProductAttention.backward, with D_i = sum_j
+    dP_ij P_ij = sum_j Pd_ij (dout_i . v_j) = dout_i . out_i.  Two passes, each thread owning the
     rows it writes: no atomics, the same bits every run.
 
-Where it applies (kernels/cuda_ops.py decides): no dropout, float32 or float64, head dims 1 to
-D_MAX, no zero-size dim, and either no mask or a (T, S) mask.  The mask is read per element (T * S
-bools, not the scores); when it is the causal one, tril(ones(T, S)) (checked on the GPU: the
-`causal` flag, a one-element array, so the host never waits), tiles that lie wholly after the
-diagonal are skipped.  With dropout the plain path runs.
+Where it applies (kernels/cuda_ops.py decides): float32 or float64, head dims 1 to D_MAX, no
+zero-size dim, no mask or a (T, S) mask, with or without dropout.  The mask is read per element
+(T * S bools, not the scores); when it is the causal one, tril(ones(T, S)) (checked on the GPU:
+the `causal` flag, a one-element array, so the host never waits), tiles that lie wholly after the
+diagonal are skipped.  The dropout keep mask (R * T * S bools, a quarter of the float32 scores)
+is read per element too; it is drawn as on the plain path (CuPy's generator makes R * T * S
+float32 uniforms for the draw, for a moment), and kept for the backward instead of P and Pd.
 
 Masked places are left out of every sum (not added as 0 * v_j): so a NaN or inf in a masked key's
 k or v stays out of the result, whether or not its tile is skipped (the reference's P v adds
@@ -83,9 +89,10 @@ def last_key(causal, first_row, T, S):
 
 # --------------------------------------------------------------------------- forward
 @cuda.jit(cache=True)
-def flash_forward_rows(q, k, v, mask, causal, scale, out, lse):
-    """Rows of out (R, T, dv) and lse (R, T).  Must equal ops.attention.ScaledDotProductAttention.forward
-    without dropout: out = softmax(where(mask, q k^T * scale, -inf)) v, and lse_i = logsumexp_j s_ij.
+def flash_forward_rows(q, k, v, mask, causal, keep, keep_prob, scale, out, lse):
+    """Rows of out (R, T, dv) and lse (R, T).  Must equal ops.attention.ScaledDotProductAttention.forward:
+    out = (P * keep / keep_prob) v with P = softmax(where(mask, q k^T * scale, -inf)) (keep None:
+    no dropout), and lse_i = logsumexp_j s_ij (without dropout: it normalises P).
     Grid: (R, ceil(T / ROWS)); thread t owns query row i = blockIdx.y * ROWS + t of batch r."""
     k_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     v_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
@@ -143,6 +150,8 @@ def flash_forward_rows(q, k, v, mask, causal, scale, out, lse):
                         continue
                     p = math.exp(s_tile[jj] - m_new)
                     l += p
+                    if keep is not None:  # dropout on the weights (after l: it normalises P, not Pd)
+                        p = p / keep_prob if keep[r, i, j0 + jj] else zero
                     for c in range(dv):
                         o[c] += p * v_tile[jj, c]
                 m = m_new
@@ -162,10 +171,11 @@ def flash_forward_rows(q, k, v, mask, causal, scale, out, lse):
 
 # --------------------------------------------------------------------------- backward
 @cuda.jit(cache=True)
-def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, scale, dq, delta):
+def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, keep, keep_prob, scale, dq, delta):
     """Rows of dq (R, T, d) and delta (R, T): D_i = sum_c dout_ic out_ic, and
-    dq_i = scale * sum_j P_ij (dout_i . v_j - D_i) k_j with P_ij = exp(s_ij - L_i) recomputed.
-    Must equal the dq of ops.attention.ScaledDotProductAttention.backward without dropout.
+    dq_i = scale * sum_j P_ij (dP_ij - D_i) k_j with P_ij = exp(s_ij - L_i) recomputed and
+    dP_ij = dout_i . v_j * keep_ij / keep_prob (keep None: dout_i . v_j).
+    Must equal the dq of ops.attention.ScaledDotProductAttention.backward.
     Grid: (R, ceil(T / ROWS)); thread t owns query row i, as in flash_forward_rows."""
     k_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     v_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
@@ -213,6 +223,8 @@ def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, scale, dq, del
                 dp = zero
                 for c in range(dv):
                     dp += do_row[c] * v_tile[jj, c]
+                if keep is not None:  # dP = dPd * keep / keep_prob
+                    dp = dp / keep_prob if keep[r, i, j0 + jj] else zero
                 ds = p * (dp - D)
                 for c in range(d):
                     dq_acc[c] += ds * k_tile[jj, c]
@@ -225,12 +237,12 @@ def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, scale, dq, del
 
 
 @cuda.jit(cache=True)
-def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, scale, dk, dv):
-    """Rows of dk (R, S, d) and dv (R, S, dv): dv_j = sum_i P_ij dout_i and
-    dk_j = scale * sum_i P_ij (dout_i . v_j - D_i) q_i, P_ij = exp(s_ij - L_i) recomputed, D from
-    flash_backward_dq_rows.  Must equal the dk, dv of ops.attention.ScaledDotProductAttention.backward
-    without dropout.  Grid: (R, ceil(S / ROWS)); thread t owns key row j = blockIdx.y * ROWS + t,
-    and the query rows stream through shared memory."""
+def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, keep, keep_prob, scale, dk, dv):
+    """Rows of dk (R, S, d) and dv (R, S, dv): dv_j = sum_i Pd_ij dout_i and
+    dk_j = scale * sum_i P_ij (dP_ij - D_i) q_i, P_ij = exp(s_ij - L_i) recomputed, Pd_ij and dP_ij
+    with the keep mask as in flash_backward_dq_rows, D from it.  Must equal the dk, dv of
+    ops.attention.ScaledDotProductAttention.backward.  Grid: (R, ceil(S / ROWS)); thread t owns
+    key row j = blockIdx.y * ROWS + t, and the query rows stream through shared memory."""
     q_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     do_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     l_tile = cuda.shared.array(TILE, dtype=q.dtype)
@@ -271,7 +283,7 @@ def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, scale, dk,
             d_tile[ii] = delta[r, i0 + ii]
         cuda.syncthreads()
         if live:
-            # Pass 2: per query, P_ij again; dv_j += P_ij dout_i; dS_ij; dk_j += dS_ij q_i.
+            # Pass 2: per query, P_ij again; dv_j += Pd_ij dout_i; dS_ij; dk_j += dS_ij q_i.
             for ii in range(n):
                 if mask is not None and not mask[i0 + ii, j]:
                     continue  # a masked pair: P_ij = 0, nothing to add
@@ -283,7 +295,12 @@ def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, scale, dk,
                 dp = zero
                 for c in range(dvs):
                     dp += do_tile[ii, c] * v_row[c]
-                    dv_acc[c] += p * do_tile[ii, c]
+                pd = p
+                if keep is not None:  # Pd = P * keep / keep_prob, dP = dPd * keep / keep_prob
+                    pd = p / keep_prob if keep[r, i0 + ii, j] else zero
+                    dp = dp / keep_prob if keep[r, i0 + ii, j] else zero
+                for c in range(dvs):
+                    dv_acc[c] += pd * do_tile[ii, c]
                 ds = p * (dp - d_tile[ii])
                 for c in range(d):
                     dk_acc[c] += ds * q_tile[ii, c]
@@ -306,32 +323,34 @@ def causal_flag(mask):
     return xp.asarray(xp.all(mask == xp.tri(T, S, dtype=bool))).reshape(1)
 
 
-def attention_forward(q, k, v, mask, scale):
-    """(out, lse) from q (R, T, d), k (R, S, d), v (R, S, dv), mask None or bool (T, S), all
-    C-contiguous, d and dv in 1..D_MAX; out (R, T, dv), lse (R, T).  Returns also the causal flag
-    (None without a mask) for attention_backward."""
+def attention_forward(q, k, v, mask, keep, keep_prob, scale):
+    """(out, lse, causal) from q (R, T, d), k (R, S, d), v (R, S, dv), mask None or bool (T, S),
+    keep None or the dropout keep mask, bool (R, T, S) (drawn by kernels.keep_mask), keep_prob =
+    1 - dropout_p; all C-contiguous, d and dv in 1..D_MAX.  out (R, T, dv), lse (R, T); causal:
+    the mask's causal flag (None without a mask), for attention_backward."""
     xp = array_namespace()
     R, T, _ = q.shape
     causal = None if mask is None else causal_flag(mask)
     out = xp.empty((R, T, v.shape[2]), q.dtype)
     lse = xp.empty((R, T), q.dtype)
     launch("flash_attention_forward", flash_forward_rows, (R, -(-T // ROWS)), ROWS,
-           q, k, v, mask, causal, scalar(q.dtype, scale), out, lse)  # fmt: skip
+           q, k, v, mask, causal, keep, scalar(q.dtype, keep_prob), scalar(q.dtype, scale), out, lse)  # fmt: skip
     return out, lse, causal
 
 
-def attention_backward(q, k, v, out, lse, dout, mask, causal, scale):
+def attention_backward(q, k, v, out, lse, dout, mask, causal, keep, keep_prob, scale):
     """(dq, dk, dv) from the forward's inputs and results and dout (R, T, dv), C-contiguous."""
     xp = array_namespace()
     R, T, _ = q.shape
     S = k.shape[1]
     scale = scalar(q.dtype, scale)
+    keep_prob = scalar(q.dtype, keep_prob)
     dq = xp.empty_like(q)
     dk = xp.empty_like(k)
     dv = xp.empty_like(v)
     delta = xp.empty((R, T), q.dtype)
     launch("flash_attention_backward", flash_backward_dq_rows, (R, -(-T // ROWS)), ROWS,
-           q, k, v, out, dout, lse, mask, causal, scale, dq, delta)  # fmt: skip
+           q, k, v, out, dout, lse, mask, causal, keep, keep_prob, scale, dq, delta)  # fmt: skip
     launch("flash_attention_backward", flash_backward_dkdv_rows, (R, -(-S // ROWS)), ROWS,
-           q, k, v, dout, lse, delta, mask, causal, scale, dk, dv)  # fmt: skip
+           q, k, v, dout, lse, delta, mask, causal, keep, keep_prob, scale, dk, dv)  # fmt: skip
     return dq, dk, dv

@@ -8,23 +8,18 @@ write the (T, S) scores to memory (ScaledDotProductAttention below)."""
 
 from __future__ import annotations
 
+from .. import backend
 from . import cuda, cuda_flash
 from . import functions as f
 
 _FLASH = "flash"  # first of the saved values when the forward took the flash path
 
 
-def _flash_applies(q, k, v, dropout_p) -> bool:
+def _flash_applies(q, k, v) -> bool:
     """Whether the flash kernels take these inputs (the op's `accepts` has already held: one
-    kernel dtype, one batch shape, no mask or a mask of T * S elements): no dropout, head dims
-    1 to cuda_flash.D_MAX, and no zero-size dim (those keep the plain path's behaviour)."""
-    return (
-        dropout_p == 0
-        and 1 <= q.shape[-1] <= cuda_flash.D_MAX
-        and 1 <= v.shape[-1] <= cuda_flash.D_MAX
-        and q.size != 0
-        and k.size != 0
-    )
+    kernel dtype, one batch shape, no mask or a mask of T * S elements): head dims 1 to
+    cuda_flash.D_MAX, and no zero-size dim (those keep the plain path's behaviour)."""
+    return 1 <= q.shape[-1] <= cuda_flash.D_MAX and 1 <= v.shape[-1] <= cuda_flash.D_MAX and q.size != 0 and k.size != 0
 
 
 class LayerNorm(f.LayerNorm):
@@ -33,11 +28,11 @@ class LayerNorm(f.LayerNorm):
 
 
 class ScaledDotProductAttention(f.ScaledDotProductAttention):
-    """Without dropout, the flash kernels (cuda_flash.py): one pass over the keys with the online
-    softmax forward, saving out and the rows' logsumexp L instead of the (T, S) weights, and a
-    backward that recomputes the weights from q, k and L; no mask or any (T, S) mask, the causal
-    one skipping the tiles past the diagonal.  With dropout (training with attention dropout),
-    a head dim over D_MAX or a zero-size dim: the inherited path (GEMMs and the softmax kernels).
+    """The flash kernels (cuda_flash.py): one pass over the keys with the online softmax forward,
+    saving out and the rows' logsumexp L instead of the (T, S) weights, and a backward that
+    recomputes the weights from q, k and L; no mask or any (T, S) mask (the causal one skipping the
+    tiles past the diagonal), and dropout with the keep mask drawn as the plain path draws it.  A
+    head dim over D_MAX or a zero-size dim: the inherited path (GEMMs and the softmax kernels).
 
     The flash path saves its output (for D_i = dout_i . out_i), as PyTorch's fused attention does:
     writing the output in place before the backward raises there, as in PyTorch (the plain path
@@ -47,23 +42,26 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
     kernels = cuda
 
     def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
-        if not _flash_applies(q, k, v, dropout_p):
+        if not _flash_applies(q, k, v):
             return super().forward(q, k, v, mask, scale, dropout_p, device)
         T, S = q.shape[-2], k.shape[-2]
         batch = q.shape[:-2]
         q3, k3, v3 = (f._contiguous(a.reshape((-1,) + a.shape[-2:])) for a in (q, k, v))  # (R, rows, dim)
         if mask is not None:
             mask = f._contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
-        out, lse, causal = cuda_flash.attention_forward(q3, k3, v3, mask, scale)
-        self.save_for_backward(_FLASH, q3, k3, v3, out, lse, mask, causal, scale, batch)
+        keep = None
+        if dropout_p > 0:  # the plain path's draw, from the same generator: the same masks from a seed
+            keep = self.kernels.keep_mask(backend.rng(device), batch + (T, S), dropout_p).reshape(-1, T, S)
+        out, lse, causal = cuda_flash.attention_forward(q3, k3, v3, mask, keep, 1 - dropout_p, scale)
+        self.save_for_backward(_FLASH, q3, k3, v3, out, lse, mask, causal, keep, 1 - dropout_p, scale, batch)
         return out.reshape(batch + out.shape[1:])
 
     def backward(self, g):
         if self.saved[0] is not _FLASH:  # the forward took the inherited path
             return super().backward(g)
-        _, q3, k3, v3, out, lse, mask, causal, scale, batch = self.saved
+        _, q3, k3, v3, out, lse, mask, causal, keep, keep_prob, scale, batch = self.saved
         dout = f._contiguous(g.reshape(out.shape))
-        dq, dk, dv = cuda_flash.attention_backward(q3, k3, v3, out, lse, dout, mask, causal, scale)
+        dq, dk, dv = cuda_flash.attention_backward(q3, k3, v3, out, lse, dout, mask, causal, keep, keep_prob, scale)
         return tuple(a.reshape(batch + a.shape[1:]) for a in (dq, dk, dv)) + (None,)
 
 
