@@ -177,6 +177,71 @@ def test_softmax_op_on_the_attention_kernels(rows, s, dtype, seed):
     _close(ker.backward(g), ref.backward(g), dtype, "dx")
 
 
+# --------------------------------------------------------------------------- flash attention
+def _attention_inputs(rng, batch, t, s, d, dv, dtype, masked):
+    """q, k, v, g of these sizes and a mask: none, causal (tril(ones(t, s))) or random with a
+    key allowed in every row (a row with none is NaN on both paths; NumPy warns on it)."""
+    q, k, v, g = (rng.standard_normal(batch + shape).astype(dtype) for shape in ((t, d), (s, d), (s, dv), (t, dv)))
+    mask = None
+    if masked == "causal":
+        mask = np.tril(np.ones((t, s), dtype=bool))
+    elif masked == "random":
+        mask = rng.random((t, s)) < 0.5
+        mask[np.arange(t), rng.integers(0, s, t)] = True
+    return q, k, v, g, mask
+
+
+# On the simulator a block has 4 rows and a tile 3 (cuda_flash.ROWS, TILE): t and s up to 9 span
+# one to three blocks and tiles, and end inside one as often as on a boundary.  More examples
+# than the other kernels (shapes x masks x dropout x dtypes; each example is ~0.1 s here).
+@settings(max_examples=60 if SIMULATOR else 20)
+@given(batch=st.sampled_from([(1,), (3,), (2, 1)]), t=st.integers(1, 9), s=st.integers(1, 9), d=st.integers(1, 5),
+       dv=st.integers(1, 4), dtype=FLOATS, masked=st.sampled_from(["none", "causal", "random"]),
+       dropout_p=st.sampled_from([0.0, 0.3]), seed=SEEDS)  # fmt: skip
+def test_flash_attention(batch, t, s, d, dv, dtype, masked, dropout_p, seed):
+    """CUDA's attention op runs the flash kernels (kernels/cuda_flash.py): its forward and
+    backward equal the reference op (ops/attention.py), T != S included, and with dropout it
+    draws the reference's keep mask from the same generator."""
+    from tensorgrad.kernels.cuda_ops import ScaledDotProductAttention as KernelAttention  # noqa: PLC0415
+    from tensorgrad.ops.attention import ScaledDotProductAttention  # noqa: PLC0415
+
+    _, xp, device = _env()
+    q, k, v, g, mask = (_dev(a) for a in _attention_inputs(np.random.default_rng(seed), batch, t, s, d, dv, dtype,
+                                                            masked))  # fmt: skip
+    scale = d**-0.5
+    assert KernelAttention.accepts(q, k, v, mask, scale, dropout_p, device)
+    ker, ref = KernelAttention(xp), ScaledDotProductAttention(xp)
+    tg.manual_seed(seed)
+    want = ref.forward(q, k, v, mask, scale, dropout_p, device)
+    if masked == "causal" and s > t:  # keys t.. are masked for every query: their NaNs stay out of every sum
+        k, v = k.copy(), v.copy()
+        k[..., t:, :] = v[..., t:, :] = np.nan
+    tg.manual_seed(seed)
+    _close(ker.forward(q, k, v, mask, scale, dropout_p, device), want, dtype, "out")
+    assert isinstance(ker.saved[0], str)  # the flash path (it saves its marker first), not the plain one
+    if mask is not None:  # the causal flag: tiles past the diagonal are skipped only for tril
+        assert bool(ker.saved[7][0]) == bool((_host(mask) == np.tri(t, s, dtype=bool)).all())
+    for name, got, want in zip(("dq", "dk", "dv"), ker.backward(g), ref.backward(g)):
+        _close(got, want, dtype, name)
+
+
+def test_flash_attention_leaves_long_heads_to_the_plain_path():
+    """A head dim over cuda_flash.D_MAX (the length of the kernels' row arrays) runs the plain path."""
+    from tensorgrad.kernels.cuda_flash import D_MAX  # noqa: PLC0415
+    from tensorgrad.kernels.cuda_ops import ScaledDotProductAttention as KernelAttention  # noqa: PLC0415
+    from tensorgrad.ops.attention import ScaledDotProductAttention  # noqa: PLC0415
+
+    _, xp, device = _env()
+    q, k, v, g, mask = (_dev(a) for a in _attention_inputs(np.random.default_rng(0), (2,), 3, 4, D_MAX + 1, 2,
+                                                            np.float64, "causal"))  # fmt: skip
+    ker, ref = KernelAttention(xp), ScaledDotProductAttention(xp)
+    out = ker.forward(q, k, v, mask, 0.1, 0.0, device)
+    assert not isinstance(ker.saved[0], str)  # the plain path: it saves q first, not the flash marker
+    _close(out, ref.forward(q, k, v, mask, 0.1, 0.0, device), np.float64, "out")
+    for name, got, want in zip(("dq", "dk", "dv"), ker.backward(g), ref.backward(g)):
+        _close(got, want, np.float64, name)
+
+
 # --------------------------------------------------------------------------- cross-entropy
 @EXAMPLES
 @given(n=st.integers(1, 5), c=st.integers(1, 11), dtype=FLOATS, ignore_index=st.sampled_from([-100, 0]),

@@ -25,7 +25,7 @@ import pytest
 
 numba_cuda = pytest.importorskip("numba.cuda", reason="needs numba-cuda (pip install -e '.[test]')")
 
-from tensorgrad.kernels import cuda_elementwise, cuda_rows  # noqa: E402
+from tensorgrad.kernels import cuda_elementwise, cuda_flash, cuda_rows  # noqa: E402
 from tensorgrad.kernels.cuda_signatures import signatures  # noqa: E402
 
 TESTS = Path(__file__).parent
@@ -67,7 +67,7 @@ def _kernels_in(module):
 
 def test_every_kernel_has_its_signatures():
     listed = set(signatures("float32"))
-    defined = _kernels_in(cuda_rows) | _kernels_in(cuda_elementwise)
+    defined = _kernels_in(cuda_rows) | _kernels_in(cuda_elementwise) | _kernels_in(cuda_flash)
     assert {k.__name__ for k in defined} == {k.__name__ for k in listed}
 
 

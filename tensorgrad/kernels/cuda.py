@@ -5,6 +5,8 @@ kernels/cpu.py): it allocates its results with CuPy and launches one or two comp
 CuPy's current stream (cuda_launch.py).  The kernels themselves are in cuda_rows.py (a block per
 row: layernorm, attention softmax, cross-entropy) and cuda_elementwise.py (AdamW, ReLU, GELU,
 dropout, embedding backward); each names, in its docstring, the reference op it must equal.
+Attention has its own kernels and host functions besides, outside this contract:
+cuda_flash.py (flash-attention style: the scores never in memory), used by cuda_ops.py.
 
 Kernels compile on first use for each dtype (float32, float64) and variant (with or without a
 weight, mask, dropout), and are cached on disk (cache=True) for later runs.  A kernel that fails

@@ -12,6 +12,7 @@ from __future__ import annotations
 from numba import types
 
 from . import cuda_elementwise as ew
+from . import cuda_flash as fl
 from . import cuda_rows as rows
 
 DTYPES = {"float32": types.float32, "float64": types.float64}
@@ -24,6 +25,7 @@ def signatures(dtype: str) -> dict:
     bools2, bools3, bools1 = types.boolean[:, ::1], types.boolean[:, :, ::1], types.boolean[::1]
     ints = types.int64[::1]
     i64, none = types.int64, types.none
+    flash_masks = ((bools2, bools1), (none, none))  # (mask, causal flag)
     return {
         rows.layernorm_forward_rows: [
             (mat, w, b, f, mat, vec, vec) for w, b in ((vec, vec), (vec, none), (none, none))
@@ -46,4 +48,19 @@ def signatures(dtype: str) -> dict:
         ew.gelu_backward_elements: [(vec, vec, vec)],
         ew.dropout_elements: [(vec, bools1, f, vec)],
         ew.embedding_backward_rows: [(ints, ints, mat, mat)],
+        # The flash attention kernels: with a (T, S) mask and its causal flag or with neither, and
+        # with a dropout keep mask or without.
+        fl.flash_forward_rows: [
+            (cube, cube, cube, m, c, keep, f, f, cube, mat) for m, c in flash_masks for keep in (bools3, none)
+        ],
+        fl.flash_backward_dq_rows: [
+            (cube, cube, cube, cube, cube, mat, m, c, keep, f, f, cube, mat)
+            for m, c in flash_masks
+            for keep in (bools3, none)
+        ],
+        fl.flash_backward_dkdv_rows: [
+            (cube, cube, cube, cube, mat, mat, m, c, keep, f, f, cube, cube)
+            for m, c in flash_masks
+            for keep in (bools3, none)
+        ],
     }
