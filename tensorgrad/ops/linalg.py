@@ -1,0 +1,94 @@
+"""Linear algebra with a backward of its own: the cross product and the vector p-norms.  (The matrix
+products mm, bmm, mv, dot, inner, outer, kron, tensordot, addmm, ... are compositions of matmul,
+einsum and elementwise ops; their gradients are those ops' backwards.)"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import Function
+
+
+def cross3(xp, a, b, axis):
+    """a x b along `axis` (size 3):  z_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}  (indices mod 3)."""
+    next1, next2 = xp.asarray([1, 2, 0]), xp.asarray([2, 0, 1])
+    take = xp.take
+    return take(a, next1, axis=axis) * take(b, next2, axis=axis) - take(a, next2, axis=axis) * take(b, next1, axis=axis)
+
+
+class Cross(Function):
+    """z = a x b along dim (size 3):  z_i = sum_jk eps_ijk a_j b_k  (eps the Levi-Civita symbol).
+
+    dz_i/da_j = sum_k eps_ijk b_k, so da_j = sum_ik g_i eps_ijk b_k = sum_ik eps_jki b_k g_i
+    (eps is invariant under cyclic shifts), which is the j-th component of b x g:
+
+        da = b x g          db = g x a     (the same argument with the roles of a and b swapped)
+
+    a and b broadcast against each other; the engine sums da, db back to their shapes.
+    """
+
+    def forward(self, a, b, dim):
+        self.save_for_backward(a, b, dim)
+        return cross3(self.xp, a, b, dim)
+
+    def backward(self, g):
+        a, b, dim = self.saved
+        xp = self.xp
+        da = cross3(xp, b, g, dim) if self.needs_grad(0) else None
+        db = cross3(xp, g, a, dim) if self.needs_grad(1) else None
+        return da, db
+
+
+class VectorNorm(Function):
+    """z = ||x||_p over `dims` = (sum |x|^p)^(1/p), with the limits PyTorch takes:
+    p = 0: the number of nonzero elements;  p = inf: max |x|;  p = -inf: min |x|.
+
+    With a = |x| and d|x|/dx = sign(x):
+        p = 0:        z is piecewise constant                     dx = 0
+        p = 1:        z = sum a                                   dx = g sign(x)
+        p = 2:        z = sqrt(sum x^2),  dz/dx = x / z           dx = g x / z
+        p = +-inf:    z = a at the extreme element(s)             dx = g sign(x) [a == z] / #{a == z}
+                      (ties share the gradient equally, as PyTorch)
+        other p:      dz/dx = (1/p) (sum a^p)^(1/p - 1) p a^(p-1) sign(x)
+                            = sign(x) a^(p-1) / z^(p-1)           dx = g sign(x) a^(p-1) z^(1-p)
+    z = 0 (all of x zero) has no derivative; PyTorch's subgradient there is 0 (for p >= 1; for
+    p < 1 its formula gives 0 at the x that are 0).  g and z are broadcast back over `dims`.
+    """
+
+    def forward(self, x, ord, dims, keepdim):
+        xp = self.xp
+        a = xp.abs(x)
+        if ord == 0:
+            z = (x != 0).sum(axis=dims, keepdims=True).astype(x.dtype)
+        elif ord == math.inf:
+            z = a.max(axis=dims, keepdims=True)
+        elif ord == -math.inf:
+            z = a.min(axis=dims, keepdims=True)
+        elif ord == 1:
+            z = a.sum(axis=dims, keepdims=True)
+        elif ord == 2:
+            z = xp.sqrt((x * x).sum(axis=dims, keepdims=True))
+        else:
+            z = (a**ord).sum(axis=dims, keepdims=True) ** (1.0 / ord)
+        self.save_for_backward(x, z, ord, dims)
+        return z if keepdim else z.reshape(tuple(n for i, n in enumerate(z.shape) if i not in dims))
+
+    def backward(self, g):
+        x, z, ord, dims = self.saved
+        xp = self.xp
+        g = g.reshape(z.shape)  # the kept dims back, so g and z broadcast against x
+        if ord == 0:
+            return xp.zeros_like(x)
+        if ord == 1:
+            return g * xp.sign(x)
+        zero = z == 0
+        if ord == 2:
+            return x * xp.where(zero, 0, g / xp.where(zero, 1, z))
+        a = xp.abs(x)
+        if ord in (math.inf, -math.inf):
+            hit = a == z
+            return xp.sign(x) * hit * (g / hit.sum(axis=dims, keepdims=True))
+        scaled = xp.sign(x) * a ** (ord - 1)
+        if ord < 1:
+            return xp.where(x == 0, 0, scaled) * g * z ** (1 - ord)
+        return scaled * xp.where(zero, 0, g / xp.where(zero, 1, z ** (ord - 1)))
