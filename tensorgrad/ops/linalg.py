@@ -50,16 +50,20 @@ class VectorNorm(Function):
         p = +-inf:    z = a at the extreme element(s)             dx = g sign(x) [a == z] / #{a == z}
                       (ties share the gradient equally, as PyTorch)
         other p:      dz/dx = (1/p) (sum a^p)^(1/p - 1) p a^(p-1) sign(x)
-                            = sign(x) a^(p-1) / z^(p-1)           dx = g sign(x) a^(p-1) z^(1-p)
+                            = sign(x) a^(p-1) / z^(p-1)           dx = g sign(x) (a / z)^(p-1)
     z = 0 (all of x zero) has no derivative; PyTorch's subgradient there is 0 (for p >= 1; for
     p < 1 its formula gives 0 at the x that are 0).  g and z are broadcast back over `dims`.
+    Over a single element z = |x| exactly, as PyTorch computes it (the formulas above still hold).
     """
 
     def forward(self, x, ord, dims, keepdim):
         xp = self.xp
         a = xp.abs(x)
+        count = math.prod(x.shape[d] for d in dims)
         if ord == 0:
             z = (x != 0).sum(axis=dims, keepdims=True).astype(x.dtype)
+        elif count == 1:  # the norm of one element is |x| (as PyTorch: no x^p to under- or overflow)
+            z = a.reshape(tuple(1 if i in dims else n for i, n in enumerate(x.shape)))
         elif ord == math.inf:
             z = a.max(axis=dims, keepdims=True)
         elif ord == -math.inf:
@@ -68,8 +72,11 @@ class VectorNorm(Function):
             z = a.sum(axis=dims, keepdims=True)
         elif ord == 2:
             z = xp.sqrt((x * x).sum(axis=dims, keepdims=True))
-        else:
+        elif ord > 0:
             z = (a**ord).sum(axis=dims, keepdims=True) ** (1.0 / ord)
+        else:  # 0^ord = inf for ord < 0, written as such (no division by zero), and inf^(1/ord) = 0
+            powers = xp.where(a == 0, xp.inf, xp.where(a == 0, 1, a) ** ord)
+            z = powers.sum(axis=dims, keepdims=True) ** (1.0 / ord)
         self.save_for_backward(x, z, ord, dims)
         return z if keepdim else z.reshape(tuple(n for i, n in enumerate(z.shape) if i not in dims))
 
@@ -88,7 +95,7 @@ class VectorNorm(Function):
         if ord in (math.inf, -math.inf):
             hit = a == z
             return xp.sign(x) * hit * (g / hit.sum(axis=dims, keepdims=True))
-        scaled = xp.sign(x) * a ** (ord - 1)
-        if ord < 1:
-            return xp.where(x == 0, 0, scaled) * g * z ** (1 - ord)
-        return scaled * xp.where(zero, 0, g / xp.where(zero, 1, z ** (ord - 1)))
+        # (a / z)^(p-1): no power of z alone, which under- or overflows where a^p did not
+        ratio = xp.where(a == 0, 1, a) / xp.where(zero, 1, z)
+        scaled = xp.where(a == 0, 0, xp.sign(x) * ratio ** (ord - 1))
+        return xp.where(zero, 0, g * scaled)
