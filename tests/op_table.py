@@ -437,6 +437,9 @@ OPS = [
       lambda lib, x: lib.linalg.matrix_norm(x) + lib.linalg.matrix_norm(x, 1), domain="nonzero"),
     C("matrix_norm_inf_neg1", [(3, 4)],
       lambda lib, x: lib.linalg.norm(x, float("inf")) + lib.linalg.matrix_norm(x, -1, keepdim=True), domain="nonzero"),
+    # singular values of random matrices: distinct (no tie for the max or min), so each is differentiable
+    C("matrix_norm_nuc_2_neg2", [(2, 3, 4)], lambda lib, x: lib.linalg.matrix_norm(x, "nuc") + lib.linalg.matrix_norm(
+        x, 2, dim=(0, 2)).sum() + lib.linalg.norm(x[0], -2) + x[1].norm(p="nuc")),
     C("linalg_norm_vector", [(3, 4)], lambda lib, x: lib.linalg.norm(x, dim=1) + lib.linalg.norm(x)),
     C("vecdot", [(3, 4), (4,)], lambda lib, x, y: lib.linalg.vecdot(x, y)),
     # ================================================================ ops/linear.py

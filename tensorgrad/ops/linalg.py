@@ -1,11 +1,13 @@
-"""Linear algebra with a backward of its own: the cross product and the vector p-norms.  (The matrix
-products mm, bmm, mv, dot, inner, outer, kron, tensordot, addmm, ... are compositions of matmul,
-einsum and elementwise ops; their gradients are those ops' backwards.)"""
+"""Linear algebra with a backward of its own: the cross product, the vector p-norms and the matrix
+norms of the singular values (nuclear, spectral).  (The matrix products mm, bmm, mv, dot, inner,
+outer, kron, tensordot, addmm, ... are compositions of matmul, einsum and elementwise ops; their
+gradients are those ops' backwards.)"""
 
 from __future__ import annotations
 
 import math
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -99,3 +101,34 @@ class VectorNorm(Function):
         ratio = xp.where(a == 0, 1, a) / xp.where(zero, 1, z)
         scaled = xp.where(a == 0, 0, xp.sign(x) * ratio ** (ord - 1))
         return xp.where(zero, 0, g * scaled)
+
+
+class SingularValueNorm(Function):
+    """The matrix norms of the singular values of A (..., m, n):  with A = U diag(s) V^T (thin SVD),
+        "nuc": z = sum_i s_i       2: z = max_i s_i       -2: z = min_i s_i
+
+    For distinct singular values, first-order perturbation of A = U diag(s) V^T gives
+    ds_i = u_i^T dA v_i, i.e. ds_i/dA = u_i v_i^T.  With w_i = dz/ds_i (1 for every i for "nuc";
+    for 2 / -2, 1 at the largest / smallest s_i, ties sharing it equally, as PyTorch's amax / amin):
+
+        dA = sum_i g w_i u_i v_i^T = U diag(g w) V^T
+    """
+
+    def forward(self, a, ord):
+        xp = self.xp
+        u, s, vh = backend.svd(xp, a)
+        if ord == "nuc":
+            z = s.sum(axis=-1)
+        else:
+            z = s.max(axis=-1) if ord == 2 else s.min(axis=-1)
+        self.save_for_backward(u, s, vh, z, ord)
+        return z
+
+    def backward(self, g):
+        u, s, vh, z, ord = self.saved
+        if ord == "nuc":
+            w = self.xp.ones_like(s)
+        else:
+            hit = s == z[..., None]
+            w = hit / hit.sum(axis=-1, keepdims=True)
+        return (u * (g[..., None] * w)[..., None, :]) @ vh

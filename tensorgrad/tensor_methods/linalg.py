@@ -13,7 +13,7 @@ import math
 from .. import backend
 from ..backend import ShapeError
 from ..ops.einsum import Einsum
-from ..ops.linalg import Cross, VectorNorm
+from ..ops.linalg import Cross, SingularValueNorm, VectorNorm
 from .common import TensorBase, broadcast_shapes, normalize_dim, normalize_dims
 
 
@@ -196,9 +196,9 @@ class LinalgMixin(TensorBase):
     # ------------------------------------------------------------------ norms
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """torch.norm: 'fro' (and any p) is the vector p-norm over dim (every element when None);
-        'nuc' needs singular values, which tensorgrad does not compute."""
+        'nuc' the nuclear norm of the matrices on dim (the last two when None)."""
         if p == "nuc":
-            raise NotImplementedError("norm: the nuclear norm needs an SVD, which tensorgrad does not have")
+            return matrix_norm(self, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
         if p == "fro":
             p = 2
         return vector_norm(self, p, dim, keepdim, dtype=dtype)
@@ -279,3 +279,42 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
                 "does not have an identity"
             )
     return VectorNorm.apply(x, ord=ord, dims=dims, keepdim=bool(keepdim) and x.ndim > 0)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002 (PyTorch's name)
+    """The norm of the matrices on dims `dim`: 'fro' (the 2-norm of their elements), 1 / -1 (the
+    largest / smallest column sum of |A|), inf / -inf (the largest / smallest row sum), 'nuc' (the
+    sum of the singular values), 2 / -2 (the largest / smallest singular value)."""
+    if A.ndim < 2:
+        raise ShapeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if not backend.is_floating(A.dtype):
+        raise RuntimeError(
+            f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {_torch_dtype(A.dtype)}"
+        )
+    dim = tuple(dim)
+    if len(dim) != 2:
+        raise ShapeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
+    d0, d1 = (normalize_dim(d, A.ndim, "linalg.matrix_norm") for d in dim)
+    if d0 == d1:
+        raise ShapeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        moved = A.movedim((d0, d1), (-2, -1))
+        if ord != "nuc" and 0 in moved.shape[-2:]:
+            raise RuntimeError(f"linalg.matrix_norm: the {ord} norm of an empty matrix is not defined")
+        if 0 in moved.shape[-2:]:
+            out = moved.sum((-2, -1))  # no singular values: the nuclear norm is 0
+        else:
+            out = SingularValueNorm.apply(moved, ord=ord)
+        return out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1)) if keepdim else out
+    if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    summed, reduced = (d0, d1) if ord in (1, -1) else (d1, d0)  # column sums (ord +-1) or row sums (+-inf)
+    if A.shape[reduced] == 0:  # a max or min over nothing (an empty sum is 0: fine)
+        raise RuntimeError(f"linalg.matrix_norm: the {ord} norm of an empty matrix is not defined")
+    sums = A.abs().sum(summed, keepdim=True)
+    out = sums.amax(reduced, keepdim=True) if ord > 0 else sums.amin(reduced, keepdim=True)
+    return out if keepdim else out.squeeze((d0, d1))
