@@ -325,6 +325,20 @@ class IndexingMixin(TensorBase):
         except IndexError as e:
             raise IndexError(f"index_put: {e}") from None
 
+    # in place: the out-of-place result written back with copy_ (a SetItem at every element, recorded
+    # in the graph: the gradient reaches the old self and source through the out-of-place op)
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return self.copy_(self.index_add(dim, index, source, alpha=alpha))
+
+    def index_copy_(self, dim, index, source):
+        return self.copy_(self.index_copy(dim, index, source))
+
+    def index_fill_(self, dim, index, value):
+        return self.copy_(self.index_fill(dim, index, value))
+
+    def index_put_(self, indices, values, accumulate=False):
+        return self.copy_(self.index_put(indices, values, accumulate))
+
     def take(self, index):
         """self.reshape(-1)[index]: elements of the flattened tensor, in index's shape."""
         index = self._index_tensor(index, "take")

@@ -183,6 +183,13 @@ class LinalgMixin(TensorBase):
         quotient = tensor1 / tensor2
         return self + (quotient if value == 1 else quotient * value)
 
+    # in place (the optimizers' spelling): the out-of-place result written back with copy_, recorded
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return self.copy_(self.addcmul(tensor1, tensor2, value=value))
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return self.copy_(self.addcdiv(tensor1, tensor2, value=value))
+
     # ------------------------------------------------------------------ cross product (ops/linalg.py)
     def cross(self, other, dim=None):
         """self x other along dim (size 3); dim=None: the first dim of size 3, as torch.cross."""
