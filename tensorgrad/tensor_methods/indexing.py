@@ -339,14 +339,18 @@ class IndexingMixin(TensorBase):
     def index_put_(self, indices, values, accumulate=False):
         return self.copy_(self.index_put(indices, values, accumulate))
 
+    def _from_the_end(self, index, op, n):
+        """A negative index counts from the end (index + n, as PyTorch), computed on the device; the
+        result is checked in [0, n) as every index is (on a GPU at the next read: no sync here)."""
+        index = self._index_tensor(index, op)
+        wrapped = self._make(index._data + n * (index._data < 0), self.device, False)
+        return self._index_tensor(wrapped, op, 0, n)
+
     def take(self, index):
-        """self.reshape(-1)[index]: elements of the flattened tensor, in index's shape."""
-        index = self._index_tensor(index, "take")
-        n = self.numel()
-        if index.numel() and (int(index._data.max()) >= n or int(index._data.min()) < -n):
-            bad = int(index._data.max()) if int(index._data.max()) >= n else int(index._data.min())
-            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-        return self.reshape(-1)[index]
+        """self.reshape(-1)[index]: elements of the flattened tensor, in index's shape (an index_select)."""
+        flat = self.reshape(-1)
+        index = self._from_the_end(index, "take", flat.shape[0])
+        return IndexSelect.apply(flat, index._data.reshape(-1), dim=0).reshape(index.shape)
 
     def take_along_dim(self, indices, dim=None):
         """dim None: take on the flattened self (a 1-d result); else a gather along dim after self and
@@ -369,11 +373,4 @@ class IndexingMixin(TensorBase):
         x_target[d], i_target[d] = (self.shape[d] if self.ndim else 1), (indices.shape[d] if indices.ndim else 1)
         x = self.expand(*x_target) if self.ndim else self
         idx = indices.expand(*i_target) if indices.ndim else indices
-        n = x.shape[d] if x.ndim else 1
-        if idx.numel() and int(idx._data.min()) < 0:  # negative indices count from the end, as PyTorch
-            if int(idx._data.min()) < -n:
-                raise IndexError(
-                    f"take_along_dim: index {int(idx._data.min())} is out of bounds for dim {d} with size {n}"
-                )
-            idx = self._make(idx._data + n * (idx._data < 0), self.device, False)
-        return x.gather(d, idx)
+        return x.gather(d, self._from_the_end(idx, "take_along_dim", x.shape[d] if x.ndim else 1))
