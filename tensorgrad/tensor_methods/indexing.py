@@ -319,7 +319,13 @@ class IndexingMixin(TensorBase):
             out = self.clone()
             out[index] = values
             return out
-        arrays, _ = self._index_arrays(index, copy=True)
+        checked, axis = [], 0  # integer indices wrapped and range-checked (CuPy's scatter-add would not check)
+        for it in index:
+            if isinstance(it, TensorBase) and it.dtype.kind in "iu":
+                it = self._from_the_end(it, "index_put", self.shape[axis] if self.ndim else 1)
+            checked.append(it)
+            axis += it.ndim if isinstance(it, TensorBase) and it.dtype == backend.bool_ else 1
+        arrays, _ = self._index_arrays(tuple(checked), copy=True)
         try:
             return IndexPutAccumulate.apply(self, values, index=arrays)
         except IndexError as e:
