@@ -825,9 +825,11 @@ def cartesian_prod(*tensors) -> Tensor:
     for x in tensors:
         if x.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+        if x.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     if len(tensors) == 1:
         return tensors[0]
-    grids = meshgrid(*_same_kind(tensors, "cartesian_prod"), indexing="ij")
+    grids = meshgrid(*tensors, indexing="ij")
     return stack([g.reshape(-1) for g in grids], 1)
 
 

@@ -85,6 +85,7 @@ def test_beta_zero_ignores_nan_in_input(op):
         lambda lib: lib.ones(3, 4).hsplit(3),  # 4 is not divisible by 3
         lambda lib: lib.ones(3, 4).unflatten(1, (3, 2)),
         lambda lib: lib.block_diag(lib.ones(2, 2, 2)),
+        lambda lib: lib.cartesian_prod(lib.ones(2), lib.ones(3, dtype=lib.float64)),  # two dtypes
         lambda lib: lib.rot90(lib.ones(3, 4), 1, (0, 0)),
         lambda lib: lib.ones(3).index_put_((lib.tensor([0]),), lib.ones(1, dtype=lib.float64)),
     ],
