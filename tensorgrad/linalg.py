@@ -7,8 +7,8 @@ and a sum; sums of |A| and a max or min), so their gradients are those ops' back
 from __future__ import annotations
 
 from .tensor import Tensor
-from .tensor_methods.common import normalize_dim
-from .tensor_methods.linalg import _torch_dtype, linalg_cross, matrix_norm, vector_norm
+from .tensor_methods.common import normalize_dim, torch_dtype_name
+from .tensor_methods.linalg import linalg_cross, matrix_norm, vector_norm
 
 __all__ = ["cross", "matrix_norm", "norm", "vecdot", "vector_norm"]
 
@@ -22,8 +22,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim=-1) -> Tensor:
     """sum over dim of conj(x) * y (x and y broadcast; one dtype, as PyTorch)."""
     if x.dtype != y.dtype:
         raise RuntimeError(
-            f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type {_torch_dtype(x.dtype)} "
-            f"and y of type {_torch_dtype(y.dtype)} instead"
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type {torch_dtype_name(x.dtype)} "
+            f"and y of type {torch_dtype_name(y.dtype)} instead"
         )
     product = x * y
     return product.sum(normalize_dim(dim, product.ndim, "linalg.vecdot"))

@@ -11,7 +11,7 @@ from ..backend import ShapeError
 from ..ops.indexing import Gather, IndexPutAccumulate, IndexSelect, Scatter, ScatterAdd, ScatterReduce
 from ..ops.masking import MaskedFill, Where
 from ..ops.shape import Index
-from .common import TensorBase, broadcast_shapes, normalize_dim
+from .common import TensorBase, broadcast_shapes, normalize_dim, torch_dtype_name
 
 
 class IndexingMixin(TensorBase):
@@ -240,7 +240,8 @@ class IndexingMixin(TensorBase):
             return d, index
         if source.dtype != self.dtype:
             raise RuntimeError(
-                f"{op}(): self ({self.dtype}) and source ({source.dtype}) must have the same scalar type"
+                f"{op}(): self ({torch_dtype_name(self.dtype)}) and source ({torch_dtype_name(source.dtype)}) must "
+                "have the same scalar type"
             )
         src_shape = source.shape if source.ndim else (1,)
         self_shape = self.shape if self.ndim else (1,)
@@ -310,7 +311,8 @@ class IndexingMixin(TensorBase):
         if values.dtype != self.dtype:
             raise RuntimeError(
                 "Index put requires the source and destination dtypes match, got "
-                f"{self.dtype} for the destination and {values.dtype} for the source."
+                f"{torch_dtype_name(self.dtype)} for the destination and {torch_dtype_name(values.dtype)} for the "
+                "source."
             )
         index = tuple(indices)
         if len(index) > max(self.ndim, 1):
@@ -363,6 +365,7 @@ class IndexingMixin(TensorBase):
         indices broadcast against each other in every other dim."""
         if not isinstance(indices, TensorBase) or indices.dtype != backend.int64:
             got = indices.dtype if isinstance(indices, TensorBase) else type(indices).__name__
+            got = torch_dtype_name(got) if isinstance(indices, TensorBase) else got
             raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {got}")
         if dim is None:
             return self.take(indices.reshape(-1))

@@ -2,9 +2,10 @@
 fused `add*` forms, beta * input + alpha * product), cross, trace and the norms.
 
 Every product here is a composition of matmul (ops/matmul.py), einsum (ops/einsum.py) and
-elementwise ops, so its gradient is theirs; cross and the vector norms have their own backward
-(ops/linalg.py).  PyTorch's argument checks come first, with its exception types: the matrix
-products refuse operands of different dtypes (they do not promote), as PyTorch does."""
+elementwise ops, so its gradient is theirs; cross, the vector norms and the norms of the singular
+values have their own backward (ops/linalg.py).  PyTorch's argument checks come first, with its
+exception types: the matrix products refuse operands of different dtypes (they do not promote),
+as PyTorch does."""
 
 from __future__ import annotations
 
@@ -14,12 +15,7 @@ from .. import backend
 from ..backend import ShapeError
 from ..ops.einsum import Einsum
 from ..ops.linalg import Cross, SingularValueNorm, VectorNorm
-from .common import TensorBase, broadcast_shapes, normalize_dim, normalize_dims
-
-
-def _torch_dtype(dtype) -> str:
-    return {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}.get(str(dtype), str(dtype))  # fmt: skip
+from .common import TensorBase, broadcast_shapes, normalize_dim, normalize_dims, torch_dtype_name
 
 
 def same_dtype(op: str, a, b, names=("self", "mat2")):
@@ -27,7 +23,7 @@ def same_dtype(op: str, a, b, names=("self", "mat2")):
     if a.dtype != b.dtype:
         raise RuntimeError(
             f"{op}: {names[0]} and {names[1]} must have the same dtype, but got "
-            f"{_torch_dtype(a.dtype)} and {_torch_dtype(b.dtype)}"
+            f"{torch_dtype_name(a.dtype)} and {torch_dtype_name(b.dtype)}"
         )
 
 
@@ -258,7 +254,8 @@ def linalg_cross(input, other, *, dim=-1):
             f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and {other.shape[d]}"
         )
     if input.dtype != other.dtype:
-        raise RuntimeError(f"expected scalar type {_torch_dtype(input.dtype)} but found {_torch_dtype(other.dtype)}")
+        expected, found = torch_dtype_name(input.dtype), torch_dtype_name(other.dtype)
+        raise RuntimeError(f"expected scalar type {expected} but found {found}")
     broadcast_shapes("linalg.cross", input.shape, other.shape)
     return Cross.apply(input, other, dim=d)
 
@@ -268,7 +265,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     ord 0 (count of nonzeros), inf (max |x|), -inf (min |x|).  Floating tensors only."""
     if not backend.is_floating(x.dtype):
         raise RuntimeError(
-            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_torch_dtype(x.dtype)}"
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {torch_dtype_name(x.dtype)}"
         )
     if isinstance(ord, str) or isinstance(ord, bool):
         raise TypeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
@@ -296,7 +293,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # no
         raise ShapeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if not backend.is_floating(A.dtype):
         raise RuntimeError(
-            f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {_torch_dtype(A.dtype)}"
+            f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {torch_dtype_name(A.dtype)}"
         )
     dim = tuple(dim)
     if len(dim) != 2:
