@@ -124,6 +124,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     if isinstance(std, Tensor):
+
         def fail():
             raise RuntimeError("normal expects all elements of std >= 0.0")
 
@@ -175,6 +176,39 @@ def tril(t: Tensor, diagonal=0) -> Tensor:
 def triu(t: Tensor, diagonal=0) -> Tensor:
     """The upper triangle (col - row >= diagonal) of the last two dims; zeros below."""
     return t.triu(diagonal)
+
+
+def _triangle_indices(row, col, offset, dtype, device, lower):
+    if row < 0 or col < 0:
+        raise RuntimeError(
+            f"row must be non-negative, got {row}" if row < 0 else f"col must be non-negative, got {col}"
+        )
+    device = backend.normalize_device(device)
+    xp = backend.namespace(device)
+    keep = xp.tri(row, col, k=offset, dtype=bool) if lower else ~xp.tri(row, col, k=offset - 1, dtype=bool)
+    rows, cols = xp.nonzero(keep)  # row-major order, as PyTorch
+    data = xp.stack([rows, cols]).astype(backend.as_dtype(dtype) or backend.int64)
+    return Tensor._make(data.reshape(2, -1), device, False)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None) -> Tensor:
+    """The (2, N) row and column indices of the lower triangle (col - row <= offset) of a row x col matrix."""
+    return _triangle_indices(row, col, offset, dtype, device, lower=True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None) -> Tensor:
+    """The (2, N) row and column indices of the upper triangle (col - row >= offset) of a row x col matrix."""
+    return _triangle_indices(row, col, offset, dtype, device, lower=False)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 0-d tensor holding s, float32 unless dtype says otherwise (as PyTorch, even for an int s)."""
+    return full((), s, dtype=dtype or backend.float32, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of t's shape, dtype and device (its values unspecified: zeros here)."""
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:

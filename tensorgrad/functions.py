@@ -12,7 +12,9 @@ from .ops.einsum import Einsum
 from .ops.masking import Where
 from .ops.shape import Cat, Stack
 from .tensor import Tensor
-from .tensor_methods.common import accepts_keepdims, broadcast_shapes, normalize_dim
+from .tensor_methods.common import accepts_keepdims, normalize_dim
+from .tensor_methods.common import broadcast_shapes as _broadcast
+from .tensor_methods.linalg import tensordot as _tensordot
 
 
 def _same_kind(tensors, op):
@@ -58,7 +60,7 @@ def where(condition: Tensor, input, other) -> Tensor:
     elif x.is_floating_point() != y.is_floating_point() and not isinstance(other, Tensor):
         y = y.to(x.dtype)
     x, y = _same_kind([x, y], "where")
-    broadcast_shapes("where", broadcast_shapes("where", condition.shape, x.shape), y.shape)
+    _broadcast("where", _broadcast("where", condition.shape, x.shape), y.shape)
     return Where.apply(condition, x, y)
 
 
@@ -528,3 +530,342 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("Class values must be smaller than num_classes.")
     out = (ids[..., None] == xp.arange(builtins.max(num_classes, 0))).astype(backend.int64)
     return tensor._make(out, tensor.device, False)
+
+
+# ---------------------------------------------------------------- linear algebra (tensor_methods/linalg.py)
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    return input.mm(mat2)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    return input.bmm(mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    return input.mv(vec)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    return input.dot(other)
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    return input.vdot(other)
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    return input.inner(other)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    return input.outer(vec2)
+
+
+ger = outer
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    return input.kron(other)
+
+
+def trace(input: Tensor) -> Tensor:
+    return input.trace()
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return input.addmm(mat1, mat2, beta=beta, alpha=alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return input.addmv(mat, vec, beta=beta, alpha=alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return input.addr(vec1, vec2, beta=beta, alpha=alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return input.baddbmm(batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return input.addbmm(batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    return input.addcmul(tensor1, tensor2, value=value)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    return input.addcdiv(tensor1, tensor2, value=value)
+
+
+def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
+    return input.cross(other, dim)
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
+    return input.norm(p, dim, keepdim, dtype)
+
+
+def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    return input.dist(other, p)
+
+
+# ---------------------------------------------------------------- shape spellings (tensor_methods/shape.py)
+def movedim(input: Tensor, source, destination) -> Tensor:
+    return input.movedim(source, destination)
+
+
+moveaxis = movedim
+
+
+def swapaxes(input: Tensor, axis0, axis1) -> Tensor:
+    return input.swapaxes(axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def t(input: Tensor) -> Tensor:
+    return input.t()
+
+
+def adjoint(input: Tensor) -> Tensor:
+    return input.adjoint()
+
+
+def ravel(input: Tensor) -> Tensor:
+    return input.ravel()
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    return input.broadcast_to(size)
+
+
+def unflatten(input: Tensor, dim, sizes) -> Tensor:
+    return input.unflatten(dim, sizes)
+
+
+def narrow(input: Tensor, dim, start, length) -> Tensor:
+    return input.narrow(dim, start, length)
+
+
+def narrow_copy(input: Tensor, dim, start, length) -> Tensor:
+    return input.narrow_copy(dim, start, length)
+
+
+def select(input: Tensor, dim, index) -> Tensor:
+    return input.select(dim, index)
+
+
+def unbind(input: Tensor, dim=0):
+    return input.unbind(dim)
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim=0):
+    return input.tensor_split(indices_or_sections, dim)
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim=0):
+    return input.split_with_sizes(split_sizes, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections):
+    return input.hsplit(indices_or_sections)
+
+
+def vsplit(input: Tensor, indices_or_sections):
+    return input.vsplit(indices_or_sections)
+
+
+def dsplit(input: Tensor, indices_or_sections):
+    return input.dsplit(indices_or_sections)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    return input.fliplr()
+
+
+def flipud(input: Tensor) -> Tensor:
+    return input.flipud()
+
+
+def rot90(input: Tensor, k=1, dims=(0, 1)) -> Tensor:
+    return input.rot90(k, dims)
+
+
+def diag(input: Tensor, diagonal=0) -> Tensor:
+    return input.diag(diagonal)
+
+
+def diag_embed(input: Tensor, offset=0, dim1=-2, dim2=-1) -> Tensor:
+    return input.diag_embed(offset, dim1, dim2)
+
+
+def diagflat(input: Tensor, offset=0) -> Tensor:
+    return input.diagflat(offset)
+
+
+def diff(input: Tensor, n=1, dim=-1, prepend=None, append=None) -> Tensor:
+    return input.diff(n, dim, prepend, append)
+
+
+def _tensors_arg(tensors, op):
+    """f(a, b, c) and f([a, b, c]) alike."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for t_ in tensors:
+        if not isinstance(t_, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element, got {type(t_).__name__}")
+    return tuple(tensors)
+
+
+def _at_least(tensors, ndim, reshape, op):
+    tensors = _tensors_arg(tensors, op)
+    out = tuple(x if x.ndim >= ndim else reshape(x) for x in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim: a 0-d tensor becomes shape (1,)."""
+    return _at_least(tensors, 1, lambda x: x.reshape(1), "atleast_1d")
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims: () -> (1, 1), (n,) -> (1, n)."""
+    return _at_least(tensors, 2, lambda x: x.reshape(1, -1) if x.ndim else x.reshape(1, 1), "atleast_2d")
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims: () -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    shapes = {0: lambda x: (1, 1, 1), 1: lambda x: (1, x.shape[0], 1), 2: lambda x: x.shape + (1,)}
+    return _at_least(tensors, 3, lambda x: x.reshape(shapes[x.ndim](x)), "atleast_3d")
+
+
+def _sequence(tensors, op):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' must be a tuple of Tensors, not {type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    return list(tensors)
+
+
+def hstack(tensors) -> Tensor:
+    """cat along dim 1 (dim 0 when every tensor is 1-D), after atleast_1d."""
+    tensors = [atleast_1d(x) for x in _sequence(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """cat along dim 0 after atleast_2d (1-D tensors become rows)."""
+    return cat([atleast_2d(x) for x in _sequence(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors) -> Tensor:
+    """cat along dim 2 after atleast_3d."""
+    return cat([atleast_3d(x) for x in _sequence(tensors, "dstack")], 2)
+
+
+def column_stack(tensors) -> Tensor:
+    """cat along dim 1, 0-d and 1-D tensors first made columns (n, 1)."""
+    return cat([x.reshape(-1, 1) if x.ndim <= 1 else x for x in _sequence(tensors, "column_stack")], 1)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape all the given shapes broadcast to (ints count as 1-d shapes)."""
+    out = ()
+    for s in shapes:
+        s = (s,) if isinstance(s, int) else tuple(int(n) for n in s)
+        if builtins.any(n < 0 for n in s):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(s)}: {list(s)}")
+        out = _broadcast("broadcast_shapes", out, s)
+    return out
+
+
+def broadcast_tensors(*tensors):
+    """Every tensor expanded to the shape they broadcast to (views: Expand)."""
+    tensors = _tensors_arg(tensors, "broadcast_tensors")
+    shape = ()
+    for x in tensors:
+        shape = _broadcast("broadcast_tensors", shape, x.shape)
+    return tuple(x.expand(*shape) for x in tensors)
+
+
+def block_diag(*tensors) -> Tensor:
+    """The tensors (0-d as 1x1, 1-D as a row) placed along the diagonal of a matrix of zeros: each
+    one padded with zero columns to the total width, then the rows concatenated (cat)."""
+    tensors = _tensors_arg(tensors, "block_diag")
+    for i, x in enumerate(tensors):
+        if x.ndim > 2:
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {x.ndim} dimensions"
+            )
+    if not tensors:
+        return Tensor(backend.namespace("cpu").zeros((1, 0), dtype=backend.float32))
+    blocks = _same_kind(
+        [x.reshape(1, 1) if x.ndim == 0 else x.reshape(1, -1) if x.ndim == 1 else x for x in tensors], "block_diag"
+    )
+    width = builtins.sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        n, m = b.shape
+        pieces = [b.new_zeros(n, left), b, b.new_zeros(n, width - left - m)]
+        rows.append(cat(pieces, 1))
+        left += m
+    return cat(rows, 0)
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """Every combination of one element of each 1-D tensor, as rows (k columns): meshgrid, then stack."""
+    tensors = _tensors_arg(tensors, "cartesian_prod")
+    for x in tensors:
+        if x.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+        if x.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    return _tensordot(a, b, dims)
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """A copy of input with every element value (torch.fill); a tensor value gets the gradient."""
+    return input.clone().fill_(value)
+
+
+# ---------------------------------------------------------------- indexing spellings (tensor_methods/indexing.py)
+def index_add(input: Tensor, dim, index, source, *, alpha=1) -> Tensor:
+    return input.index_add(dim, index, source, alpha=alpha)
+
+
+def index_copy(input: Tensor, dim, index, source) -> Tensor:
+    return input.index_copy(dim, index, source)
+
+
+def index_reduce(input: Tensor, dim, index, source, reduce, *, include_self=True) -> Tensor:
+    return input.index_reduce(dim, index, source, reduce, include_self=include_self)
+
+
+def index_fill(input: Tensor, dim, index, value) -> Tensor:
+    return input.index_fill(dim, index, value)
+
+
+def index_put(input: Tensor, indices, values, accumulate=False) -> Tensor:
+    return input.index_put(indices, values, accumulate)
+
+
+def take(input: Tensor, index) -> Tensor:
+    return input.take(index)
+
+
+def take_along_dim(input: Tensor, indices, dim=None) -> Tensor:
+    return input.take_along_dim(indices, dim)

@@ -5,8 +5,9 @@ conversion to Python and NumPy, and repr.
 The methods that compute are grouped by family in tensor_methods/, one mixin class per
 file: arithmetic.py (operators, elementwise math, comparisons), reductions.py (reductions,
 scans, sorting), shape.py, indexing.py, inplace.py, dtype.py, neural.py (softmax, dropout,
-layer norm) and hooks.py (retain_grad, register_hook).  Each method is written out and calls one
-op's `apply`, so `grep "def relu"` finds where relu is wired."""
+layer norm), linalg.py (matrix products, cross, norms) and hooks.py (retain_grad,
+register_hook).  Each method is written out and calls one op's `apply`, so `grep "def relu"`
+finds where relu is wired."""
 
 from __future__ import annotations
 
@@ -23,13 +24,22 @@ from .tensor_methods.dtype import DtypeMixin
 from .tensor_methods.hooks import HooksMixin
 from .tensor_methods.indexing import IndexingMixin
 from .tensor_methods.inplace import InplaceMixin
+from .tensor_methods.linalg import LinalgMixin
 from .tensor_methods.neural import NeuralNetMixin
 from .tensor_methods.reductions import ReductionMixin
 from .tensor_methods.shape import ShapeMixin
 
 
 class Tensor(
-    ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, InplaceMixin, DtypeMixin, NeuralNetMixin, HooksMixin
+    ArithmeticMixin,
+    ReductionMixin,
+    ShapeMixin,
+    IndexingMixin,
+    InplaceMixin,
+    DtypeMixin,
+    NeuralNetMixin,
+    HooksMixin,
+    LinalgMixin,
 ):
     # The fields the engine uses (_data, device, requires_grad, grad, _ctx, _counter: the version
     # counter) are autograd.TensorBase's, which every method family derives from.

@@ -55,6 +55,11 @@ IDX_S1 = np.array([[3, 0, 1], [2, 1, 0]])  # (2, 3) distinct per row: scatter's 
 IDX_SEL = np.array([2, 0, 2])
 REPEATS_3 = np.array([1, 0, 2])
 
+IDX_ADD = np.array([2, 0, 2])  # rows of a (3, 4) input, one repeated: index_add's and index_put's sums must add up
+IDX_COPY = np.array([2, 0])  # distinct rows: index_copy's writes do not collide
+IDX_TAKE = np.array([[0, 11, 5], [5, 3, -1]])  # flat positions of a (3, 4) input, a repeat and a negative one
+IDX_ALONG = np.array([[0, 3], [1, 1], [2, 0]])  # (3, 2) columns of a (3, 4) input, along dim 1
+
 
 # Loss constants: class weights, probability targets, ids for (N, C, d) logits, BCE weights.
 WEIGHTS_4 = np.array([0.5, 1.0, 2.0, 1.5])  # (4,) per class
@@ -338,6 +343,10 @@ OPS = [
     C("einsum_diagonal_outer", [(3, 3), (2,)], lambda lib, a, b: lib.einsum("ii,j->ij", a, b)),
     C("einsum_sum_only_here", [(2, 3, 4), (3,)], lambda lib, a, b: lib.einsum("ijk,j->i", a, b)),
     C("einsum_ellipsis_broadcast", [(2, 3, 4), (1, 3, 4)], lambda lib, a, b: lib.einsum("...ij,...ij->...i", a, b)),
+    # tensordot and inner are einsums with the contracted labels spelled alike
+    C("tensordot_int", [(2, 3, 4), (3, 4, 2)], lambda lib, a, b: lib.tensordot(a, b, 2)),
+    C("tensordot_lists", [(2, 3, 4), (4, 2, 3)], lambda lib, a, b: lib.tensordot(a, b, ([1, 2], [2, 0]))),
+    C("inner", [(2, 3), (4, 3)], lambda lib, a, b: lib.inner(a, b)),
     # ================================================================ ops/elementary.py
     # ---- unary
     C("exp", [(3, 4)], lambda lib, x: x.exp()),
@@ -376,6 +385,22 @@ OPS = [
     C("repeat_interleave", [(2, 3)], lambda lib, x: x.repeat_interleave(2, dim=1)),
     C("repeat_interleave_tensor", [(3, 2)], lambda lib, x: x.repeat_interleave(const(lib, x, REPEATS_3), dim=0)),
     C("repeat_interleave_flat", [(2, 3)], lambda lib, x: lib.repeat_interleave(x, 2)),
+    # index_add / index_copy / index_reduce are scatter_add / scatter / scatter_reduce with the index spread over
+    # whole slices; take, take_along_dim are an index and a gather; index_put with accumulate has its own op.
+    C("index_add_alpha", [(3, 4), (3, 4)], lambda lib, x, s: x.index_add(0, const(lib, x, IDX_ADD), s, alpha=2)),
+    C("index_copy_fn", [(3, 4), (2, 4)], lambda lib, x, s: lib.index_copy(x, 0, const(lib, x, IDX_COPY), s)),
+    C("index_fill", [(3, 4)], lambda lib, x: x.index_fill(1, const(lib, x, IDX_COPY), -1.5)),
+    C("index_reduce_prod", [(3, 4), (3, 4)],
+      lambda lib, x, s: x.index_reduce(0, const(lib, x, IDX_ADD), s, "prod")),
+    C("index_reduce_mean_exclude_self", [(4, 3), (4, 3)],
+      lambda lib, x, s: lib.index_reduce(x, 1, const(lib, x, IDX_COPY[:1].repeat(3)), s[:, :3], "mean",
+                                         include_self=False)),
+    C("index_put_accumulate", [(3, 4), (3,)],
+      lambda lib, x, v: x.index_put((const(lib, x, IDX_ADD), const(lib, x, IDX_ADD)), v, accumulate=True)),
+    C("index_put_broadcast", [(3, 4), (4,)], lambda lib, x, v: lib.index_put(x, (const(lib, x, IDX_COPY),), v)),
+    C("take", [(3, 4)], lambda lib, x: x.take(const(lib, x, IDX_TAKE))),
+    C("take_along_dim", [(3, 4)], lambda lib, x: lib.take_along_dim(x, const(lib, x, IDX_ALONG), 1)),
+    C("take_along_dim_broadcast", [(1, 4)], lambda lib, x: x.take_along_dim(const(lib, x, IDX_ALONG), dim=1)),
     # ================================================================ ops/inplace.py
     # In-place ops recorded in the graph; clamp's bounds and the division's divisor are away from
     # the inputs (kinks and poles further than eps=1e-6).
@@ -395,6 +420,28 @@ OPS = [
     C("layer_norm_2d", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (3, 4))),
     C("layer_norm_2d_affine", [(2, 3, 4), (3, 4), (3, 4)],
       lambda lib, x, w, b: F(lib).layer_norm(x, (3, 4), w, b, eps=1e-3)),
+    # ================================================================ ops/linalg.py
+    # Norms away from their kinks: no element is 0 (domain "nonzero"; |x|, the p < 1 norms), no tie for the max.
+    C("cross_dim", [(3, 4), (3, 4)], lambda lib, a, b: lib.cross(a, b, dim=0)),
+    C("linalg_cross_broadcast", [(2, 1, 3), (4, 3)], lambda lib, a, b: lib.linalg.cross(a, b.unsqueeze(0))),
+    C("vector_norm_2", [(3, 4)], lambda lib, x: lib.linalg.vector_norm(x)),
+    C("vector_norm_1_dim", [(3, 4)], lambda lib, x: lib.linalg.vector_norm(x, 1, dim=1), domain="nonzero"),
+    C("vector_norm_inf_keepdim", [(3, 4)], lambda lib, x: lib.linalg.vector_norm(x, float("inf"), 0, keepdim=True)),
+    C("vector_norm_neg_inf", [(3, 4)], lambda lib, x: lib.linalg.vector_norm(x, -float("inf"), (0, 1))),
+    C("vector_norm_p3", [(2, 3, 4)], lambda lib, x: lib.linalg.vector_norm(x, 3, dim=(0, 2)), domain="nonzero"),
+    C("vector_norm_p_half", [(3, 4)], lambda lib, x: lib.linalg.vector_norm(x, 0.5, dim=-1), domain="nonzero"),
+    C("vector_norm_p1_5", [(3, 4)], lambda lib, x: lib.linalg.vector_norm(x, 1.5), domain="nonzero"),
+    C("vector_norm_0_times_x", [(3, 4)], lambda lib, x: lib.linalg.vector_norm(x, 0, dim=1) * x[:, 0]),
+    C("norm_fro_dist", [(3, 4), (4,)], lambda lib, x, y: lib.norm(x, dim=1) + lib.dist(x, y, 3) + x.norm(p=1)),
+    C("matrix_norm_fro_1", [(2, 3, 4)],
+      lambda lib, x: lib.linalg.matrix_norm(x) + lib.linalg.matrix_norm(x, 1), domain="nonzero"),
+    C("matrix_norm_inf_neg1", [(3, 4)],
+      lambda lib, x: lib.linalg.norm(x, float("inf")) + lib.linalg.matrix_norm(x, -1, keepdim=True), domain="nonzero"),
+    # singular values of random matrices: distinct (no tie for the max or min), so each is differentiable
+    C("matrix_norm_nuc_2_neg2", [(2, 3, 4)], lambda lib, x: lib.linalg.matrix_norm(x, "nuc") + lib.linalg.matrix_norm(
+        x, 2, dim=(0, 2)).sum() + lib.linalg.norm(x[0], -2) + x[1].norm(p="nuc")),
+    C("linalg_norm_vector", [(3, 4)], lambda lib, x: lib.linalg.norm(x, dim=1) + lib.linalg.norm(x)),
+    C("vecdot", [(3, 4), (4,)], lambda lib, x, y: lib.linalg.vecdot(x, y)),
     # ================================================================ ops/linear.py
     C("linear", [(2, 3, 4), (5, 4), (5,)], lambda lib, x, w, b: F(lib).linear(x, w, b)),
     C("linear_no_bias", [(3, 4), (2, 4)], lambda lib, x, w: F(lib).linear(x, w)),
@@ -452,6 +499,19 @@ OPS = [
     C("matmul_1d_right", [(3, 4), (4,)], lambda lib, x, y: x @ y),
     C("matmul_1d_both", [(4,), (4,)], lambda lib, x, y: x @ y),
     C("matmul_fn", [(3, 4), (4, 2)], lambda lib, x, y: lib.matmul(x, y)),
+    # The products spelled through matmul (mm, bmm, mv, dot) and the fused beta * input + alpha * product forms
+    C("mm_bmm_mv_dot", [(3, 4), (4, 2), (2, 3, 4), (2, 4, 2), (4,)],
+      lambda lib, a, b, p, q, v: lib.mm(a, b).sum() + p.bmm(q) + lib.mv(a, v).sum() + lib.dot(v, v) + lib.vdot(v, v)),
+    C("addmm_beta_alpha", [(3, 2), (3, 4), (4, 2)], lambda lib, c, a, b: lib.addmm(c, a, b, beta=0.5, alpha=2)),
+    C("addmm_broadcast", [(2,), (3, 4), (4, 2)], lambda lib, c, a, b: c.addmm(a, b)),
+    C("addmv_addr", [(3,), (3, 4), (4,), (3, 4)],
+      lambda lib, c, a, v, m: lib.addmv(c, a, v, alpha=-1) + lib.addr(m, c, v, beta=2).sum(1)),
+    C("baddbmm_addbmm", [(3, 2), (2, 3, 4), (2, 4, 2)],
+      lambda lib, c, p, q: lib.baddbmm(c, p, q, beta=-1) + lib.addbmm(c, p, q, alpha=0.5)),
+    # beta = 0 leaves input out of the sum (tensorgrad: no gradient; PyTorch: a zero one): `+ c` gives c one
+    C("addmm_beta_zero", [(3, 2), (3, 4), (4, 2)], lambda lib, c, a, b: lib.addmm(c, a, b, beta=0) + c),
+    C("outer_kron", [(3,), (2,), (2, 3)],
+      lambda lib, a, b, m: lib.outer(a, b).sum() + lib.kron(m, m) + lib.kron(a, m).sum()),
     # ================================================================ ops/pad.py
     C("pad_constant", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 2, 0, 1), value=0.5)),
     C("pad_constant_crop", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (-1, 2, 1, -2))),
@@ -480,6 +540,13 @@ OPS = [
     C("diagonal_offset_dims", [(2, 3, 4)], lambda lib, x: lib.diagonal(x, -1, 2, 1)),
     C("unfold", [(2, 7)], lambda lib, x: x.unfold(1, 3, 2)),
     C("unfold_overlap", [(5, 2)], lambda lib, x: x.unfold(0, 3, 1)),
+    C("diag_embed", [(2, 3)], lambda lib, x: lib.diag_embed(x)),
+    C("diag_embed_offset_dims", [(2, 3)], lambda lib, x: x.diag_embed(-1, 0, 2)),
+    C("diag_diagflat", [(3,), (3, 4)], lambda lib, v, m: lib.diag(v, 1)[:3, :3] + lib.diag(m, -1).sum() + v.diagflat()),
+    C("trace", [(3, 4)], lambda lib, x: x.trace()),
+    C("rot90_flips", [(2, 3, 4)],
+      lambda lib, x: lib.rot90(x, 1, (1, 2)).sum(0) + x.rot90(3, [2, 1]).sum(0) + lib.rot90(x, 2).fliplr().sum(0).T
+      + lib.flipud(x).sum(0).T),
     # ================================================================ ops/reduce.py
     # prod also runs on inputs with exact zeros (domain "zeros": one or two per slice), where a
     # backward that divides by x fails; products are polynomials, smooth there, so the central
@@ -596,6 +663,29 @@ OPS = [
     C("split_size", [(3, 5)], lambda lib, x: x.split(2, dim=1)),
     C("split_sections", [(4, 3)], lambda lib, x: x.split([1, 3])),
     C("chunk", [(5, 3)], lambda lib, x: x.chunk(3)),
+    # ---- PyTorch's other spellings of views, slices and joins
+    C("movedim_swapaxes_t", [(2, 3, 4)],
+      lambda lib, x: lib.movedim(x, (0, 2), (2, 0)) + x.moveaxis(-1, 0).swapaxes(1, 2) + x.swapdims(0, 2)
+      + x[0].t().unsqueeze(0).mT.mH.permute(1, 2, 0)),
+    C("narrow_select_unbind", [(3, 4)],
+      lambda lib, x: lib.narrow(x, 1, -3, 2).sum(1) + x.select(1, -1) + lib.unbind(x, 1)[2]),
+    C("tensor_split_sections", [(7, 2)], lambda lib, x: lib.tensor_split(x, 3)),
+    C("tensor_split_indices_hsplit", [(2, 6)], lambda lib, x: x.tensor_split([1, 4], dim=1) + lib.hsplit(x, 3)),
+    C("vsplit_dsplit_split_with_sizes", [(4, 2, 4)],
+      lambda lib, x: lib.vsplit(x, [1]) + x.dsplit(2) + lib.split_with_sizes(x, [1, 3], 2)),
+    C("stacks", [(3,), (3,), (2, 3)],
+      lambda lib, a, b, m: (lib.hstack([a, b]), lib.vstack([a, m]), lib.dstack((m, m)), lib.column_stack([a, m.T]))),
+    C("atleast_ravel_unflatten", [(2, 6)], lambda lib, x: (
+        lib.atleast_3d(x), lib.atleast_2d(x[0]), lib.atleast_1d(x[0, 0]), x.ravel(), x.unflatten(1, (3, -1)))),
+    C("as_and_broadcast", [(3, 1), (1, 4)],
+      lambda lib, x, y: (x.expand_as(y * x) + lib.broadcast_to(y, (3, 4)) + x.T.reshape_as(x) + y.view_as(y)
+                         + sum(lib.broadcast_tensors(x, y)))),
+    C("block_diag", [(2, 3), (3,), ()], lambda lib, a, b, c: lib.block_diag(a, b, c)),
+    C("cartesian_prod", [(3,), (2,)], lambda lib, a, b: lib.cartesian_prod(a, b)),
+    C("diff", [(3, 5)], lambda lib, x: lib.diff(x)),
+    C("diff_n2_dim0_prepend_append", [(4, 3), (1, 3), (2, 3)],
+      lambda lib, x, p, a: x.diff(2, 0, prepend=p, append=a)),
+    C("fill_tensor", [(3, 4), ()], lambda lib, x, v: lib.fill(x, v) * x),
     # ================================================================ ops/softmax.py
     C("softmax", [(3, 5)], lambda lib, x: x.softmax(-1)),
     C("softmax_dim0", [(3, 5)], lambda lib, x: x.softmax(0)),

@@ -70,7 +70,11 @@ GRAD_FACTOR = 10
 
 # Ops whose result is random: only the shape and dtype of the forward are compared (no values, no
 # gradients: the two libraries draw from different generators).
-RANDOM_OPS = {"randn", "randint", "multinomial", "nn.functional.dropout", "empty", "normal", "randperm", "rand"}
+# empty_like and new_empty are here too: their values are unspecified (PyTorch's are whatever memory held).
+RANDOM_OPS = {
+    "randn", "randint", "multinomial", "nn.functional.dropout", "empty", "normal", "randperm", "rand", "empty_like",
+    "new_empty",
+}  # fmt: skip
 
 
 def is_random(info, sample) -> bool:

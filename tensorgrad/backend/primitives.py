@@ -81,3 +81,12 @@ def erf(xp, x):
 
 
 _np_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def svd(xp, a):
+    """The thin SVD of a stack of matrices: (U, S, Vh) with a = U diag(S) Vh, S descending
+    (numpy.linalg.svd and cupy.linalg.svd, batched, full_matrices=False)."""
+    if xp is strict.xp:
+        u, s, vh = np.linalg.svd(a._a, full_matrices=False)
+        return strict.StrictArray(u), strict.StrictArray(s), strict.StrictArray(vh)
+    return xp.linalg.svd(a, full_matrices=False)

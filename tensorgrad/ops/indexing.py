@@ -1,4 +1,4 @@
-"""Ops that read or write elements at integer positions: gather, scatter, index_select.
+"""Ops that read or write elements at integer positions: gather, scatter, index_select, index_put.
 
 The one rule behind every backward here: an output element that is a copy of an input
 element sends its gradient back to that element, and when several outputs copy the same
@@ -237,3 +237,25 @@ class ScatterReduce(Function):
         dsrc = xp.zeros(src_shape, dtype=g.dtype)
         dsrc[leading(index_shape)] = ds
         return dx, None, dsrc
+
+
+class IndexPutAccumulate(Function):
+    """z = x, then z[index] += v (index_put(..., accumulate=True): NumPy advanced indexing, v
+    broadcast to x[index]'s shape, repeated positions accumulating: backend.add_at).
+
+    z is x plus sums of v elements:  dx = g;  dv = g[index]  (summed back to v's shape by the engine).
+    """
+
+    def forward(self, x, v, index):
+        xp = self.xp
+        self.save_for_backward(index, v.ndim)
+        out = x.copy()
+        backend.add_at(xp, out, index, xp.broadcast_to(v, out[index].shape))
+        return out
+
+    def backward(self, g):
+        index, v_ndim = self.saved
+        dv = g[index] if self.needs_grad(1) else None
+        if dv is not None and dv.ndim < v_ndim:  # v may carry extra leading 1s
+            dv = dv.reshape((1,) * (v_ndim - dv.ndim) + dv.shape)
+        return g, dv

@@ -1,5 +1,5 @@
 """Ops that copy elements to new places in a fixed pattern: repeat, flip, roll, diagonal,
-unfold.  Each output element is a copy of one input element, so each backward sends g back
+diag_embed, unfold.  Each output element is a copy of one input element, so each backward sends g back
 along the same pattern; where one input element is copied many times (repeat, overlapping
 unfold windows), its copies' gradients add up."""
 
@@ -82,6 +82,30 @@ class Diagonal(Function):
         dmoved = xp.zeros(moved_shape, dtype=dtype)
         dmoved[..., rows, cols] = g
         return xp.moveaxis(dmoved, (-2, -1), (dim1, dim2))
+
+
+class DiagEmbed(Function):
+    """z = zeros with z[..., r_k, c_k] = x[..., k] on dims (dim1, dim2) of z (the last dim of x
+    becomes that diagonal), r_k = k + max(-offset, 0), c_k = k + max(offset, 0): Diagonal's adjoint.
+
+    Each x element lands in one z element and the rest of z is constant:  dx[..., k] = g[..., r_k, c_k]
+    (the diagonal of g).
+    """
+
+    def forward(self, x, offset, dim1, dim2):
+        xp = self.xp
+        n = x.shape[-1]
+        m = n + abs(offset)
+        rows = xp.arange(n) + max(-offset, 0)
+        cols = xp.arange(n) + max(offset, 0)
+        z = xp.zeros(x.shape[:-1] + (m, m), dtype=x.dtype)
+        z[..., rows, cols] = x
+        self.save_for_backward(rows, cols, dim1, dim2)
+        return xp.moveaxis(z, (-2, -1), (dim1, dim2))
+
+    def backward(self, g):
+        rows, cols, dim1, dim2 = self.saved
+        return self.xp.moveaxis(g, (dim1, dim2), (-2, -1))[..., rows, cols]
 
 
 class Unfold(Function):

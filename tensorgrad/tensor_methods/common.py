@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import backend
 from ..autograd import TensorBase
 from ..backend import ShapeError
 
@@ -12,7 +13,10 @@ from ..backend import ShapeError
 # every Tensor.  The families cannot import tensor.py (it imports them), so they ask
 # `isinstance(x, TensorBase)` for "is x a Tensor", and make results through the op's `apply`,
 # `self._make` or `self._constant`.
-__all__ = ["TensorBase", "accepts_keepdims", "broadcast_shapes", "normalize_dim", "normalize_dims", "shape_arg"]
+__all__ = [
+    "TensorBase", "accepts_keepdims", "broadcast_shapes", "normalize_dim", "normalize_dims", "shape_arg",
+    "torch_dtype_name",
+]  # fmt: skip
 
 
 def accepts_keepdims(fn):
@@ -71,3 +75,10 @@ def shape_arg(shape) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return tuple(int(s) for s in shape)
+
+
+def torch_dtype_name(dtype) -> str:
+    """PyTorch's scalar-type name (Float, Long, ...), for errors worded as PyTorch's."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}  # fmt: skip
+    return names.get(str(backend.as_dtype(dtype)), str(dtype))

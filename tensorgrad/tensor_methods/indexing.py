@@ -1,5 +1,6 @@
 """Tensor methods, indexing: t[index] (ops/shape.py's Index), integer positions along a dim
-(gather, scatter, index_select: ops/indexing.py), and masks (masked_fill, tril, triu:
+(gather, scatter, index_select, and their spellings index_add, index_copy, index_fill, take,
+take_along_dim, index_put: ops/indexing.py), and masks (masked_fill, tril, triu:
 ops/masking.py).  t[index] = value is an in-place write (inplace.py)."""
 
 from __future__ import annotations
@@ -7,10 +8,10 @@ from __future__ import annotations
 from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
-from ..ops.indexing import Gather, IndexSelect, Scatter, ScatterAdd, ScatterReduce
+from ..ops.indexing import Gather, IndexPutAccumulate, IndexSelect, Scatter, ScatterAdd, ScatterReduce
 from ..ops.masking import MaskedFill, Where
 from ..ops.shape import Index
-from .common import TensorBase, broadcast_shapes, normalize_dim
+from .common import TensorBase, broadcast_shapes, normalize_dim, torch_dtype_name
 
 
 class IndexingMixin(TensorBase):
@@ -226,3 +227,159 @@ class IndexingMixin(TensorBase):
         n, m = self.shape[-2:]
         keep = xp.tri(n, m, k=diagonal, dtype=bool) if lower else ~xp.tri(n, m, k=diagonal - 1, dtype=bool)
         return self.masked_fill(self._make(~keep, self.device, False), 0)
+
+    # ------------------------------------------------------------ whole slices at a 1-d index (scatter spellings)
+    def _slices_index(self, op, dim, index, source=None):
+        """(dim, the 1-d index as an index array of source's shape for scatter / scatter_add): slice
+        k of source along dim goes to slice index[k] of self.  0-d self and source act as 1-d."""
+        d = normalize_dim(dim, self.ndim, op)
+        index = self._index_tensor(index, op, d, self.shape[d] if self.ndim else 1)
+        if index.ndim > 1:
+            raise IndexError(f"{op}(): Index is supposed to be a vector")
+        if source is None:
+            return d, index
+        if source.dtype != self.dtype:
+            raise RuntimeError(
+                f"{op}(): self ({torch_dtype_name(self.dtype)}) and source ({torch_dtype_name(source.dtype)}) must "
+                "have the same scalar type"
+            )
+        src_shape = source.shape if source.ndim else (1,)
+        self_shape = self.shape if self.ndim else (1,)
+        if (
+            len(src_shape) != len(self_shape)
+            or src_shape[d] != index.numel()
+            or any(a != b for i, (a, b) in enumerate(zip(src_shape, self_shape)) if i != d)
+        ):
+            raise ShapeError(
+                f"{op}(): source of shape {source.shape} does not fit self {self.shape} with an index of "
+                f"{index.numel()} elements along dim {d}"
+            )
+        xp = backend.namespace(self.device)
+        column = index._data.reshape((1,) * d + (-1,) + (1,) * (len(src_shape) - d - 1))
+        return d, xp.broadcast_to(column, src_shape)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """out = self; out[..., index[k], ...] += alpha * source[..., k, ...] (repeats adding): a scatter_add."""
+        d, idx = self._slices_index("index_add", dim, index, source)
+        if not backend.is_floating(self.dtype) and isinstance(alpha, float):
+            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        src = source if alpha == 1 else source * alpha
+        x = self if self.ndim else self.reshape(1)
+        out = ScatterAdd.apply(x, idx, src if src.ndim else src.reshape(1), dim=d)
+        return out if self.ndim else out.reshape(())
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        """out[..., index[k], ...] = reduce(out[..., index[k], ...], source[..., k, ...]) for "prod",
+        "mean", "amax", "amin": a scatter_reduce with the index spread over source's shape."""
+        if reduce not in ("prod", "mean", "amax", "amin"):
+            raise RuntimeError(
+                f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
+            )
+        d, idx = self._slices_index("index_reduce", dim, index, source)
+        x = self if self.ndim else self.reshape(1)
+        src = source if source.ndim else source.reshape(1)
+        out = ScatterReduce.apply(x, idx, src, dim=d, reduce=reduce, include_self=include_self)
+        return out if self.ndim else out.reshape(())
+
+    def index_copy(self, dim, index, source):
+        """out = self; out[..., index[k], ...] = source[..., k, ...]: a scatter."""
+        d, idx = self._slices_index("index_copy", dim, index, source)
+        x = self if self.ndim else self.reshape(1)
+        out = Scatter.apply(x, idx, source if source.ndim else source.reshape(1), dim=d)
+        return out if self.ndim else out.reshape(())
+
+    def index_fill(self, dim, index, value):
+        """value in the slices index[k] of dim: a masked_fill with the mask of those slices."""
+        d, index = self._slices_index("index_fill", dim, index)
+        if isinstance(value, TensorBase) and value.ndim != 0:
+            raise RuntimeError(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        xp = backend.namespace(self.device)
+        n = self.shape[d] if self.ndim else 1
+        hit = xp.zeros(n, dtype=bool)
+        hit[index._data.reshape(-1)] = True
+        mask = hit.reshape((-1,) + (1,) * (self.ndim - d - 1)) if self.ndim else hit.reshape(())
+        return self.masked_fill(self._make(mask, self.device, False), value)
+
+    def index_put(self, indices, values, accumulate=False):
+        """out = self; out[indices] = values (indices: a tuple of integer or bool tensors), or
+        out[indices] += values with accumulate (repeated positions adding: ops/indexing.py)."""
+        if not isinstance(values, TensorBase):
+            values = self._constant(values, dtype=self.dtype)
+        if values.dtype != self.dtype:
+            raise RuntimeError(
+                "Index put requires the source and destination dtypes match, got "
+                f"{torch_dtype_name(self.dtype)} for the destination and {torch_dtype_name(values.dtype)} for the "
+                "source."
+            )
+        index = tuple(indices)
+        if len(index) > max(self.ndim, 1):
+            raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {len(index)})")
+        if not accumulate:
+            out = self.clone()
+            out[index] = values
+            return out
+        checked, axis = [], 0  # integer indices wrapped and range-checked (CuPy's scatter-add would not check)
+        for it in index:
+            if isinstance(it, TensorBase) and it.dtype.kind in "iu":
+                it = self._from_the_end(it, "index_put", self.shape[axis] if self.ndim else 1)
+            checked.append(it)
+            axis += it.ndim if isinstance(it, TensorBase) and it.dtype == backend.bool_ else 1
+        arrays, _ = self._index_arrays(tuple(checked), copy=True)
+        try:
+            return IndexPutAccumulate.apply(self, values, index=arrays)
+        except IndexError as e:
+            raise IndexError(f"index_put: {e}") from None
+
+    # in place: the out-of-place result written back with copy_ (a SetItem at every element, recorded
+    # in the graph: the gradient reaches the old self and source through the out-of-place op)
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return self.copy_(self.index_add(dim, index, source, alpha=alpha))
+
+    def index_copy_(self, dim, index, source):
+        return self.copy_(self.index_copy(dim, index, source))
+
+    def index_fill_(self, dim, index, value):
+        return self.copy_(self.index_fill(dim, index, value))
+
+    def index_put_(self, indices, values, accumulate=False):
+        return self.copy_(self.index_put(indices, values, accumulate))
+
+    def _from_the_end(self, index, op, n):
+        """A negative index counts from the end (index + n, as PyTorch), computed on the device; the
+        result is checked in [0, n) as every index is (on a GPU at the next read: no sync here)."""
+        index = self._index_tensor(index, op)
+        wrapped = self._make(index._data + n * (index._data < 0), self.device, False)
+        return self._index_tensor(wrapped, op, 0, n)
+
+    def take(self, index):
+        """self.reshape(-1)[index]: elements of the flattened tensor, in index's shape (an index_select)."""
+        flat = self.reshape(-1)
+        index = self._from_the_end(index, "take", flat.shape[0])
+        return IndexSelect.apply(flat, index._data.reshape(-1), dim=0).reshape(index.shape)
+
+    def take_along_dim(self, indices, dim=None):
+        """dim None: take on the flattened self (a 1-d result); else a gather along dim after self and
+        indices broadcast against each other in every other dim."""
+        if not isinstance(indices, TensorBase) or indices.dtype != backend.int64:
+            got = indices.dtype if isinstance(indices, TensorBase) else type(indices).__name__
+            got = torch_dtype_name(got) if isinstance(indices, TensorBase) else got
+            raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {got}")
+        if dim is None:
+            return self.take(indices.reshape(-1))
+        if self.ndim != indices.ndim:
+            raise RuntimeError(
+                "torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
+                f"{self.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
+            )
+        d = normalize_dim(dim, self.ndim, "take_along_dim")
+        x_shape, i_shape = list(self.shape), list(indices.shape)
+        x_shape[d] = i_shape[d] = 1
+        shape = list(broadcast_shapes("take_along_dim", tuple(x_shape), tuple(i_shape)))
+        x_target, i_target = list(shape), list(shape)
+        x_target[d], i_target[d] = (self.shape[d] if self.ndim else 1), (indices.shape[d] if indices.ndim else 1)
+        x = self.expand(*x_target) if self.ndim else self
+        idx = indices.expand(*i_target) if indices.ndim else indices
+        return x.gather(d, self._from_the_end(idx, "take_along_dim", x.shape[d] if x.ndim else 1))

@@ -28,19 +28,13 @@ from ..backend import ShapeError
 from ..ops.inplace import AddInplace, ClampInplace, DivInplace, MulInplace, SetItem
 from ..ops.shape import Index
 from .common import TensorBase, broadcast_shapes
+from .common import torch_dtype_name as _torch_name
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 _WRITES = {"add": (AddInplace, 1), "subtract": (AddInplace, -1), "multiply": (MulInplace, None),
            "true_divide": (DivInplace, None)}  # fmt: skip
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # an in-place result may not climb this order
-
-
-def _torch_name(dtype) -> str:
-    """PyTorch's scalar-type name (Float, Long, ...), for errors worded as PyTorch's."""
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}  # fmt: skip
-    return names.get(str(backend.as_dtype(dtype)), str(dtype))
 
 
 class InplaceMixin(TensorBase):

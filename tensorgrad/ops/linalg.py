@@ -1,0 +1,134 @@
+"""Linear algebra with a backward of its own: the cross product, the vector p-norms and the matrix
+norms of the singular values (nuclear, spectral).  (The matrix products mm, bmm, mv, dot, inner,
+outer, kron, tensordot, addmm, ... are compositions of matmul, einsum and elementwise ops; their
+gradients are those ops' backwards.)"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from ..autograd import Function
+
+
+def cross3(xp, a, b, axis):
+    """a x b along `axis` (size 3):  z_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}  (indices mod 3)."""
+    next1, next2 = xp.asarray([1, 2, 0]), xp.asarray([2, 0, 1])
+    take = xp.take
+    return take(a, next1, axis=axis) * take(b, next2, axis=axis) - take(a, next2, axis=axis) * take(b, next1, axis=axis)
+
+
+class Cross(Function):
+    """z = a x b along dim (size 3):  z_i = sum_jk eps_ijk a_j b_k  (eps the Levi-Civita symbol).
+
+    dz_i/da_j = sum_k eps_ijk b_k, so da_j = sum_ik g_i eps_ijk b_k = sum_ik eps_jki b_k g_i
+    (eps is invariant under cyclic shifts), which is the j-th component of b x g:
+
+        da = b x g          db = g x a     (the same argument with the roles of a and b swapped)
+
+    a and b broadcast against each other; the engine sums da, db back to their shapes.
+    """
+
+    def forward(self, a, b, dim):
+        self.save_for_backward(a, b, dim)
+        return cross3(self.xp, a, b, dim)
+
+    def backward(self, g):
+        a, b, dim = self.saved
+        xp = self.xp
+        da = cross3(xp, b, g, dim) if self.needs_grad(0) else None
+        db = cross3(xp, g, a, dim) if self.needs_grad(1) else None
+        return da, db
+
+
+class VectorNorm(Function):
+    """z = ||x||_p over `dims` = (sum |x|^p)^(1/p), with the limits PyTorch takes:
+    p = 0: the number of nonzero elements;  p = inf: max |x|;  p = -inf: min |x|.
+
+    With a = |x| and d|x|/dx = sign(x):
+        p = 0:        z is piecewise constant                     dx = 0
+        p = 1:        z = sum a                                   dx = g sign(x)
+        p = 2:        z = sqrt(sum x^2),  dz/dx = x / z           dx = g x / z
+        p = +-inf:    z = a at the extreme element(s)             dx = g sign(x) [a == z] / #{a == z}
+                      (ties share the gradient equally, as PyTorch)
+        other p:      dz/dx = (1/p) (sum a^p)^(1/p - 1) p a^(p-1) sign(x)
+                            = sign(x) a^(p-1) / z^(p-1)           dx = g sign(x) (a / z)^(p-1)
+    z = 0 (all of x zero) has no derivative; PyTorch's subgradient there is 0 (for p >= 1; for
+    p < 1 its formula gives 0 at the x that are 0).  g and z are broadcast back over `dims`.
+    Over a single element z = |x| exactly, as PyTorch computes it (the formulas above still hold).
+    """
+
+    def forward(self, x, ord, dims, keepdim):
+        xp = self.xp
+        a = xp.abs(x)
+        count = math.prod(x.shape[d] for d in dims)
+        if ord == 0:
+            z = (x != 0).sum(axis=dims, keepdims=True).astype(x.dtype)
+        elif count == 1:  # the norm of one element is |x| (as PyTorch: no x^p to under- or overflow)
+            z = a.reshape(tuple(1 if i in dims else n for i, n in enumerate(x.shape)))
+        elif ord == math.inf:
+            z = a.max(axis=dims, keepdims=True)
+        elif ord == -math.inf:
+            z = a.min(axis=dims, keepdims=True)
+        elif ord == 1:
+            z = a.sum(axis=dims, keepdims=True)
+        elif ord == 2:
+            z = xp.sqrt((x * x).sum(axis=dims, keepdims=True))
+        elif ord > 0:
+            z = (a**ord).sum(axis=dims, keepdims=True) ** (1.0 / ord)
+        else:  # 0^ord = inf for ord < 0, written as such (no division by zero), and inf^(1/ord) = 0
+            powers = xp.where(a == 0, xp.inf, xp.where(a == 0, 1, a) ** ord)
+            z = powers.sum(axis=dims, keepdims=True) ** (1.0 / ord)
+        self.save_for_backward(x, z, ord, dims)
+        return z if keepdim else z.reshape(tuple(n for i, n in enumerate(z.shape) if i not in dims))
+
+    def backward(self, g):
+        x, z, ord, dims = self.saved
+        xp = self.xp
+        g = g.reshape(z.shape)  # the kept dims back, so g and z broadcast against x
+        if ord == 0:
+            return xp.zeros_like(x)
+        if ord == 1:
+            return g * xp.sign(x)
+        zero = z == 0
+        if ord == 2:
+            return x * xp.where(zero, 0, g / xp.where(zero, 1, z))
+        a = xp.abs(x)
+        if ord in (math.inf, -math.inf):
+            hit = a == z
+            return xp.sign(x) * hit * (g / hit.sum(axis=dims, keepdims=True))
+        # (a / z)^(p-1): no power of z alone, which under- or overflows where a^p did not
+        ratio = xp.where(a == 0, 1, a) / xp.where(zero, 1, z)
+        scaled = xp.where(a == 0, 0, xp.sign(x) * ratio ** (ord - 1))
+        return xp.where(zero, 0, g * scaled)
+
+
+class SingularValueNorm(Function):
+    """The matrix norms of the singular values of A (..., m, n):  with A = U diag(s) V^T (thin SVD),
+        "nuc": z = sum_i s_i       2: z = max_i s_i       -2: z = min_i s_i
+
+    For distinct singular values, first-order perturbation of A = U diag(s) V^T gives
+    ds_i = u_i^T dA v_i, i.e. ds_i/dA = u_i v_i^T.  With w_i = dz/ds_i (1 for every i for "nuc";
+    for 2 / -2, 1 at the largest / smallest s_i, ties sharing it equally, as PyTorch's amax / amin):
+
+        dA = sum_i g w_i u_i v_i^T = U diag(g w) V^T
+    """
+
+    def forward(self, a, ord):
+        xp = self.xp
+        u, s, vh = backend.svd(xp, a)
+        if ord == "nuc":
+            z = s.sum(axis=-1)
+        else:
+            z = s.max(axis=-1) if ord == 2 else s.min(axis=-1)
+        self.save_for_backward(u, s, vh, z, ord)
+        return z
+
+    def backward(self, g):
+        u, s, vh, z, ord = self.saved
+        if ord == "nuc":
+            w = self.xp.ones_like(s)
+        else:
+            hit = s == z[..., None]
+            w = hit / hit.sum(axis=-1, keepdims=True)
+        return (u * (g[..., None] * w)[..., None, :]) @ vh
