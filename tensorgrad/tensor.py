@@ -6,7 +6,8 @@ The methods that compute are grouped by family in tensor_methods/, one mixin cla
 file: arithmetic.py (operators, elementwise math, comparisons), reductions.py (reductions,
 scans, sorting), statistics.py (median, quantile, unique, cov, ...), shape.py, indexing.py,
 inplace.py, dtype.py, neural.py (softmax, dropout, layer norm) and hooks.py (retain_grad,
-register_hook).  Each method is written out and calls one op's `apply`, so `grep "def relu"` finds where relu is wired."""
+register_hook).  Each method is written out and calls one op's `apply`, so `grep "def relu"`
+finds where relu is wired."""
 
 from __future__ import annotations
 
