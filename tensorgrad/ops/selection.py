@@ -217,7 +217,7 @@ class Quantile(Function):
         # torch.lerp's two forms (exact at w = 0 and at w = 1)
         z = xp.where(w < 0.5, lo + w * (hi - lo), hi - (hi - lo) * (1 - w))
         positions = xp.take_along_axis(order, below, axis=-1), xp.take_along_axis(order, above, axis=-1)
-        dq_scale = xp.where(live, scale, 0) if interpolation == "linear" else None
+        dq_scale = (live, scale) if interpolation == "linear" else None
         self.save_for_backward(x.shape, positions, w, hi - lo, dq_scale)
         return z
 
@@ -231,5 +231,6 @@ class Quantile(Function):
             backend.add_at(xp, dx, _open_grid(xp, p_hi, len(shape) - 1), g * w)
         dq = None
         if dq_scale is not None and self.needs_grad(1):
-            dq = (g * spread * dq_scale).reshape(-1, g.shape[-1]).sum(axis=0)
+            live, scale = dq_scale  # a replaced rank has no derivative (0, not NaN from a NaN row)
+            dq = xp.where(live, g * spread * scale, 0).reshape(-1, g.shape[-1]).sum(axis=0)
         return dx, dq

@@ -13,6 +13,7 @@ import math
 import warnings
 
 from .. import backend
+from ..ops.reduce import Nanmean, Nansum
 from ..ops.selection import EvenlyShared, Quantile, median_positions, mode_positions, nan_last_order
 from .common import TensorBase, accepts_keepdims, normalize_dim, normalize_dims
 
@@ -27,10 +28,6 @@ INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 class StatisticsMixin(TensorBase):
     __slots__ = ()
-
-    def _nan_mask(self):
-        """A constant bool tensor: True where self is NaN (never for integers)."""
-        return self._make(backend.namespace(self.device).isnan(self._data), self.device, False)
 
     # ------------------------------------------------------------------ order statistics
     def _select(self, dim, keepdim, op, positions):
@@ -163,21 +160,19 @@ class StatisticsMixin(TensorBase):
     # ------------------------------------------------------------------ reductions that skip NaN
     @accepts_keepdims
     def nansum(self, dim=None, keepdim=False, *, dtype=None):
-        """sum with NaN taken as 0 (their gradient is 0)."""
+        """sum with NaN taken as 0 (their gradient is 0); integers as sum (int64)."""
         x = self._accumulating(dtype)
-        if x.is_floating_point():
-            x = x.masked_fill(x._nan_mask(), 0)
-        return x.sum(dim, keepdim)
+        if not x.is_floating_point():
+            return x.sum(dim, keepdim)
+        return Nansum.apply(x, dim=normalize_dims(dim, self.ndim, "nansum"), keepdim=keepdim)
 
     @accepts_keepdims
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
-        """mean of the values that are not NaN: nansum / their count (NaN where there is none)."""
+        """mean of the values that are not NaN (NaN where there is none)."""
         if not self.is_floating_point():
             raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {self.dtype}")
-        total = self.nansum(dim, keepdim, dtype=dtype)
-        xp = backend.namespace(self.device)
-        count = (~xp.isnan(self._data)).sum(axis=normalize_dims(dim, self.ndim, "nanmean"), keepdims=keepdim)
-        return total / self._make(backend.ensure_array(xp, count).astype(total.dtype), self.device, False)
+        x = self if dtype is None else self.to(dtype)
+        return Nanmean.apply(x, dim=normalize_dims(dim, self.ndim, "nanmean"), keepdim=keepdim)
 
     # ------------------------------------------------------------------ counting (no gradient)
     def count_nonzero(self, dim=None):
