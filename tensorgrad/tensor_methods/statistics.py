@@ -189,7 +189,9 @@ class StatisticsMixin(TensorBase):
         """counts[i] = the number of times i occurs in self (1-d, non-negative integers), or the sum
         of the weights where it does; the length is max(self) + 1, at least minlength."""
         xp = backend.namespace(self.device)
-        if self.ndim != 1 or self.dtype.kind not in "iu" or (self.numel() and int(self._data.min()) < 0):
+        if self.dtype.kind not in "iu":
+            raise NotImplementedError(f'"bincount_cpu" not implemented for \'{self.dtype}\'')
+        if self.ndim != 1 or (self.numel() and int(self._data.min()) < 0):
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
         if minlength < 0:
             raise RuntimeError("minlength should be >= 0")
