@@ -73,6 +73,8 @@ CASES = {
     "unique_dim": lambda lib, t: lib.unique(t([[1, 2], [0, 5], [1, 2]]), dim=0, return_inverse=True),
     "unique_0d": lambda lib, t: lib.unique(t(4.0), return_counts=True),
     "unique_bool": lambda lib, t: lib.unique(t([True, False, True])),
+    "unique_nan_distinct": lambda lib, t: lib.unique(t([NAN, 1.0, NAN]), return_inverse=True, return_counts=True),
+    "unique_consecutive_nan": lambda lib, t: lib.unique_consecutive(t([NAN, NAN, 1.0, 1.0]), return_counts=True),
     "unique_consecutive": lambda lib, t: lib.unique_consecutive(t([1, 1, 2, 2, 3, 1, 1]), True, True),
     "unique_consecutive_dim": lambda lib, t: lib.unique_consecutive(t([[1, 1, 2], [1, 1, 3]]), dim=1,
                                                                     return_counts=True),

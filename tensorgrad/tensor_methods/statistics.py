@@ -226,12 +226,13 @@ class StatisticsMixin(TensorBase):
         return out[0] if len(out) == 1 else tuple(out)
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002 (PyTorch's name)
-        """The distinct values (sorted; PyTorch's CPU op sorts for sorted=False too), or the distinct
-        slices along dim; with the inverse (where each element went) and the counts."""
+        """The distinct values (sorted; PyTorch's CPU op sorts for sorted=False too; each NaN is one of
+        its own, as PyTorch's), or the distinct slices along dim; with the inverse (where each
+        element went) and the counts."""
         xp = backend.namespace(self.device)
         a, d = self._distinct(dim, "unique")
         if d is None:
-            values, inverse, counts = xp.unique(a, return_inverse=True, return_counts=True)
+            values, inverse, counts = xp.unique(a, return_inverse=True, return_counts=True, equal_nan=False)
             return self._distinct_result(values, inverse.reshape(self.shape), counts, return_inverse, return_counts)
         rows = a.reshape(a.shape[0], math.prod(a.shape[1:]))
         if rows.shape[0] == 0:
