@@ -171,3 +171,79 @@ def test_searchsorted_keeps_the_order(device, data, right, rows):
     np.testing.assert_array_equal(got, want)
     below = (seq[..., None, :] <= values[..., :, None]) if right else (seq[..., None, :] < values[..., :, None])
     np.testing.assert_array_equal(got, below.sum(-1))  # the number of entries on the left of each value
+
+
+# ------------------------------------------------------------------ the others, one table against PyTorch
+F64 = "float64"
+
+# fn(lib, x, dim) on a float64 x of 2 or 3 dims with pairwise distinct values (no ties, no all-equal
+# row for corrcoef's division by a standard deviation), dim one of its dims.
+OTHERS = {
+    "count_nonzero": lambda lib, x, d: lib.count_nonzero(x.round(), d),  # rounding makes zeros
+    "aminmax": lambda lib, x, d: lib.aminmax(x, dim=d, keepdim=True),
+    "msort": lambda lib, x, d: lib.msort(x),
+    "argwhere": lambda lib, x, d: lib.argwhere(x.round()),
+    "isin": lambda lib, x, d: lib.isin(x.round(), x.round().flatten()[:3]),
+    "bincount": lambda lib, x, d: lib.bincount((x.abs() * 2).long().flatten(), x.flatten(), minlength=3),
+    "unique_consecutive": lambda lib, x, d: lib.unique_consecutive(x.round(), True, True, dim=d),
+    "bucketize": lambda lib, x, d: lib.bucketize(x, x.flatten()[:3].sort().values, right=True),
+    "cov": lambda lib, x, d: lib.cov(x.flatten(1), correction=0),
+    "corrcoef": lambda lib, x, d: lib.corrcoef(x.flatten(1)),
+    "trapezoid": lambda lib, x, d: lib.trapezoid(x, dim=d),
+    "trapz_dx": lambda lib, x, d: lib.trapz(x, dx=0.5, dim=d),
+    "trapezoid_x": lambda lib, x, d: lib.trapezoid(x, x.exp().cumsum(d), dim=d),
+    "cumulative_trapezoid": lambda lib, x, d: lib.cumulative_trapezoid(x, x.exp().cumsum(d), dim=d),
+    "renorm": lambda lib, x, d: lib.renorm(x, 2, d, 1.5),
+    "equal": lambda lib, x, d: lib.equal(x, x.round()),
+}
+
+
+# Counts, positions and distinct values: integers, or values no gradient is defined for (PyTorch's
+# bincount and unique_consecutive raise "not implemented" in backward).
+NOT_DIFFERENTIABLE = {"count_nonzero", "argwhere", "isin", "bincount", "unique_consecutive", "bucketize", "equal"}
+
+
+@pytest.mark.parametrize("op", list(OTHERS))
+@given(data=st.data())
+def test_statistics_op_matches_torch(op, device, data):
+    """Outputs (values, dtypes) and the gradients of x, where the op has them, as PyTorch's."""
+    shape = data.draw(S.shapes(min_dims=2, max_dims=3, max_side=4).filter(lambda s: s[-1] > 1))
+    x = data.draw(S.distinct_float_arrays(shape))
+    dim = data.draw(S.dims(len(shape)))
+    ours_x, theirs_x = both(x, device)
+    ours, theirs = OTHERS[op](tg, ours_x, dim), OTHERS[op](torch, theirs_x, dim)
+    ours, theirs = (list(o) if isinstance(o, tuple) else [o] for o in (ours, theirs))
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        if not isinstance(t, torch.Tensor):
+            assert o == t
+            continue
+        assert str(o.dtype) == str(t.dtype).removeprefix("torch.")
+        assert_same(o, t)
+    if op in NOT_DIFFERENTIABLE:  # PyTorch marks some outputs as requiring grad, then its backward refuses
+        assert not any(isinstance(o, tg.Tensor) and o.requires_grad for o in ours)
+        return
+    grads = [(o, t) for o, t in zip(ours, theirs) if isinstance(t, torch.Tensor) and t.requires_grad]
+    if grads:
+        w = [np.random.default_rng(k).standard_normal(tuple(t.shape)) for k, (_, t) in enumerate(grads)]
+        sum((o * tg.tensor(v, device=device)).sum() for (o, _), v in zip(grads, w)).backward()
+        sum((t * torch.tensor(v)).sum() for (_, t), v in zip(grads, w)).backward()
+        assert_same(ours_x.grad, theirs_x.grad)
+
+
+@given(
+    start=st.floats(-3, 3),
+    end=st.floats(-3, 3),
+    steps=st.integers(0, 7),
+    base=st.sampled_from([10.0, 2.0, 1.5, 0.5]),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+def test_logspace_matches_torch_and_ends_exactly(device, start, end, steps, base, dtype):
+    ours = tg.logspace(start, end, steps, base, dtype=getattr(tg, dtype), device=device)
+    theirs = torch.logspace(start, end, steps, base, dtype=getattr(torch, dtype))
+    assert str(ours.dtype) == dtype and ours.shape == tuple(theirs.shape)
+    # the same exponents, each in the dtype; the power may differ by an ulp between libms
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=4 * np.finfo(dtype).eps)
+    if steps >= 2:  # both ends are base ** start and base ** end, as computed by the dtype's pow
+        np.testing.assert_allclose(ours.numpy()[[0, -1]], np.array([base**start, base**end], dtype=dtype),
+                                   rtol=4 * np.finfo(dtype).eps)
