@@ -45,6 +45,8 @@ class StatisticsMixin(TensorBase):
 
     def _median(self, dim, keepdim, ignore_nan, op):
         xp = backend.namespace(self.device)
+        if dim is None and keepdim:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
         if dim is None:  # one value, its gradient shared by every element equal to it (as PyTorch)
             if self.numel() == 0:
                 return self._make(xp.full((), xp.nan, dtype=self.dtype), self.device, False)
@@ -213,9 +215,10 @@ class StatisticsMixin(TensorBase):
         xp = backend.namespace(self.device)
         if dim is None:
             return self._data.reshape(-1), None
+        if self.ndim == 0:
+            raise IndexError(f"{op}(): dim specified as {dim} but the tensor has no dimensions")
         d = normalize_dim(dim, self.ndim, op)
-        a = self._data if self.ndim else self._data.reshape(1)
-        return xp.moveaxis(a, d, 0), d
+        return xp.moveaxis(self._data, d, 0), d
 
     def _distinct_result(self, values, inverse, counts, return_inverse, return_counts):
         out = [self._make(values, self.device, False)]
