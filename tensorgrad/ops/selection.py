@@ -1,11 +1,13 @@
-"""Selecting entries by position: top-k, sort, max/min along a dim, cummax/cummin; and the
-elementwise maximum/minimum of two tensors.
+"""Selecting entries by position: top-k, sort, max/min along a dim, cummax/cummin, the order
+statistics (median, mode, kthvalue, quantile); and the elementwise maximum/minimum of two tensors.
 
 The positions are integers, found first and outside the graph (argsort, argmax: no
 gradient flows through an index).  The values are then read at those positions by one
 differentiable op, `TakeAlongDim`, whose backward sends each upstream value back to the
 position it was read from.  So `x.max(dim)` sends its whole gradient to the returned
-index, as PyTorch does, even when other entries tie with it.
+index, as PyTorch does, even when other entries tie with it.  median, mode and kthvalue along a
+dim are such reads too; median over every element (`EvenlyShared`) and quantile (`Quantile`,
+which interpolates between two sorted neighbours) have backwards of their own.
 """
 
 from __future__ import annotations
