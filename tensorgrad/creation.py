@@ -227,6 +227,38 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`steps` values base ** e, e evenly spaced from start to end (both included), float32 by default.
+
+    As PyTorch: the exponents are start + i * step for the first half and end - (steps - 1 - i) * step
+    for the second (so both ends are exact), in the result's dtype (float64 for integers)."""
+    if isinstance(start, Tensor) or isinstance(end, Tensor):
+        dims = [t.ndim if isinstance(t, Tensor) else 0 for t in (start, end)]
+        if any(dims):
+            raise RuntimeError(
+                "logspace only supports 0-dimensional start and end tensors, but got start with "
+                f"{dims[0]} dimension(s) and end with {dims[1]} dimension(s)."
+            )
+        start, end = (t.item() if isinstance(t, Tensor) else t for t in (start, end))
+    if not isinstance(steps, int) or isinstance(steps, bool):
+        raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
+    device = backend.normalize_device(device)
+    xp = backend.namespace(device)
+    dtype = backend.as_dtype(dtype) or backend.float32
+    work = dtype if backend.is_floating(dtype) else backend.float64
+    if steps == 1:
+        exponent = xp.full((1,), start, dtype=work)
+    else:
+        i = xp.arange(steps, dtype=work)
+        lo, hi = xp.asarray(start, dtype=work), xp.asarray(end, dtype=work)
+        step = (hi - lo) / (steps - 1) if steps else lo
+        exponent = xp.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
+    data = (xp.asarray(base, dtype=work) ** exponent).astype(dtype)
+    return Tensor._make(data, device, False).requires_grad_(requires_grad)
+
+
 def multinomial(probs: Tensor, num_samples: int, replacement=False, *, generator=None) -> Tensor:
     """Draw class ids from each row of (unnormalised, non-negative) probs (int64), from `generator`
     (a tg.Generator of probs' device) or the device's default.

@@ -70,6 +70,11 @@ TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) log
 POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
 
 
+# Statistics constants: integer frequencies for cov's fweights.
+FWEIGHTS_4 = np.array([1, 2, 1, 3])
+NAN = float("nan")
+
+
 # In-place cases (ops/inplace.py): each writes into `x * 1`, a non-leaf (a leaf that requires grad
 # may not be written in grad mode), so the write is a node of the graph between x and the output.
 IDX_SET = np.array([2, 0])  # distinct rows of a (3, 4) input (with a repeat the last write wins: no gradcheck)
@@ -590,6 +595,31 @@ OPS = [
     C("sum_mean_axis", [(2, 3, 4)], lambda lib, x: x.sum(axis=1) + lib.mean(x, axis=(1,)) + x.amax(axis=1)),
     C("sum_dtype", [(3, 4)], lambda lib, x: x.to(lib.float32).sum(1, dtype=lib.float64),
       gradcheck={"eps": 1e-2, "atol": 1e-4}),  # the float32 step rounds: a wide eps (as cast_f32_f64)
+    # NaN-skipping reductions: NaN written in by masked_fill (MASK_34: two, one and one per row), whose
+    # gradient is 0 there, as the finite differences see (those entries are not the inputs' any more);
+    # a NaN in a leaf itself is tests/test_properties_statistics.py's.
+    C("nansum_dim", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NAN).nansum(1)),
+    C("nansum_all_fn", [(3, 4)], lambda lib, x: lib.nansum(x.masked_fill(const(lib, x, MASK_34), NAN))),
+    C("nanmean_dim_keepdim", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NAN).nanmean(1, True)),
+    C("nanmean_tuple_fn", [(2, 3, 4)], lambda lib, x: lib.nanmean(x, (0, 2))),
+    C("aminmax_dim", [(3, 4)], lambda lib, x: lib.aminmax(x, dim=1)),
+    C("aminmax_all_keepdim", [(2, 3)], lambda lib, x: x.aminmax(keepdim=True)),
+    # cov and corrcoef: sums and a matmul; the weights' gradient is checked too (aweights > 0).
+    C("cov", [(3, 5)], lambda lib, x: lib.cov(x)),
+    C("cov_1d_correction0", [(6,)], lambda lib, x: x.cov(correction=0)),
+    C("cov_weights", [(2, 4), (4,)],
+      lambda lib, x, a: x.cov(fweights=const(lib, x, FWEIGHTS_4), aweights=a.abs() + 0.5)),
+    C("corrcoef", [(3, 5)], lambda lib, x: lib.corrcoef(x)),
+    # renorm: rows above maxnorm scaled (through their norm), the others passed through.
+    C("renorm_p2", [(3, 4)], lambda lib, x: x.renorm(2, 0, 1.5)),
+    C("renorm_p1_dim1", [(3, 4)], lambda lib, x: lib.renorm(x, 1, 1, 2.5)),
+    C("renorm_inf_3d", [(2, 3, 2)], lambda lib, x: x.renorm(float("inf"), -1, 1.0)),
+    C("renorm_p3", [(3, 4)], lambda lib, x: x.renorm(3, 0, 1.0)),
+    # the trapezoidal rule: sums of y weighted by the spacings
+    C("trapezoid", [(3, 5)], lambda lib, y: lib.trapezoid(y)),
+    C("trapezoid_dx", [(3, 5)], lambda lib, y: lib.trapezoid(y, dx=0.5)),
+    C("trapezoid_x", [(3, 5), (5,)], lambda lib, y, x: lib.trapezoid(y, x)),
+    C("trapz_x_dim0", [(4, 3), (4, 3)], lambda lib, y, x: lib.trapz(y, x, dim=0)),
     # ================================================================ ops/scan.py
     # cumprod also runs on inputs with exact zeros (domain "zeros"), as prod in ops/reduce.py.
     C("cumsum", [(3, 5)], lambda lib, x: x.cumsum(1)),
@@ -599,6 +629,8 @@ OPS = [
     C("cumprod_zeros", [(3, 4)], lambda lib, x: x.cumprod(1), domain="zeros"),
     C("logcumsumexp", [(3, 5)], lambda lib, x: x.logcumsumexp(1)),
     C("logcumsumexp_fn_spread", [(4, 3)], lambda lib, x: lib.logcumsumexp(x * 100, dim=0)),
+    C("cumulative_trapezoid", [(3, 5)], lambda lib, y: lib.cumulative_trapezoid(y, dx=2.0)),
+    C("cumulative_trapezoid_x", [(3, 5), (1, 5)], lambda lib, y, x: lib.cumulative_trapezoid(y, x)),
     # ================================================================ ops/selection.py
     # Inputs are distinct random values, so no max or sort ties except where a case builds one on
     # purpose (*_ties: a column repeated by cat; finite differences move both copies together, so
@@ -625,6 +657,34 @@ OPS = [
     C("minimum_broadcast", [(2, 3, 4), (3, 1)], lambda lib, x, y: x.minimum(y)),
     C("cummax", [(3, 5)], lambda lib, x: x.cummax(1)),
     C("cummin_fn_dim0", [(4, 3)], lambda lib, x: lib.cummin(x, 0)),
+    # Order statistics.  median/mode/kthvalue(dim) send the gradient to the selected index; median()
+    # shares it among equal values (median_all_ties: the copies of one variable move together).
+    # quantile's ranks (q (n - 1)) land away from integers, where the interpolation weight would
+    # jump for 'nearest' and the neighbours change: q = 0.3, 0.65, 0.4 with n = 4, 5; a tensor q is
+    # a sigmoid of a random input (in (0.12, 0.88)), its gradient checked too.
+    C("median_dim", [(3, 5)], lambda lib, x: x.median(1)),
+    C("median_even_keepdim_fn", [(4, 3)], lambda lib, x: lib.median(x, 0, keepdim=True)),
+    C("median_all", [(3, 4)], lambda lib, x: x.median()),
+    C("median_all_ties", [(2, 3)], lambda lib, x: lib.cat([x, x]).median()),
+    C("nanmedian_nan_dim", [(3, 4)], lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NAN).nanmedian(1)),
+    C("nanmedian_nan_all_fn", [(3, 4)], lambda lib, x: lib.nanmedian(x.masked_fill(const(lib, x, MASK_34), NAN))),
+    C("mode", [(3, 5)], lambda lib, x: x.mode()),
+    C("mode_ties_fn", [(3, 4)], lambda lib, x: lib.mode(lib.cat([x, x[:, 1:2]], 1), 1)),
+    C("kthvalue", [(3, 5)], lambda lib, x: x.kthvalue(2)),
+    C("kthvalue_dim0_keepdim_fn", [(4, 3)], lambda lib, x: lib.kthvalue(x, 4, 0, keepdim=True)),
+    C("msort", [(4, 3)], lambda lib, x: lib.msort(x)),
+    C("quantile_dim", [(3, 5)], lambda lib, x: x.quantile(0.3, dim=1)),
+    C("quantile_all_keepdim_fn", [(2, 3)], lambda lib, x: lib.quantile(x, 0.65, keepdim=True)),
+    C("quantile_q_tensor", [(4, 5), (3,)], lambda lib, x, q: lib.quantile(x, q.sigmoid(), dim=0)),
+    C("quantile_lower", [(3, 5)], lambda lib, x: x.quantile(0.4, -1, interpolation="lower")),
+    C("quantile_higher", [(3, 5)], lambda lib, x: x.quantile(0.4, -1, interpolation="higher")),
+    C("quantile_nearest", [(3, 5)], lambda lib, x: x.quantile(0.4, -1, interpolation="nearest")),
+    C("quantile_midpoint_q_tensor", [(4, 3)],  # q's weight is 1/2 whatever q: a constant q (no gradient)
+      lambda lib, x: x.quantile(const(lib, x, np.array([0.3, 0.7])), 0, True, interpolation="midpoint")),
+    C("nanquantile_nan", [(3, 4)],
+      lambda lib, x: x.masked_fill(const(lib, x, MASK_34), NAN).nanquantile(0.4, dim=1)),
+    C("nanquantile_q_tensor_fn", [(4, 3), (2,)],
+      lambda lib, x, q: lib.nanquantile(x.masked_fill(const(lib, x, MASK_34.T), NAN), q.sigmoid(), 0)),
     # ================================================================ ops/shape.py
     # ---- reshape, permute, expand
     C("reshape", [(2, 3, 4)], lambda lib, x: x.reshape(6, 4)),

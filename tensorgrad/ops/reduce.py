@@ -166,3 +166,45 @@ class Logsumexp(Function):
     def backward(self, g):
         x, z, dim, keepdim = self.saved
         return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)
+
+
+class Nansum(Function):
+    """z = sum_i x_i over `dim`, a NaN taken as 0.
+
+    dz/dx_i = 1 where x_i is a number and 0 where it is NaN (a NaN adds nothing, whatever it is):
+        dx = g broadcast back, and 0 at each NaN.
+    """
+
+    def forward(self, x, dim, keepdim=False):
+        xp = self.xp
+        number = ~xp.isnan(x)
+        self.save_for_backward(number, dim, keepdim)
+        return xp.where(number, x, 0).sum(axis=dim, keepdims=keepdim)
+
+    def backward(self, g):
+        number, dim, keepdim = self.saved
+        return self.xp.where(number, _expand_back(g, number.shape, dim, keepdim), 0)
+
+
+class Nanmean(Function):
+    """z = (1/n) sum_i x_i over the n entries along `dim` that are not NaN (NaN where n = 0).
+
+    dz/dx_i = 1/n where x_i is a number, 0 where it is NaN:  dx = g / n broadcast back, 0 at a NaN.
+    A slice of NaN alone (n = 0) gets NaN, as PyTorch's (g / 0 times the 0 of nansum's backward).
+    """
+
+    def forward(self, x, dim, keepdim=False):
+        xp = self.xp
+        number = ~xp.isnan(x)
+        n = number.sum(axis=dim, keepdims=True)
+        some = n > 0
+        n = xp.where(some, n, 1).astype(x.dtype)
+        z = xp.where(some, xp.where(number, x, 0).sum(axis=dim, keepdims=True) / n, xp.nan).astype(x.dtype)
+        self.save_for_backward(number, n, some, dim, keepdim)
+        return z if keepdim else z.reshape([s for i, s in enumerate(x.shape) if i not in dim])
+
+    def backward(self, g):
+        xp = self.xp
+        number, n, some, dim, keepdim = self.saved
+        g = _expand_back(g, number.shape, dim, keepdim)
+        return xp.where(number, g / n, xp.where(some, 0, xp.nan)).astype(g.dtype)

@@ -1,11 +1,13 @@
-"""Selecting entries by position: top-k, sort, max/min along a dim, cummax/cummin; and the
-elementwise maximum/minimum of two tensors.
+"""Selecting entries by position: top-k, sort, max/min along a dim, cummax/cummin, the order
+statistics (median, mode, kthvalue, quantile); and the elementwise maximum/minimum of two tensors.
 
 The positions are integers, found first and outside the graph (argsort, argmax: no
 gradient flows through an index).  The values are then read at those positions by one
 differentiable op, `TakeAlongDim`, whose backward sends each upstream value back to the
 position it was read from.  So `x.max(dim)` sends its whole gradient to the returned
-index, as PyTorch does, even when other entries tie with it.
+index, as PyTorch does, even when other entries tie with it.  median, mode and kthvalue along a
+dim are such reads too; median over every element (`EvenlyShared`) and quantile (`Quantile`,
+which interpolates between two sorted neighbours) have backwards of their own.
 """
 
 from __future__ import annotations
@@ -100,3 +102,137 @@ class Minimum(Function):
         dx = g * ((x < y) + tie) if self.needs_grad(0) else None
         dy = g * ((y < x) + tie) if self.needs_grad(1) else None
         return dx, dy
+
+
+# ---------------------------------------------------------------- order statistics
+def nan_last_order(xp, x, axis=-1):
+    """A stable argsort along `axis` with every NaN after the numbers (NumPy's and CuPy's sort put
+    NaN last), and the count of non-NaN entries along it (keepdims): order statistics read
+    positions in it."""
+    return xp.argsort(x, axis=axis, kind="stable"), (~xp.isnan(x)).sum(axis=axis, keepdims=True)
+
+
+def median_positions(xp, x, dim, ignore_nan):
+    """The index along `dim` (keepdims) of each slice's median: the lower of the two middle values,
+    as PyTorch's.  median: a slice with a NaN gives its first NaN.  nanmedian: the median of the
+    non-NaN values; a slice of NaN alone gives its first entry."""
+    order, count = nan_last_order(xp, x, dim)
+    n = x.shape[dim]
+    if ignore_nan:
+        k = xp.maximum(count - 1, 0) // 2
+    else:
+        k = xp.where(count < n, count, (n - 1) // 2)
+    return xp.take_along_axis(order, k.astype(order.dtype), axis=dim)
+
+
+def mode_positions(xp, x, dim):
+    """The index along `dim` (keepdims) of each slice's mode, as PyTorch's: the smallest of the most
+    frequent values, at the last position it holds.
+
+    Sorted (stably), equal values form runs; a run's length is counted by an add-at over run ids,
+    the first longest run is the smallest mode, and its last sorted position is the last of its
+    original positions."""
+    x = xp.moveaxis(x, dim, -1)
+    lead, n = x.shape[:-1], x.shape[-1]
+    flat = x.reshape(-1, n)
+    order = xp.argsort(flat, axis=-1, kind="stable")
+    s = xp.take_along_axis(flat, order, axis=-1)
+    starts = xp.concatenate([xp.ones((flat.shape[0], 1), dtype=bool), s[:, 1:] != s[:, :-1]], axis=-1)
+    run = xp.cumsum(starts, axis=-1) - 1  # the run id of each sorted position
+    rows = xp.arange(flat.shape[0])[:, None]
+    lengths = backend.add_at(xp, xp.zeros(flat.shape, dtype=xp.int64), (rows, run), 1)
+    freq = xp.take_along_axis(lengths, run, axis=-1)  # each position's run length
+    first = freq.argmax(axis=-1)[:, None]  # the first position of the first longest run
+    last = first + xp.take_along_axis(freq, first, axis=-1) - 1
+    index = xp.take_along_axis(order, last, axis=-1).reshape(lead + (1,))
+    return xp.moveaxis(index, -1, dim)
+
+
+class EvenlyShared(Function):
+    """z = x[p], one value chosen among all of x (median and nanmedian over every element).
+
+    As PyTorch's median() (not median(dim)), the gradient is spread evenly over every element equal
+    to the chosen one, since any of them is the median:  with the mask M = [x == z] (M = [x is NaN]
+    when z is NaN),  dx = g * M / sum(M).  (Where x has one such element this is dz/dx = 1 there.)
+    """
+
+    def forward(self, x, position):
+        z = x.reshape(-1)[position]
+        self.save_for_backward(x, z)
+        return z
+
+    def backward(self, g):
+        xp = self.xp
+        x, z = self.saved
+        hit = xp.where(xp.isnan(z), xp.isnan(x), x == z).astype(g.dtype)
+        return g * hit / hit.sum()
+
+
+class Quantile(Function):
+    """z[..., j] = the q_j-quantile of x[..., :] (the last axis), as torch.quantile computes it.
+
+    With s the sorted row (NaN last) and n the count it ranks over (its length; for nanquantile the
+    count of non-NaN values), the rank r_j = q_j (n - 1), moved to an integer by the interpolation
+    ('lower': floor, 'higher': ceil, 'nearest': round half to even; kept for 'linear', 'midpoint').
+    With a = floor(r), b = ceil(r) and the weight w (r - a for 'linear', 1/2 for 'midpoint', 0 else):
+        z = lerp(s_a, s_b, w) = (1 - w) s_a + w s_b.
+    A row with a NaN gives NaN for quantile (r = n - 1: a NaN), and for nanquantile when all are NaN.
+
+    Backward.  z is linear in the two neighbours it reads, so the gradient is split between them:
+        dz/ds_a = 1 - w,   dz/ds_b = w,
+    sent back through the sort to their original positions (scatter-add: a = b is one position that
+    gets both, 1 in all).  With 'linear', w depends on q too: dw/dq = dr/dq = n - 1 (floor's
+    derivative is 0), so
+        dz/dq_j = (s_b - s_a) (n - 1),
+    summed over the rows; zero where the rank was replaced (a NaN row, an all-NaN row).
+    """
+
+    def forward(self, x, q, interpolation="linear", ignore_nan=False):
+        xp = self.xp
+        q = xp.asarray(q, dtype=x.dtype).reshape(-1)
+        order, count = nan_last_order(xp, x)
+        s = xp.take_along_axis(x, order, axis=-1)
+        n = x.shape[-1]
+        if ignore_nan:
+            scale = (count - 1).astype(x.dtype)  # (..., 1)
+            rank = q * scale
+            live = rank >= 0  # an all-NaN row: rank -q * 1 < 0, taken as 0 (its first value, a NaN)
+        else:
+            scale = xp.asarray(n - 1, dtype=x.dtype)
+            live = xp.broadcast_to(count == n, x.shape[:-1] + q.shape)  # a row with a NaN: the last (NaN)
+            rank = q * scale
+        rank = xp.where(live, xp.broadcast_to(rank, live.shape), 0 if ignore_nan else n - 1)
+        if interpolation == "lower":
+            rank = xp.floor(rank)
+        elif interpolation == "higher":
+            rank = xp.ceil(rank)
+        elif interpolation == "nearest":
+            rank = xp.round(rank)
+        below, above = xp.floor(rank).astype(xp.int64), xp.ceil(rank).astype(xp.int64)
+        if interpolation == "linear":
+            w = rank - xp.floor(rank)
+        elif interpolation == "midpoint":
+            w = xp.full(rank.shape, 0.5, dtype=x.dtype)
+        else:
+            w = xp.zeros(rank.shape, dtype=x.dtype)
+        lo, hi = xp.take_along_axis(s, below, axis=-1), xp.take_along_axis(s, above, axis=-1)
+        # torch.lerp's two forms (exact at w = 0 and at w = 1)
+        z = xp.where(w < 0.5, lo + w * (hi - lo), hi - (hi - lo) * (1 - w))
+        positions = xp.take_along_axis(order, below, axis=-1), xp.take_along_axis(order, above, axis=-1)
+        dq_scale = (live, scale) if interpolation == "linear" else None
+        self.save_for_backward(x.shape, positions, w, hi - lo, dq_scale)
+        return z
+
+    def backward(self, g):
+        xp = self.xp
+        shape, (p_lo, p_hi), w, spread, dq_scale = self.saved
+        dx = None
+        if self.needs_grad(0):
+            dx = xp.zeros(shape, dtype=g.dtype)
+            backend.add_at(xp, dx, _open_grid(xp, p_lo, len(shape) - 1), g * (1 - w))
+            backend.add_at(xp, dx, _open_grid(xp, p_hi, len(shape) - 1), g * w)
+        dq = None
+        if dq_scale is not None and self.needs_grad(1):
+            live, scale = dq_scale  # a replaced rank has no derivative (0, not NaN from a NaN row)
+            dq = xp.where(live, g * spread * scale, 0).reshape(-1, g.shape[-1]).sum(axis=0)
+        return dx, dq
