@@ -219,6 +219,23 @@ OPS = [
     C("relu_F", [(3, 4)], lambda lib, x: F(lib).relu(x)),
     C("gelu", [(3, 4)], lambda lib, x: F(lib).gelu(x)),
     C("gelu_tanh", [(3, 4)], lambda lib, x: F(lib).gelu(x, approximate="tanh")),
+    C("selu", [(3, 4)], lambda lib, x: F(lib).selu(x)),
+    C("logsigmoid", [(3, 4)], lambda lib, x: F(lib).logsigmoid(x * 20)),
+    C("hardswish", [(3, 4)], lambda lib, x: F(lib).hardswish(x * 3)),
+    C("hardshrink", [(3, 4)], lambda lib, x: F(lib).hardshrink(x, 0.7)),
+    C("softshrink", [(3, 4)], lambda lib, x: F(lib).softshrink(x)),
+    C("tanhshrink", [(3, 4)], lambda lib, x: F(lib).tanhshrink(x)),
+    C("threshold", [(3, 4)], lambda lib, x: F(lib).threshold(x, 0.3, -2.0)),
+    C("softmin", [(3, 4)], lambda lib, x: F(lib).softmin(x, dim=1)),
+    C("glu", [(3, 4)], lambda lib, x: F(lib).glu(x, dim=1)),
+    C("glu_dim0", [(4, 3)], lambda lib, x: F(lib).glu(x, 0)),
+    C("prelu_channels", [(2, 3, 4), (3,)], lambda lib, x, w: F(lib).prelu(x, w)),
+    C("prelu_one", [(3, 4), (1,)], lambda lib, x, w: F(lib).prelu(x, w)),
+    C("rrelu_eval", [(3, 4)], lambda lib, x: F(lib).rrelu(x)),
+    C("activation_modules_shrink", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.SELU(), lib.nn.Hardswish(), lib.nn.Hardshrink(0.1), lib.nn.Softshrink(0.2), lib.nn.Tanhshrink(),
+        lib.nn.Threshold(-0.1, 0.5), lib.nn.LogSigmoid(), lib.nn.GLU(), lib.nn.Softmin(1))(x * 2)),
+    C("prelu_module", [(2, 3, 4)], lambda lib, x: lib.nn.PReLU(3, init=0.1, device=x.device, dtype=x.dtype)(x)),
     # ================================================================ ops/arithmetic.py
     # Kinks and jumps (abs and sign at 0, clamp at its bounds, rounding at integers, fmod/remainder
     # where x / y is an integer) are measure-zero: the seeded uniform inputs land further than

@@ -6,17 +6,27 @@ from .activation import (
     CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
     Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
     Sigmoid,
     SiLU,
+    Softmin,
     Softplus,
+    Softshrink,
     Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
@@ -38,4 +48,7 @@ __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELo
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",
     "Tanh",
+]  # fmt: skip
+__all__ += [
+    "GLU", "SELU", "Hardshrink", "Hardswish", "LogSigmoid", "PReLU", "Softmin", "Softshrink", "Tanhshrink", "Threshold",
 ]  # fmt: skip

@@ -10,19 +10,30 @@ from .activations import (
     celu,
     elu,
     gelu,
+    glu,
+    hardshrink,
     hardsigmoid,
+    hardswish,
     hardtanh,
     leaky_relu,
     log_softmax,
+    logsigmoid,
     mish,
+    prelu,
     relu,
     relu6,
+    rrelu,
+    selu,
     sigmoid,
     silu,
     softmax,
+    softmin,
     softplus,
+    softshrink,
     softsign,
     tanh,
+    tanhshrink,
+    threshold,
 )
 from .attention import packed_self_attention, scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose2d
@@ -45,7 +56,8 @@ __all__ = [
     "one_hot",
     # activations.py
     "softmax", "log_softmax", "relu", "gelu", "sigmoid", "tanh", "silu", "mish", "softsign", "softplus",
-    "hardtanh", "relu6", "hardsigmoid", "elu", "celu", "leaky_relu",
+    "hardtanh", "relu6", "hardsigmoid", "elu", "celu", "leaky_relu", "selu", "logsigmoid", "hardswish", "hardshrink",
+    "softshrink", "tanhshrink", "threshold", "softmin", "glu", "prelu", "rrelu",
     # linear.py
     "linear",
     # attention.py
