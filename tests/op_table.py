@@ -63,6 +63,9 @@ PROBS_54 = np.array(
 )  # (5, 4) rows of class probabilities
 TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) logits, one ignored
 POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
+SIGNS_34 = np.array([[1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]])  # +-1 targets
+SIGNS_3 = np.array([1.0, -1.0, 1.0])
+COUNTS_34 = np.array([[0.0, 1.0, 3.0, 2.0], [5.0, 0.0, 1.0, 4.0], [2.0, 7.0, 0.0, 1.0]])  # Poisson targets, some > 1
 
 
 # In-place cases (ops/inplace.py): each writes into `x * 1`, a non-leaf (a leaf that requires grad
@@ -453,6 +456,61 @@ OPS = [
     C("normalize_p3_last", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=3.0, dim=-1), domain="nonzero"),
     C("normalize_p1_dim0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=1, dim=0), domain="nonzero"),
     C("normalize_below_eps", [(3, 4)], lambda lib, x: F(lib).normalize(x * 1e-7, dim=1, eps=1e-5)),
+    # The losses below (after kl_div and huber/smooth L1, ops of their own) and the distances are
+    # compositions: the case checks the composition's gradient end to end, PNorm's backward included.
+    C("kl_div_batchmean", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).kl_div(
+        x.log_softmax(-1), y.softmax(-1), reduction="batchmean")),
+    C("kl_div_log_target_none", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).kl_div(x, y.log_softmax(-1), reduction="none", log_target=True)),
+    C("kl_div_zero_target_sum", [(3, 4)],
+      lambda lib, x: F(lib).kl_div(x, const(lib, x, PROBS_54[:3]), reduction="sum")),
+    C("huber_loss", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).huber_loss(x, y)),
+    C("huber_loss_delta_sum", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).huber_loss(x, y, reduction="sum", delta=0.5)),
+    C("smooth_l1_loss_beta", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).smooth_l1_loss(x, y, beta=0.7)),
+    C("smooth_l1_loss_beta0_none", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).smooth_l1_loss(x, y, reduction="none", beta=0.0)),
+    C("soft_margin_loss", [(3, 4)], lambda lib, x: F(lib).soft_margin_loss(x * 3, const(lib, x, SIGNS_34))),
+    C("margin_ranking_loss", [(3,), (3,)],
+      lambda lib, x, y: F(lib).margin_ranking_loss(x, y, const(lib, x, SIGNS_3), margin=0.3)),
+    C("hinge_embedding_loss", [(3, 4)],
+      lambda lib, x: F(lib).hinge_embedding_loss(x, const(lib, x, SIGNS_34), margin=0.5, reduction="sum")),
+    C("cosine_embedding_loss", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).cosine_embedding_loss(x, y, const(lib, x, SIGNS_3), margin=-0.5)),
+    C("poisson_nll_loss_full", [(3, 4)],
+      lambda lib, x: F(lib).poisson_nll_loss(x, const(lib, x, COUNTS_34), full=True)),
+    C("poisson_nll_loss_rate", [(3, 4)],
+      lambda lib, x: F(lib).poisson_nll_loss(x, const(lib, x, COUNTS_34), log_input=False, reduction="sum"),
+      domain="positive"),
+    C("gaussian_nll_loss", [(3, 4), (3, 4), (3, 4)],
+      lambda lib, x, y, v: F(lib).gaussian_nll_loss(x, y, v, full=True), domain="positive"),
+    C("gaussian_nll_loss_shared_var", [(3, 4), (3, 4), (3, 1)],
+      lambda lib, x, y, v: F(lib).gaussian_nll_loss(x, y, v, reduction="none"), domain="positive"),
+    C("triplet_margin_loss_swap", [(3, 4), (3, 4), (3, 4)],
+      lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=2.0, swap=True)),
+    C("triplet_margin_loss_p1", [(3, 4), (3, 4), (3, 4)],
+      lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=3.0, p=1)),
+    C("multilabel_soft_margin_loss", [(3, 4), (4,)], lambda lib, x, w: F(lib).multilabel_soft_margin_loss(
+        x, const(lib, x, (SIGNS_34 + 1) / 2), weight=w)),
+    C("loss_modules", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.KLDivLoss(reduction="batchmean")(
+        x.log_softmax(-1), y.softmax(-1)) + lib.nn.HuberLoss(delta=0.5)(x, y) + lib.nn.SmoothL1Loss(beta=2.0)(x, y)
+        + lib.nn.SoftMarginLoss()(x, const(lib, x, SIGNS_34)) + lib.nn.MarginRankingLoss(0.1)(
+        x[0], y[0], const(lib, x, SIGNS_34[0])) + lib.nn.HingeEmbeddingLoss()(x, const(lib, x, SIGNS_34))
+        + lib.nn.CosineEmbeddingLoss(0.1)(x, y, const(lib, x, SIGNS_3)) + lib.nn.PoissonNLLLoss()(
+        x, const(lib, x, COUNTS_34)) + lib.nn.GaussianNLLLoss()(x, y, x * x + 0.5)
+        + lib.nn.TripletMarginLoss(1.5)(x, y, x.flip(0)) + lib.nn.MultiLabelSoftMarginLoss()(
+        x, const(lib, x, (SIGNS_34 + 1) / 2))),
+    C("cosine_similarity", [(3, 4), (4,)], lambda lib, x, y: F(lib).cosine_similarity(x, y, dim=-1)),
+    C("cosine_similarity_dim0", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).cosine_similarity(x, y, dim=0)),
+    C("pairwise_distance", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).pairwise_distance(x, y)),
+    C("pairwise_distance_p3_keepdim", [(3, 4), (4,)],
+      lambda lib, x, y: F(lib).pairwise_distance(x, y, p=3.0, keepdim=True)),
+    C("pairwise_distance_inf", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).pairwise_distance(x, y, p=float("inf"))),
+    C("pdist", [(4, 3)], lambda lib, x: F(lib).pdist(x)),
+    C("pdist_p1", [(4, 3)], lambda lib, x: F(lib).pdist(x, p=1)),
+    C("pdist_p_half", [(4, 3)], lambda lib, x: F(lib).pdist(x, p=0.5)),
+    C("distance_modules", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.CosineSimilarity(dim=1)(x, y)
+      + lib.nn.PairwiseDistance(p=1.5)(x, y)),
     # ================================================================ ops/masking.py
     C("where", [(3, 4), (3, 4)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
     C("where_broadcast", [(3, 1), (4,)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),

@@ -1,7 +1,7 @@
 """tensorgrad.nn.functional (imported as F): the neural-net ops as functions, with PyTorch's names and
 signatures.  Each is wired to one op in tensorgrad/ops/; the functions live by family, one file each:
 activations.py, linear.py, attention.py, dropout.py, normalization.py, embedding.py, losses.py,
-padding.py, conv.py and pooling.py."""
+distance.py, padding.py, conv.py and pooling.py."""
 
 from __future__ import annotations
 
@@ -37,16 +37,28 @@ from .activations import (
 )
 from .attention import packed_self_attention, scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose2d
+from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropout import dropout
 from .embedding import embedding
 from .linear import linear
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
     cross_entropy,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
+    multilabel_soft_margin_loss,
     nll_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from .normalization import layer_norm, normalize
 from .padding import pad
@@ -70,6 +82,11 @@ __all__ = [
     "embedding",
     # losses.py
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
+    "kl_div", "huber_loss", "smooth_l1_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
+    "multilabel_soft_margin_loss",
+    # distance.py
+    "cosine_similarity", "pairwise_distance", "pdist",
     # padding.py
     "pad",
     # conv.py
