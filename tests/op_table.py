@@ -415,6 +415,20 @@ OPS = [
     C("layer_norm_2d", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (3, 4))),
     C("layer_norm_2d_affine", [(2, 3, 4), (3, 4), (3, 4)],
       lambda lib, x, w, b: F(lib).layer_norm(x, (3, 4), w, b, eps=1e-3)),
+    C("batch_norm_training", [(4, 3, 2), (3,), (3,)],
+      lambda lib, x, w, b: F(lib).batch_norm(x, None, None, w, b, training=True)),
+    C("batch_norm_eval", [(4, 3, 2, 2), (3,), (3,)], lambda lib, x, w, b: F(lib).batch_norm(
+        x, const(lib, x, WEIGHTS_4[:3]), const(lib, x, POS_WEIGHT_4[:3]), w, b, eps=1e-3)),
+    C("batch_norm_module", [(5, 3)], lambda lib, x: lib.nn.BatchNorm1d(3, dtype=x.dtype, device=x.device)(x)),
+    C("instance_norm", [(2, 3, 4), (3,), (3,)], lambda lib, x, w, b: F(lib).instance_norm(x, weight=w, bias=b)),
+    C("instance_norm_module", [(2, 3, 2, 3)], lambda lib, x: lib.nn.InstanceNorm2d(3)(x)),
+    C("group_norm", [(2, 4, 3), (4,), (4,)], lambda lib, x, w, b: F(lib).group_norm(x, 2, w, b)),
+    C("group_norm_module", [(2, 6, 2, 2)], lambda lib, x: lib.nn.GroupNorm(3, 6, dtype=x.dtype, device=x.device)(x)),
+    C("rms_norm", [(2, 3, 4), (4,)], lambda lib, x, w: F(lib).rms_norm(x, (4,), w)),
+    C("rms_norm_2d_eps", [(2, 3, 4)], lambda lib, x: F(lib).rms_norm(x, (3, 4), eps=1e-3)),
+    C("rms_norm_module", [(3, 4)], lambda lib, x: lib.nn.RMSNorm(4, dtype=x.dtype, device=x.device)(x)),
+    C("local_response_norm", [(2, 5, 3)], lambda lib, x: F(lib).local_response_norm(x, 3, alpha=0.5, k=2.0)),
+    C("local_response_norm_module_4d", [(1, 4, 2, 3)], lambda lib, x: lib.nn.LocalResponseNorm(2, beta=0.5)(x)),
     # ================================================================ ops/linear.py
     C("linear", [(2, 3, 4), (5, 4), (5,)], lambda lib, x, w, b: F(lib).linear(x, w, b)),
     C("linear_no_bias", [(3, 4), (2, 4)], lambda lib, x, w: F(lib).linear(x, w)),
@@ -634,6 +648,11 @@ OPS = [
     C("cummax", [(3, 5)], lambda lib, x: x.cummax(1)),
     C("cummin_fn_dim0", [(4, 3)], lambda lib, x: lib.cummin(x, 0)),
     # ================================================================ ops/shape.py
+    C("pixel_shuffle", [(2, 8, 2, 3)], lambda lib, x: F(lib).pixel_shuffle(x, 2)),
+    C("pixel_unshuffle_unbatched", [(2, 4, 6)], lambda lib, x: F(lib).pixel_unshuffle(x, 2)),
+    C("channel_shuffle", [(2, 6, 2)], lambda lib, x: F(lib).channel_shuffle(x, 3)),
+    C("pixel_modules", [(1, 4, 2, 2)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.PixelShuffle(2), lib.nn.PixelUnshuffle(2), lib.nn.ChannelShuffle(2))(x)),
     # ---- reshape, permute, expand
     C("reshape", [(2, 3, 4)], lambda lib, x: x.reshape(6, 4)),
     C("reshape_infer", [(2, 3, 4)], lambda lib, x: x.reshape((4, -1))),

@@ -54,9 +54,21 @@ from .loss import (
     TripletMarginLoss,
 )
 from .module import Module
-from .normalization import LayerNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
+from .vision import ChannelShuffle, PixelShuffle, PixelUnshuffle
 
 __all__ = [
     "GELU", "Dropout", "Embedding", "LayerNorm", "Linear", "Module", "ModuleDict", "ModuleList", "Parameter",
@@ -68,6 +80,8 @@ __all__ += [
     "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
     "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
     "CosineSimilarity", "PairwiseDistance",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "LocalResponseNorm", "RMSNorm", "ChannelShuffle", "PixelShuffle", "PixelUnshuffle",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

@@ -1,7 +1,7 @@
 """tensorgrad.nn.functional (imported as F): the neural-net ops as functions, with PyTorch's names and
 signatures.  Each is wired to one op in tensorgrad/ops/; the functions live by family, one file each:
 activations.py, linear.py, attention.py, dropout.py, normalization.py, embedding.py, losses.py,
-distance.py, padding.py, conv.py and pooling.py."""
+distance.py, padding.py, conv.py, pooling.py and vision.py."""
 
 from __future__ import annotations
 
@@ -60,9 +60,18 @@ from .losses import (
     soft_margin_loss,
     triplet_margin_loss,
 )
-from .normalization import layer_norm, normalize
+from .normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
 from .padding import pad
 from .pooling import avg_pool2d, max_pool2d
+from .vision import channel_shuffle, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "one_hot",
@@ -77,7 +86,7 @@ __all__ = [
     # dropout.py
     "dropout",
     # normalization.py
-    "layer_norm", "normalize",
+    "layer_norm", "normalize", "batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm",
     # embedding.py
     "embedding",
     # losses.py
@@ -93,4 +102,6 @@ __all__ = [
     "conv2d", "conv1d", "conv_transpose2d",
     # pooling.py
     "max_pool2d", "avg_pool2d",
+    # vision.py
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
 ]  # fmt: skip

@@ -1,0 +1,164 @@
+"""Hypothesis property tests of the nn.functional activations, normalisations, losses, distances
+and pixel rearrangements over random shapes and options.
+
+Forward values and input gradients against PyTorch (float64, the same formulas: rounding only),
+for a random cotangent; pixel_shuffle / pixel_unshuffle and channel_shuffle are also checked as
+the permutations they are (each undone by its inverse).  The running statistics of batch and
+instance norm are compared with torch.nn's after a few training steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tensorgrad as tg
+import tensorgrad.nn.functional as F
+from tensorgrad.testing import strategies as S
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+# float64 on both sides, the same formulas evaluated in a different order: rounding only.
+TOL = {"rtol": 1e-9, "atol": 1e-10}
+
+
+def check_against_torch(fn, arrays, device, grads=True):
+    """fn(lib_functional, *tensors) on tensorgrad and on torch: outputs, and the gradients of
+    sum(out * w) for a fixed random cotangent w."""
+    ours = [tg.tensor(a, device=device, requires_grad=grads) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=grads) for a in arrays]
+    y, ty = fn(F, *ours), fn(TF, *theirs)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), **TOL)
+    if not grads:
+        return
+    w = np.random.default_rng(0).standard_normal(ty.shape)
+    (y * tg.tensor(w, device=device)).sum().backward()
+    torch_grads = torch.autograd.grad((ty * torch.tensor(w)).sum(), theirs, allow_unused=True)
+    for ours_x, g in zip(ours, torch_grads):
+        expected = np.zeros(ours_x.shape) if g is None else g.numpy()
+        got = np.zeros(ours_x.shape) if ours_x.grad is None else ours_x.grad.numpy()
+        np.testing.assert_allclose(got, expected, **TOL)
+
+
+ACTIVATIONS = {
+    "selu": lambda F, x: F.selu(x),
+    "logsigmoid": lambda F, x: F.logsigmoid(x * 10),
+    "hardswish": lambda F, x: F.hardswish(x * 2),
+    "hardshrink": lambda F, x: F.hardshrink(x, 0.4),
+    "softshrink": lambda F, x: F.softshrink(x, 0.3),
+    "tanhshrink": lambda F, x: F.tanhshrink(x),
+    "threshold": lambda F, x: F.threshold(x, 0.2, -1.0),
+    "softmin": lambda F, x: F.softmin(x, -1),
+    "rrelu": lambda F, x: F.rrelu(x, 0.1, 0.3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+@given(x=S.float_arrays(S.shapes(max_dims=3)), device=S.devices(cuda=False))
+def test_activation_property(name, x, device):
+    check_against_torch(ACTIVATIONS[name], [x], device)
+
+
+@given(shape=S.shapes(min_dims=1, max_dims=3), data=st.data(), device=S.devices(cuda=False))
+def test_glu_prelu_property(shape, data, device):
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    shape = shape[:dim] + (2 * shape[dim],) + shape[dim + 1 :]
+    x = data.draw(S.float_arrays(shape))
+    check_against_torch(lambda F, x: F.glu(x, dim), [x], device)
+    slopes = shape[1] if len(shape) >= 2 and data.draw(st.booleans()) else 1
+    w = data.draw(S.float_arrays((slopes,), -1, 1))
+    check_against_torch(lambda F, x, w: F.prelu(x, w), [x, w], device)
+
+
+@given(n=st.integers(1, 3), groups=st.integers(1, 3), per=st.integers(1, 2), rest=S.shapes(min_dims=0, max_dims=2),
+       data=st.data(), device=S.devices(cuda=False))  # fmt: skip
+def test_normalizations_property(n, groups, per, rest, data, device):
+    c = groups * per
+    x = data.draw(S.float_arrays((n + 1, c) + rest))  # N >= 2: batch statistics over more than one value
+    w, b = data.draw(S.float_arrays((c,))), data.draw(S.float_arrays((c,)))
+    check_against_torch(lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True), [x, w, b], device)
+    check_against_torch(lambda F, x, w, b: F.group_norm(x, groups, w, b), [x, w, b], device)
+    if rest and np.prod(rest) > 1:
+        check_against_torch(lambda F, x, w, b: F.instance_norm(x, weight=w, bias=b), [x, w, b], device)
+    k = data.draw(st.integers(1, x.ndim - 1))
+    wk = data.draw(S.float_arrays(x.shape[x.ndim - k :]))
+    check_against_torch(lambda F, x, w: F.rms_norm(x, w.shape, w), [x, wk], device)
+    size = data.draw(st.integers(1, 4))
+    if x.ndim >= 3:
+        check_against_torch(lambda F, x: F.local_response_norm(x, size, alpha=0.3), [x], device)
+
+
+@pytest.mark.parametrize("module", ["BatchNorm1d", "InstanceNorm1d"])
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_running_statistics_match_torch(module, momentum):
+    """Three training steps and one eval step: the running buffers and the outputs as torch.nn's."""
+    kw = {} if module == "BatchNorm1d" else {"track_running_stats": True, "affine": True}
+    ours = getattr(tg.nn, module)(3, momentum=momentum, dtype=tg.float64, **kw)
+    theirs = getattr(torch.nn, module)(3, momentum=momentum, dtype=torch.float64, **kw)
+    rng = np.random.default_rng(0)
+    for step in range(4):
+        if step == 3:
+            ours.eval(), theirs.eval()
+        x = rng.standard_normal((4, 3, 5)) * (step + 1) + step
+        np.testing.assert_allclose(ours(tg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), **TOL)
+        np.testing.assert_allclose(ours.running_mean.numpy(), theirs.running_mean.numpy(), **TOL)
+        np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), **TOL)
+
+
+LOSSES = {
+    # target > 0: at t = 0 PyTorch's target gradient is NaN (0 / 0), tensorgrad's log t + 1 - x is taken as 0
+    "kl_div": lambda F, x, y: F.kl_div(x, y.abs() + 0.01, reduction="batchmean"),
+    "kl_div_log_target": lambda F, x, y: F.kl_div(x, y, reduction="sum", log_target=True),
+    "huber_loss": lambda F, x, y: F.huber_loss(x, y, delta=0.8),
+    "smooth_l1_loss": lambda F, x, y: F.smooth_l1_loss(x, y, reduction="none", beta=0.5),
+    "soft_margin_loss": lambda F, x, y: F.soft_margin_loss(x, y.detach().sign()),
+    "hinge_embedding_loss": lambda F, x, y: F.hinge_embedding_loss(x, y.sign(), margin=0.5),
+    # target > 0: at 0, PyTorch's target gradient of the masked Stirling term is 0 * log 0 = NaN, tensorgrad's 0
+    "poisson_nll_loss": lambda F, x, y: F.poisson_nll_loss(x, y.abs() * 3 + 0.5, full=True, reduction="sum"),
+    "gaussian_nll_loss": lambda F, x, y: F.gaussian_nll_loss(x, y, x * x + 0.1),
+    "margin_ranking_loss": lambda F, x, y: F.margin_ranking_loss(x, y, (x * y).sign(), margin=0.2),
+    "multilabel_soft_margin_loss": lambda F, x, y: F.multilabel_soft_margin_loss(x, (y > 0).to(x.dtype)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@given(data=st.data(), device=S.devices(cuda=False))
+def test_loss_property(name, data, device):
+    shape = data.draw(S.shapes(max_dims=3))
+    x, y = data.draw(S.float_arrays(shape)), data.draw(S.float_arrays(shape))
+    check_against_torch(LOSSES[name], [x, y], device)
+
+
+@given(n=st.integers(1, 4), d=st.integers(1, 4), p=st.sampled_from([1.0, 1.5, 2.0, 3.0, float("inf")]),
+       data=st.data(), device=S.devices(cuda=False))  # fmt: skip
+def test_distance_property(n, d, p, data, device):
+    a, b, c = (data.draw(S.float_arrays((n, d))) for _ in range(3))
+    check_against_torch(lambda F, a, b: F.pairwise_distance(a, b, p), [a, b], device)
+    dim = data.draw(st.sampled_from([0, 1]))
+    check_against_torch(lambda F, a, b: F.cosine_similarity(a, b, dim=dim), [a, b], device)
+    check_against_torch(lambda F, a, b, c: F.triplet_margin_loss(a, b, c, margin=2.0, p=p), [a, b, c], device)
+    # vectors of norm >= 0.5: cosine_embedding_loss's 1e-12 makes a zero vector's gradient ~1e5 and ill-conditioned
+    u, v = (data.draw(S.float_arrays((n, d), 0.5, 3)) * np.where(c > 0, 1, -1) for _ in range(2))
+    check_against_torch(lambda F, u, v, c: F.cosine_embedding_loss(u, v, (c[:, 0] > 0).to(u.dtype) * 2 - 1),
+                        [u, v, c], device)  # fmt: skip
+    if n > 1:
+        check_against_torch(lambda F, a: F.pdist(a, p), [a], device)
+
+
+@given(r=st.integers(1, 3), batch=S.shapes(min_dims=0, max_dims=2, max_side=2), c=st.integers(1, 2),
+       h=st.integers(1, 3), w=st.integers(1, 3), groups=st.integers(1, 3), device=S.devices(cuda=False))  # fmt: skip
+def test_pixel_rearrangements_property(r, batch, c, h, w, groups, device):
+    x = np.arange(np.prod(batch + (c * r * r * groups, h, w)), dtype=np.float64).reshape(batch + (-1, h, w))
+    check_against_torch(lambda F, x: F.pixel_shuffle(x, r), [x], device)
+    check_against_torch(lambda F, x: F.pixel_unshuffle(F.pixel_shuffle(x, r), r), [x], device)
+    t = tg.tensor(x, device=device)
+    np.testing.assert_array_equal(F.pixel_unshuffle(F.pixel_shuffle(t, r), r).numpy(), x)  # the inverse
+    if batch:
+        x4 = x.reshape((-1,) + x.shape[-3:])
+        check_against_torch(lambda F, x: F.channel_shuffle(x, groups), [x4], device)
+        t4 = tg.tensor(x4, device=device)
+        back = F.channel_shuffle(F.channel_shuffle(t4, groups), x4.shape[1] // groups)  # shuffling back
+        np.testing.assert_array_equal(back.numpy(), x4)
