@@ -559,6 +559,18 @@ OPS = [
       lambda lib, x: F(lib).avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
     C("avg_pool2d_divisor_module", [(1, 1, 4, 5)],
       lambda lib, x: lib.nn.AvgPool2d((2, 3), stride=1, divisor_override=4)(x)),
+    C("max_pool1d", [(2, 3, 7)], lambda lib, x: F(lib).max_pool1d(x, 3, stride=2, padding=1, ceil_mode=True)),
+    C("avg_pool1d_unbatched", [(3, 6)], lambda lib, x: F(lib).avg_pool1d(x, 2, padding=1, count_include_pad=False)),
+    C("pool1d_modules", [(2, 2, 9)], lambda lib, x: lib.nn.AvgPool1d(2)(lib.nn.MaxPool1d(2, 1, dilation=2)(x))),
+    # The adaptive poolings are compositions (a product with a constant averaging matrix; a max over
+    # gathered windows): the cases check their gradients end to end.
+    C("adaptive_avg_pool1d", [(2, 3, 7)], lambda lib, x: F(lib).adaptive_avg_pool1d(x, 3)),
+    C("adaptive_avg_pool2d", [(1, 2, 5, 7)], lambda lib, x: F(lib).adaptive_avg_pool2d(x, (3, None))),
+    C("adaptive_max_pool1d", [(3, 7)], lambda lib, x: F(lib).adaptive_max_pool1d(x, 4)),
+    C("adaptive_max_pool2d", [(1, 2, 5, 6)], lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 4))),
+    C("adaptive_pool_modules", [(2, 5, 6)], lambda lib, x: lib.nn.AdaptiveMaxPool2d(3)(x)
+      + lib.nn.AdaptiveAvgPool2d((3, 3))(x) + lib.nn.AdaptiveAvgPool1d(3)(x[:, :3])
+      + lib.nn.AdaptiveMaxPool1d(3)(x[:, 1:4])),
     # ================================================================ ops/rearrange.py
     C("repeat", [(2, 3)], lambda lib, x: x.repeat(2, 1, 2)),
     C("tile_fn", [(2, 3)], lambda lib, x: lib.tile(x, (2,))),

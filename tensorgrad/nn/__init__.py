@@ -67,7 +67,16 @@ from .normalization import (
     RMSNorm,
 )
 from .parameter import Parameter
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .vision import ChannelShuffle, PixelShuffle, PixelUnshuffle
 
 __all__ = [
@@ -82,6 +91,7 @@ __all__ += [
     "CosineSimilarity", "PairwiseDistance",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "LocalResponseNorm", "RMSNorm", "ChannelShuffle", "PixelShuffle", "PixelUnshuffle",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

@@ -70,7 +70,16 @@ from .normalization import (
     rms_norm,
 )
 from .padding import pad
-from .pooling import avg_pool2d, max_pool2d
+from .pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from .vision import channel_shuffle, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
@@ -101,7 +110,8 @@ __all__ = [
     # conv.py
     "conv2d", "conv1d", "conv_transpose2d",
     # pooling.py
-    "max_pool2d", "avg_pool2d",
+    "max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d",
     # vision.py
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
 ]  # fmt: skip

@@ -1,4 +1,6 @@
-"""Pooling: max_pool2d and avg_pool2d (ops/pool.py)."""
+"""Pooling: max_pool2d and avg_pool2d (ops/pool.py), their 1-d forms (on a height-1 image), and the
+adaptive poolings as compositions: averages as products with constant averaging matrices (matmul's
+backward), maxima as a max over the gathered windows (indexing's and max's backward)."""
 
 from __future__ import annotations
 
@@ -67,3 +69,143 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         divisor = counts[0][:, None] * counts[1][None, :]
     y = AvgPool2d.apply(x, kernel=kernel, stride=stride, padding=pads, out_size=out, divisor=divisor)
     return y if batched else y.squeeze(0)
+
+
+def _one_d(op, input: Tensor):
+    """(N, C, L) or unbatched (C, L) -> the (N, C, 1, L) image pooling takes, and batched?"""
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"{op}: expected a 2-d (C, L) or 3-d (N, C, L) input, got shape {input.shape}")
+    return (input if input.ndim == 3 else input.unsqueeze(0)).unsqueeze(2), input.ndim == 3
+
+
+def _single(v, op, name):
+    v = v if isinstance(v, int) else tuple(v)
+    if isinstance(v, tuple):
+        if len(v) != 1:
+            raise ValueError(f"{op}: {name} must be an int or a 1-tuple, got {v}")
+        v = v[0]
+    return int(v)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):  # fmt: skip
+    """max_pool2d on the (N, C, 1, L) image: a 1 x kernel_size window (indices are positions along L)."""
+    x, batched = _one_d("max_pool1d", input)
+    k = _single(kernel_size, "max_pool1d", "kernel_size")
+    s = k if stride is None or stride == () or stride == [] else _single(stride, "max_pool1d", "stride")
+    p, d = _single(padding, "max_pool1d", "padding"), _single(dilation, "max_pool1d", "dilation")
+    if k <= 0 or s <= 0 or d <= 0:
+        raise RuntimeError(f"max_pool1d: kernel_size, stride and dilation must be greater than zero, got {k}, {s}, {d}")
+    if 0 in input.shape[-2:]:
+        raise ShapeError(f"max_pool1d: expected non-empty channels and length (only the batch may be 0), got "
+                         f"{input.shape}")  # fmt: skip
+    out = max_pool2d(x, (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    y, indices = out if return_indices else (out, None)
+    y = y.squeeze(2) if batched else y.squeeze(2).squeeze(0)
+    if not return_indices:
+        return y
+    return y, indices.squeeze(2) if batched else indices.squeeze(2).squeeze(0)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:  # fmt: skip
+    """avg_pool2d on the (N, C, 1, L) image: a 1 x kernel_size window."""
+    x, batched = _one_d("avg_pool1d", input)
+    k = _single(kernel_size, "avg_pool1d", "kernel_size")
+    s = k if stride is None or stride == () or stride == [] else _single(stride, "avg_pool1d", "stride")
+    y = avg_pool2d(x, (1, k), (1, s), (0, _single(padding, "avg_pool1d", "padding")), ceil_mode, count_include_pad)
+    return y.squeeze(2) if batched else y.squeeze(2).squeeze(0)
+
+
+def _adaptive_windows(n: int, m: int):
+    """PyTorch's adaptive windows of n inputs into m outputs: output i pools [floor(i n / m), ceil((i + 1) n / m))."""
+    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
+
+
+def _adaptive_input(op, input: Tensor, dims: int, output_size):
+    """(batched input, output size as a tuple (None: the input's side), batched?)."""
+    if input.ndim not in (dims + 1, dims + 2):
+        raise ShapeError(f"{op}: expected a {dims + 1}-d or {dims + 2}-d input, got shape {input.shape}")
+    if any(n == 0 for n in input.shape[-dims - 1 + (input.ndim == dims + 1) :]):
+        raise ShapeError(f"{op}: expected non-empty dims (besides the batch), got shape {input.shape}")
+    size = (output_size,) * dims if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    if len(size) != dims:
+        raise ValueError(f"{op}: output_size must be an int or {dims} values, got {output_size}")
+    size = tuple(n if m is None else int(m) for n, m in zip(input.shape[-dims:], size))
+    if any(m < 0 for m in size):
+        raise ValueError(f"{op}: output_size must be non-negative, got {output_size}")
+    batched = input.ndim == dims + 2
+    return (input if batched else input.unsqueeze(0)), size, batched
+
+
+def _averaging(input: Tensor, n: int, m: int) -> Tensor:
+    """The (n, m) constant A with x @ A the adaptive averages along the last dim: A[j, i] = 1 / |window i|
+    for j in window i.  (Linear: the gradient is g @ A^T, by matmul's backward.)"""
+    xp = backend.namespace(input.device)
+    a = xp.zeros((n, m), dtype=input.dtype)
+    for i, (start, end) in enumerate(_adaptive_windows(n, m)):
+        a[start:end, i] = 1.0 / (end - start)
+    return Tensor._make(a, input.device, False)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Mean over PyTorch's adaptive windows along L: x @ A with the averaging matrix A (L, output_size)."""
+    x, (m,), batched = _adaptive_input("adaptive_avg_pool1d", input, 1, output_size)
+    _require_float("adaptive_avg_pool1d", x)
+    y = x @ _averaging(x, x.shape[-1], m)
+    return y if batched else y.squeeze(0)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Mean over adaptive windows in H and W; the average over a rectangle is separable:
+    y = A_H^T @ x @ A_W with the averaging matrices of each side."""
+    x, (mh, mw), batched = _adaptive_input("adaptive_avg_pool2d", input, 2, output_size)
+    _require_float("adaptive_avg_pool2d", x)
+    y = _averaging(x, x.shape[-2], mh).transpose(0, 1) @ (x @ _averaging(x, x.shape[-1], mw))
+    return y if batched else y.squeeze(0)
+
+
+def _window_taps(xp, n: int, m: int):
+    """(starts (m,), taps (m, K)): window i's positions start_i + t, t < K = the longest window, the
+    shorter windows repeating their last position (a repeat does not change a maximum)."""
+    windows = _adaptive_windows(n, m)
+    k = max((end - start for start, end in windows), default=1)
+    starts = xp.asarray([s for s, _ in windows], dtype=backend.int64).reshape(-1)
+    ends = xp.asarray([e for _, e in windows], dtype=backend.int64).reshape(-1)
+    return starts, xp.minimum(starts[:, None] + xp.arange(k)[None, :], ends[:, None] - 1)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """The maximum over adaptive windows along L: the windows gathered as (N, C, m, K) by indexing,
+    then max over K (the gradient goes to the first maximum: indexing's and max's backward)."""
+    x, (m,), batched = _adaptive_input("adaptive_max_pool1d", input, 1, output_size)
+    xp = backend.namespace(x.device)
+    starts, taps = _window_taps(xp, x.shape[-1], m)
+    y, t = x[..., Tensor._make(taps, x.device, False)].max(-1)
+    if not return_indices:
+        return y if batched else y.squeeze(0)
+    idx = Tensor._make(t._data + starts, x.device, False)
+    return (y, idx) if batched else (y.squeeze(0), idx.squeeze(0))
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """The maximum over adaptive H x W windows: gathered as (N, C, mh, mw, KH * KW), max over the last
+    dim; indices are flat h * W + w, as max_pool2d's."""
+    x, (mh, mw), batched = _adaptive_input("adaptive_max_pool2d", input, 2, output_size)
+    xp = backend.namespace(x.device)
+    h, w = x.shape[-2:]
+    (sh, th), (sw, tw) = _window_taps(xp, h, mh), _window_taps(xp, w, mw)
+    kh, kw = th.shape[1], tw.shape[1]
+    rows, cols = (Tensor._make(a, x.device, False) for a in (th[:, :, None, None], tw[None, None, :, :]))
+    win = x[:, :, rows, cols].permute(0, 1, 2, 4, 3, 5).reshape(*x.shape[:2], mh, mw, kh * kw)
+    y, t = win.max(-1)
+    if not return_indices:
+        return y if batched else y.squeeze(0)
+    flat = (sh[:, None] + t._data // kw) * w + sw[None, :] + t._data % kw
+    idx = Tensor._make(flat, x.device, False)
+    return (y, idx) if batched else (y.squeeze(0), idx.squeeze(0))
+
+
+def _require_float(op, input: Tensor):
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"{op}: expected a floating-point input, got dtype {input.dtype}")
