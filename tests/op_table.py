@@ -332,6 +332,11 @@ OPS = [
       lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
     C("conv_transpose2d_groups_dilation", [(1, 4, 3, 2), (4, 1, 2, 2)],
       lambda lib, x, w: F(lib).conv_transpose2d(x, w, groups=2, dilation=2, stride=(2, 1))),
+    # conv_transpose1d is conv_transpose2d on a height-1 image.
+    C("conv_transpose1d", [(2, 4, 5), (4, 3, 3), (6,)], lambda lib, x, w, b: F(lib).conv_transpose1d(
+        x, w, b, stride=2, padding=1, output_padding=1, groups=2)),
+    C("unfold_im2col", [(2, 2, 4, 5)], lambda lib, x: F(lib).unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
+    C("unfold_im2col_unbatched_module", [(2, 3, 3)], lambda lib, x: lib.nn.Unfold(2)(x)),
     # ================================================================ ops/cross_entropy.py
     # The fused cross-entropy: class ids, no weight, no label smoothing.
     C("cross_entropy_mean", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5))),

@@ -162,3 +162,43 @@ def test_pixel_rearrangements_property(r, batch, c, h, w, groups, device):
         t4 = tg.tensor(x4, device=device)
         back = F.channel_shuffle(F.channel_shuffle(t4, groups), x4.shape[1] // groups)  # shuffling back
         np.testing.assert_array_equal(back.numpy(), x4)
+
+
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(1, 7), st.integers(1, 7)),
+       out=st.tuples(st.integers(1, 5), st.integers(1, 5)), data=st.data(), device=S.devices(cuda=False))  # fmt: skip
+def test_adaptive_and_1d_pooling_property(shape, out, data, device):
+    x = data.draw(S.distinct_float_arrays(shape))  # distinct: no ties for the maxima to split
+    check_against_torch(lambda F, x: F.adaptive_avg_pool2d(x, out), [x], device)
+    check_against_torch(lambda F, x: F.adaptive_max_pool2d(x, out), [x], device)
+    check_against_torch(lambda F, x: F.adaptive_avg_pool1d(x[0], out[1]), [x], device)
+    check_against_torch(lambda F, x: F.adaptive_max_pool1d(x[0], out[1]), [x], device)
+    y, idx = F.adaptive_max_pool2d(tg.tensor(x, device=device), out, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), TF.adaptive_max_pool2d(torch.tensor(x), out, True)[1].numpy())
+    k = data.draw(st.integers(1, shape[-1]))
+    pad = data.draw(st.integers(0, k // 2))
+    check_against_torch(lambda F, x: F.max_pool1d(x[0], k, padding=pad), [x], device)
+    check_against_torch(lambda F, x: F.avg_pool1d(x[0], k, padding=pad), [x], device)
+
+
+def test_new_modules_hold_torch_parameters():
+    """The modules with parameters or buffers: torch.nn's names and shapes, and forward = their F.*."""
+    pairs = [
+        ("ConvTranspose1d", (4, 6, 3), {"groups": 2, "stride": 2}, (2, 4, 5)),
+        ("PReLU", (3,), {}, (2, 3, 4)),
+        ("BatchNorm2d", (3,), {}, (2, 3, 2, 2)),
+        ("InstanceNorm1d", (3,), {"affine": True, "track_running_stats": True}, (2, 3, 4)),
+        ("GroupNorm", (2, 4), {}, (2, 4, 3)),
+        ("RMSNorm", ((2, 3),), {}, (4, 2, 3)),
+    ]
+    rng = np.random.default_rng(0)
+    for name, args, kw, shape in pairs:
+        ours, theirs = getattr(tg.nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
+        want = {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+        assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == want, name
+        with torch.no_grad():  # the same parameter values on both sides
+            for k, v in ours.state_dict().items():
+                if v.is_floating_point():
+                    theirs.state_dict()[k].copy_(torch.tensor(v.numpy()))
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(ours(tg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
+                                   rtol=1e-5, atol=1e-5)  # float32 modules: float32 rounding  # fmt: skip

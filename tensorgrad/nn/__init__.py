@@ -29,7 +29,7 @@ from .activation import (
     Threshold,
 )
 from .containers import ModuleDict, ModuleList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Unfold
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout
 from .embedding import Embedding
@@ -92,6 +92,7 @@ __all__ += [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "LocalResponseNorm", "RMSNorm", "ChannelShuffle", "PixelShuffle", "PixelUnshuffle",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
+    "ConvTranspose1d", "Unfold",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

@@ -120,3 +120,31 @@ class ConvTranspose2d(_ConvNd):
     def forward(self, x):
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
                                   self.groups, self.dilation)  # fmt: skip
+
+
+class ConvTranspose1d(_ConvNd):
+    """F.conv_transpose1d: (N, C_in, L) -> (N, C_out, L_out); weight (C_in, C_out / groups, K)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 1, transposed=True, output_padding=output_padding, device=device,
+                         dtype=dtype)  # fmt: skip
+
+    def forward(self, x):
+        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)  # fmt: skip
+
+
+class Unfold(Module):
+    """F.unfold: the sliding windows of (N, C, H, W) as columns (N, C * KH * KW, L)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, x):
+        return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"

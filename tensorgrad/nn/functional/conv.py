@@ -1,10 +1,11 @@
-"""Convolutions: conv1d, conv2d and conv_transpose2d (ops/conv.py), with PyTorch's shape checks."""
+"""Convolutions: conv1d, conv2d, conv_transpose1d, conv_transpose2d and unfold (im2col) (ops/conv.py),
+with PyTorch's shape checks."""
 
 from __future__ import annotations
 
 from ... import backend
 from ...backend import ShapeError
-from ...ops.conv import Conv2d, ConvTranspose2d
+from ...ops.conv import Conv2d, ConvTranspose2d, Unfold
 from ...tensor import Tensor
 
 
@@ -115,3 +116,36 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     y = ConvTranspose2d.apply(x, weight, bias, stride=stride, padding=padding, output_padding=output_padding,
                               dilation=dilation, groups=groups)  # fmt: skip
     return y if batched else y.squeeze(0)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:  # fmt: skip
+    """1-d transposed convolution: input (N, C, L), weight (C, O / groups, K); conv_transpose2d on a
+    height-1 image."""
+    if input.ndim not in (2, 3) or weight.ndim != 3:
+        raise ShapeError(f"conv_transpose1d: expected input (N, C, L) or (C, L) and weight (C, O / groups, K), got "
+                         f"{input.shape} and {weight.shape}")  # fmt: skip
+    one = lambda v, lo=1: (lo, v if isinstance(v, int) else tuple(v)[0])  # noqa: E731
+    y = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride), one(padding, 0),
+                         one(output_padding, 0), groups, one(dilation))  # fmt: skip
+    return y.squeeze(-2)
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """im2col: the sliding kernel_size windows of (N, C, H, W) (or (C, H, W)) as columns,
+    (N, C * KH * KW, L) with L the number of windows (ops/conv.py: Unfold)."""
+    if input.ndim not in (3, 4):
+        raise ShapeError(f"unfold: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape {input.shape}")
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    kernel, dilation = pair(kernel_size, "unfold", "kernel_size"), pair(dilation, "unfold", "dilation")
+    padding, stride = pair(padding, "unfold", "padding"), pair(stride, "unfold", "stride")
+    if min(kernel) <= 0 or min(dilation) <= 0 or min(stride) <= 0 or min(padding) < 0:
+        raise RuntimeError(f"unfold: kernel_size {kernel}, dilation {dilation} and stride {stride} must be positive, "
+                           f"padding {padding} non-negative")  # fmt: skip
+    if 0 in x.shape[1:]:
+        raise ShapeError(f"unfold: expected non-empty channels, height and width, got {input.shape}")
+    out = tuple(_out_side("unfold", n, k, s, d, 2 * p) for n, k, s, d, p in zip(x.shape[2:], kernel, stride,
+                                                                                dilation, padding))  # fmt: skip
+    y = Unfold.apply(x, kernel=kernel, stride=stride, padding=tuple((p, p) for p in padding), dilation=dilation,
+                     out_size=out)  # fmt: skip
+    return y if input.ndim == 4 else y.squeeze(0)
