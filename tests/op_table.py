@@ -335,7 +335,8 @@ OPS = [
     # conv_transpose1d is conv_transpose2d on a height-1 image.
     C("conv_transpose1d", [(2, 4, 5), (4, 3, 3), (6,)], lambda lib, x, w, b: F(lib).conv_transpose1d(
         x, w, b, stride=2, padding=1, output_padding=1, groups=2)),
-    C("unfold_im2col", [(2, 2, 4, 5)], lambda lib, x: F(lib).unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
+    C("unfold_im2col", [(2, 2, 4, 5)],
+      lambda lib, x: F(lib).unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
     C("unfold_im2col_unbatched_module", [(2, 3, 3)], lambda lib, x: lib.nn.Unfold(2)(x)),
     # ================================================================ ops/cross_entropy.py
     # The fused cross-entropy: class ids, no weight, no label smoothing.
