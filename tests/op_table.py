@@ -666,6 +666,19 @@ OPS = [
     C("cummax", [(3, 5)], lambda lib, x: x.cummax(1)),
     C("cummin_fn_dim0", [(4, 3)], lambda lib, x: lib.cummin(x, 0)),
     # ================================================================ ops/shape.py
+    # interpolate is index_select (ops/shape.py) and weighted sums: the cases check the composition.
+    C("interpolate_nearest", [(1, 2, 3, 4)], lambda lib, x: F(lib).interpolate(x, size=(5, 3))),
+    C("interpolate_nearest_exact_scale", [(2, 1, 4)], lambda lib, x: F(lib).interpolate(
+        x, scale_factor=1.7, mode="nearest-exact")),
+    C("interpolate_linear", [(2, 2, 5)], lambda lib, x: F(lib).interpolate(x, size=8, mode="linear")),
+    C("interpolate_bilinear_align_corners", [(1, 2, 3, 4)], lambda lib, x: F(lib).interpolate(
+        x, scale_factor=(2.0, 0.75), mode="bilinear", align_corners=True)),
+    C("interpolate_bicubic", [(1, 1, 4, 3)], lambda lib, x: F(lib).interpolate(x, size=(5, 6), mode="bicubic")),
+    C("interpolate_trilinear", [(1, 1, 2, 3, 2)], lambda lib, x: F(lib).interpolate(
+        x, scale_factor=1.5, mode="trilinear")),
+    C("interpolate_area", [(1, 2, 5, 4)], lambda lib, x: F(lib).interpolate(x, size=(2, 3), mode="area")),
+    C("upsample_modules", [(1, 1, 2, 3)], lambda lib, x: lib.nn.UpsamplingBilinear2d(scale_factor=2)(x)
+      + lib.nn.UpsamplingNearest2d(size=(4, 6))(x) + lib.nn.Upsample(scale_factor=2, mode="bicubic")(x)),
     C("pixel_shuffle", [(2, 8, 2, 3)], lambda lib, x: F(lib).pixel_shuffle(x, 2)),
     C("pixel_unshuffle_unbatched", [(2, 4, 6)], lambda lib, x: F(lib).pixel_unshuffle(x, 2)),
     C("channel_shuffle", [(2, 6, 2)], lambda lib, x: F(lib).channel_shuffle(x, 3)),

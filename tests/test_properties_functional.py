@@ -202,3 +202,18 @@ def test_new_modules_hold_torch_parameters():
         x = rng.standard_normal(shape).astype(np.float32)
         np.testing.assert_allclose(ours(tg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                    rtol=1e-5, atol=1e-5)  # float32 modules: float32 rounding  # fmt: skip
+
+
+@given(mode=st.sampled_from(["nearest", "nearest-exact", "bilinear", "bicubic", "area"]),
+       shape=st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(1, 6), st.integers(1, 6)),
+       out=st.tuples(st.integers(1, 9), st.integers(1, 9)), by_scale=st.booleans(), align=st.booleans(),
+       data=st.data(), device=S.devices(cuda=False))  # fmt: skip
+def test_interpolate_property(mode, shape, out, by_scale, align, data, device):
+    x = data.draw(S.float_arrays(shape))
+    kw = {"align_corners": align} if mode in ("bilinear", "bicubic") else {}
+    if by_scale and mode != "area":
+        factors = [st.floats(0.3, 3.0).filter(lambda f, n=n: int(n * f) >= 1) for n in shape[2:]]
+        kw["scale_factor"] = tuple(data.draw(f) for f in factors)
+    else:
+        kw["size"] = out
+    check_against_torch(lambda F, x: F.interpolate(x, mode=mode, **kw), [x], device)

@@ -80,7 +80,15 @@ from .pooling import (
     max_pool1d,
     max_pool2d,
 )
-from .vision import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from .vision import (
+    channel_shuffle,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 
 __all__ = [
     "one_hot",
@@ -113,5 +121,6 @@ __all__ = [
     "max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d",
     # vision.py
-    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "interpolate", "upsample", "upsample_nearest",
+    "upsample_bilinear",
 ]  # fmt: skip

@@ -150,19 +150,27 @@ def _averaging(input: Tensor, n: int, m: int) -> Tensor:
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Mean over PyTorch's adaptive windows along L: x @ A with the averaging matrix A (L, output_size)."""
-    x, (m,), batched = _adaptive_input("adaptive_avg_pool1d", input, 1, output_size)
+    x, size, batched = _adaptive_input("adaptive_avg_pool1d", input, 1, output_size)
     _require_float("adaptive_avg_pool1d", x)
-    y = x @ _averaging(x, x.shape[-1], m)
+    y = adaptive_average(x, size)
     return y if batched else y.squeeze(0)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Mean over adaptive windows in H and W; the average over a rectangle is separable:
     y = A_H^T @ x @ A_W with the averaging matrices of each side."""
-    x, (mh, mw), batched = _adaptive_input("adaptive_avg_pool2d", input, 2, output_size)
+    x, size, batched = _adaptive_input("adaptive_avg_pool2d", input, 2, output_size)
     _require_float("adaptive_avg_pool2d", x)
-    y = _averaging(x, x.shape[-2], mh).transpose(0, 1) @ (x @ _averaging(x, x.shape[-1], mw))
+    y = adaptive_average(x, size)
     return y if batched else y.squeeze(0)
+
+
+def adaptive_average(x: Tensor, size: tuple) -> Tensor:
+    """The adaptive averages of x's last len(size) dims (separable: one dim at a time, x @ A along
+    each, that dim moved last and back), for the adaptive poolings and interpolate's "area" mode."""
+    for d, m in zip(range(x.ndim - len(size), x.ndim), size):
+        x = (x.transpose(d, -1) @ _averaging(x, x.shape[d], m)).transpose(d, -1)
+    return x
 
 
 def _window_taps(xp, n: int, m: int):
