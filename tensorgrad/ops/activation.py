@@ -235,6 +235,8 @@ class SELU(Function):
     """z = scale * x for x > 0, scale * alpha * (exp(x) - 1) otherwise (alpha, scale: SELU's constants).
 
     dz/dx = scale for x > 0;  scale * alpha * exp(x) = z + scale * alpha otherwise.
+    A NaN input takes the second branch (gradient NaN), as PyTorch's vectorised CPU kernel does
+    (its scalar tail, the last few elements, takes the first).
     """
 
     def forward(self, x):
@@ -284,34 +286,34 @@ class Hardswish(Function):
 class Hardshrink(Function):
     """z = 0 for -lambd <= x <= lambd, x otherwise (a NaN input stays NaN).
 
-    dz/dx = 0 inside [-lambd, lambd], 1 outside.
+    dz/dx = 0 inside [-lambd, lambd], 1 outside.  At a NaN input the gradient is 0, as PyTorch's
+    vectorised CPU kernel gives (its scalar tail, the last few elements, would pass g on).
     """
 
     def forward(self, x, lambd=0.5):
-        inside = (x >= -lambd) & (x <= lambd)
-        self.save_for_backward(inside)
-        return self.xp.where(inside, self.xp.zeros((), dtype=x.dtype), x)
+        self.save_for_backward((x < -lambd) | (x > lambd))
+        return self.xp.where((x >= -lambd) & (x <= lambd), self.xp.zeros((), dtype=x.dtype), x)
 
     def backward(self, g):
-        (inside,) = self.saved
-        return self.xp.where(inside, self.xp.zeros((), dtype=g.dtype), g)
+        (outside,) = self.saved
+        return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
 
 
 class Softshrink(Function):
     """z = 0 for -lambd <= x <= lambd, x - lambd above, x + lambd below (x moved lambd towards 0).
 
-    dz/dx = 0 inside [-lambd, lambd], 1 outside.
+    dz/dx = 0 inside [-lambd, lambd], 1 outside (0 at a NaN input, as Hardshrink).
     """
 
     def forward(self, x, lambd=0.5):
         xp = self.xp
         inside = (x >= -lambd) & (x <= lambd)
-        self.save_for_backward(inside)
+        self.save_for_backward((x < -lambd) | (x > lambd))
         return xp.where(inside, xp.zeros((), dtype=x.dtype), xp.where(x > lambd, x - lambd, x + lambd))
 
     def backward(self, g):
-        (inside,) = self.saved
-        return self.xp.where(inside, self.xp.zeros((), dtype=g.dtype), g)
+        (outside,) = self.saved
+        return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
 
 
 class Tanhshrink(Function):
