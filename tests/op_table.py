@@ -65,6 +65,7 @@ TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) log
 POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
 SIGNS_34 = np.array([[1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]])  # +-1 targets
 SIGNS_3 = np.array([1.0, -1.0, 1.0])
+LABELS_24 = np.array([[3, 0, -1, 1], [1, 1, 2, -1]])  # listed classes up to the first -1 (a repeat counts twice)
 COUNTS_34 = np.array([[0.0, 1.0, 3.0, 2.0], [5.0, 0.0, 1.0, 4.0], [2.0, 7.0, 0.0, 1.0]])  # Poisson targets, some > 1
 
 
@@ -438,6 +439,8 @@ OPS = [
     # ================================================================ ops/linear.py
     C("linear", [(2, 3, 4), (5, 4), (5,)], lambda lib, x, w, b: F(lib).linear(x, w, b)),
     C("linear_no_bias", [(3, 4), (2, 4)], lambda lib, x, w: F(lib).linear(x, w)),
+    # bilinear is a composition (matmul, multiply, sum): the case checks it end to end.
+    C("bilinear", [(2, 3, 4), (2, 3, 5), (6, 4, 5), (6,)], lambda lib, a, b, w, c: F(lib).bilinear(a, b, w, c)),
     # ================================================================ ops/losses.py
     # cross_entropy's extensions (weight, label smoothing, probabilities) are compositions around nll_loss.
     C("nll_loss_weight_ignore", [(5, 4)], lambda lib, x: F(lib).nll_loss(
@@ -512,6 +515,14 @@ OPS = [
       lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=3.0, p=1)),
     C("multilabel_soft_margin_loss", [(3, 4), (4,)], lambda lib, x, w: F(lib).multilabel_soft_margin_loss(
         x, const(lib, x, (SIGNS_34 + 1) / 2), weight=w)),
+    C("multi_margin_loss_p2_weight", [(5, 4)], lambda lib, x: F(lib).multi_margin_loss(
+        x, const(lib, x, TARGETS_5), p=2, margin=0.8, weight=const(lib, x, WEIGHTS_4))),
+    C("multi_margin_loss_module_none", [(5, 4)],
+      lambda lib, x: lib.nn.MultiMarginLoss(reduction="none")(x, const(lib, x, TARGETS_5))),
+    C("multilabel_margin_loss", [(2, 4)], lambda lib, x: F(lib).multilabel_margin_loss(
+        x, const(lib, x, LABELS_24))),
+    C("multilabel_margin_loss_module_1d", [(4,)],
+      lambda lib, x: lib.nn.MultiLabelMarginLoss()(x, const(lib, x, LABELS_24[1]))),
     C("loss_modules", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.KLDivLoss(reduction="batchmean")(
         x.log_softmax(-1), y.softmax(-1)) + lib.nn.HuberLoss(delta=0.5)(x, y) + lib.nn.SmoothL1Loss(beta=2.0)(x, y)
         + lib.nn.SoftMarginLoss()(x, const(lib, x, SIGNS_34)) + lib.nn.MarginRankingLoss(0.1)(
@@ -574,6 +585,11 @@ OPS = [
     C("adaptive_avg_pool2d", [(1, 2, 5, 7)], lambda lib, x: F(lib).adaptive_avg_pool2d(x, (3, None))),
     C("adaptive_max_pool1d", [(3, 7)], lambda lib, x: F(lib).adaptive_max_pool1d(x, 4)),
     C("adaptive_max_pool2d", [(1, 2, 5, 6)], lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 4))),
+    C("adaptive_avg_pool3d", [(1, 2, 3, 5, 4)], lambda lib, x: F(lib).adaptive_avg_pool3d(x, (2, 3, None))),
+    C("max_unpool2d", [(1, 2, 4, 5)], lambda lib, x: F(lib).max_unpool2d(
+        *F(lib).max_pool2d(x, 2, return_indices=True), 2, output_size=(5, 5))),
+    C("max_unpool1d_module", [(2, 2, 6)], lambda lib, x: lib.nn.MaxUnpool1d(3, 2)(
+        *F(lib).max_pool1d(x, 3, 2, return_indices=True))),
     C("adaptive_pool_modules", [(2, 5, 6)], lambda lib, x: lib.nn.AdaptiveMaxPool2d(3)(x)
       + lib.nn.AdaptiveAvgPool2d((3, 3))(x) + lib.nn.AdaptiveAvgPool1d(3)(x[:, :3])
       + lib.nn.AdaptiveMaxPool1d(3)(x[:, 1:4])),

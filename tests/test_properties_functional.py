@@ -217,3 +217,23 @@ def test_interpolate_property(mode, shape, out, by_scale, align, data, device):
     else:
         kw["size"] = out
     check_against_torch(lambda F, x: F.interpolate(x, mode=mode, **kw), [x], device)
+
+
+@given(n=st.integers(1, 4), c=st.integers(1, 5), p=st.sampled_from([1, 2]), seed=st.integers(0, 1000),
+       data=st.data(), device=S.devices(cuda=False))  # fmt: skip
+def test_margin_losses_and_bilinear_property(n, c, p, seed, data, device):
+    rng = np.random.default_rng(seed)
+    x, w = data.draw(S.float_arrays((n, c))), data.draw(S.float_arrays((c,), 0.1, 2))
+    ids = rng.integers(0, c, n)
+    labels = np.where(rng.random((n, c)) < 0.3, -1, rng.integers(0, c, (n, c)))  # ended by the first -1
+    wt = {F: tg.tensor(w, device=device), TF: torch.tensor(w)}  # class weights: constants (PyTorch's are)
+    check_against_torch(lambda F, x: F.multi_margin_loss(x, _ids(F, x, ids), p, 0.7, wt[F]), [x], device)
+    check_against_torch(lambda F, x: F.multilabel_margin_loss(x, _ids(F, x, labels), reduction="sum"), [x], device)
+    a, b = data.draw(S.float_arrays((n, 2))), data.draw(S.float_arrays((n, 3)))
+    weight = data.draw(S.float_arrays((c, 2, 3)))
+    check_against_torch(lambda F, a, b, weight: F.bilinear(a, b, weight), [a, b, weight], device)
+
+
+def _ids(F, like, ids):
+    """Integer targets for either library, on like's device."""
+    return tg.tensor(ids, device=like.device) if F is globals()["F"] else torch.tensor(ids)

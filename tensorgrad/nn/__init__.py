@@ -33,7 +33,7 @@ from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Unfold
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout
 from .embedding import Embedding
-from .linear import Linear
+from .linear import Bilinear, Linear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -46,7 +46,9 @@ from .loss import (
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
     PoissonNLLLoss,
     SmoothL1Loss,
@@ -70,12 +72,15 @@ from .parameter import Parameter
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
     MaxPool1d,
     MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
 )
 from .vision import ChannelShuffle, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
@@ -92,7 +97,8 @@ __all__ += [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "LocalResponseNorm", "RMSNorm", "ChannelShuffle", "PixelShuffle", "PixelUnshuffle",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
-    "ConvTranspose1d", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "ConvTranspose1d", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear",
+    "MultiMarginLoss", "MultiLabelMarginLoss", "AdaptiveAvgPool3d", "MaxUnpool1d", "MaxUnpool2d",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

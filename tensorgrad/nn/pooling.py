@@ -96,3 +96,28 @@ class AdaptiveMaxPool1d(_AdaptivePool):
 class AdaptiveMaxPool2d(_AdaptivePool):
     def forward(self, x):
         return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    def forward(self, x):
+        return F.adaptive_avg_pool3d(x, self.output_size)
+
+
+class _MaxUnpool(Module):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.padding = kernel_size, padding
+        self.stride = stride if stride is not None else kernel_size
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    def forward(self, x, indices, output_size=None):
+        return F.max_unpool1d(x, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpool):
+    def forward(self, x, indices, output_size=None):
+        return F.max_unpool2d(x, indices, self.kernel_size, self.stride, self.padding, output_size)

@@ -40,7 +40,7 @@ from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, unfold
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropout import dropout
 from .embedding import embedding
-from .linear import linear
+from .linear import bilinear, linear
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -53,6 +53,8 @@ from .losses import (
     l1_loss,
     margin_ranking_loss,
     mse_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     nll_loss,
     poisson_nll_loss,
@@ -73,12 +75,15 @@ from .padding import pad
 from .pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,
     max_pool2d,
+    max_unpool1d,
+    max_unpool2d,
 )
 from .vision import (
     channel_shuffle,
@@ -97,7 +102,7 @@ __all__ = [
     "hardtanh", "relu6", "hardsigmoid", "elu", "celu", "leaky_relu", "selu", "logsigmoid", "hardswish", "hardshrink",
     "softshrink", "tanhshrink", "threshold", "softmin", "glu", "prelu", "rrelu",
     # linear.py
-    "linear",
+    "linear", "bilinear",
     # attention.py
     "scaled_dot_product_attention", "packed_self_attention",
     # dropout.py
@@ -110,7 +115,7 @@ __all__ = [
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
     "kl_div", "huber_loss", "smooth_l1_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
-    "multilabel_soft_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
     # distance.py
     "cosine_similarity", "pairwise_distance", "pdist",
     # padding.py
@@ -119,7 +124,7 @@ __all__ = [
     "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "unfold",
     # pooling.py
     "max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_avg_pool3d", "max_unpool1d", "max_unpool2d",
     # vision.py
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "interpolate", "upsample", "upsample_nearest",
     "upsample_bilinear",

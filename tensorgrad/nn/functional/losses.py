@@ -316,6 +316,59 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss, reduction)
 
 
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average=None, reduce=None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """The multi-class hinge loss: sum over classes i != y of max(0, margin - x[y] + x[i])^p, times
+    weight[y], divided by C, for input (N, C), (C,) or () and class ids target (N,) or () (a composition
+    of gather, relu and pow)."""
+    reduction = resolve_reduction("multi_margin_loss", size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("multi_margin_loss: only p == 1 and p == 2 supported")
+    x, t = _rows(input), target.reshape(-1) if target.ndim <= 1 else target
+    if input.ndim > 2 or t.ndim != 1 or t.shape[0] != x.shape[0]:
+        raise ShapeError(f"multi_margin_loss: expects input (N, C) or (C,) and target (N,) or (), got {input.shape} "
+                         f"and {target.shape}")  # fmt: skip
+    c = x.shape[1]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise ShapeError(f"multi_margin_loss: weight must have one element per class ({c}), got {weight.shape}")
+    check_ids(t, c, "multi_margin_loss", "target")
+    picked = x.gather(1, t.unsqueeze(1))  # (N, 1): x[n, y_n]
+    h = (margin - picked + x).relu()
+    h = h if p == 1 else h * h
+    if weight is not None:
+        h = h * weight.to(x.dtype)[t].unsqueeze(1)
+    others = Tensor._make(backend.namespace(x.device).arange(c)[None, :] != t._data[:, None], x.device, False)
+    loss = where(others, h, _zero(h)).sum(1) / c
+    return _reduce(loss.reshape(target.shape) if input.ndim <= 1 else loss, reduction)  # (C,) with (1,): (1,)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:  # fmt: skip
+    """The multi-label hinge loss: target lists each sample's classes, ended by the first -1; the loss
+    sums max(0, 1 - (x[j] - x[i])) over listed classes j and unlisted classes i, divided by C."""
+    reduction = resolve_reduction("multilabel_margin_loss", size_average, reduce, reduction)
+    if input.ndim > 2 or target.shape != input.shape:
+        raise ShapeError(f"multilabel_margin_loss: expects input and target of the same shape (N, C), (C,) or (), "
+                         f"got {input.shape} and {target.shape}")  # fmt: skip
+    x, t = _rows(input), _rows(target)
+    n, c = x.shape
+    check_ids(t.masked_fill(t < 0, 0), c, "multilabel_margin_loss", "target")
+    xp = backend.namespace(x.device)
+    listed = xp.cumprod(t._data >= 0, axis=1).astype(bool)  # the ids before the first -1
+    counts = xp.zeros((n, c), dtype=x.dtype)  # how often class j is listed (a repeat counts twice)
+    rows = xp.broadcast_to(xp.arange(n)[:, None], t.shape)
+    backend.add_at(xp, counts, (rows[listed], t._data[listed]), xp.ones((), dtype=x.dtype))
+    pairs = counts[:, :, None] * (counts == 0)[:, None, :]  # (N, j, i): listed j against unlisted i
+    h = (1 - x.unsqueeze(2) + x.unsqueeze(1)).relu()  # (N, j, i)
+    loss = (h * Tensor._make(pairs, x.device, False)).sum((1, 2)) / c
+    return _reduce(loss.reshape(()) if input.ndim <= 1 else loss, reduction)
+
+
+def _rows(x: Tensor) -> Tensor:
+    """() and (C,) as one row (1, C); (N, C) as it is."""
+    return x.reshape(1, -1) if x.ndim <= 1 else x
+
+
 def _broadcast_pair(op, input: Tensor, target: Tensor):
     """input and target broadcast to one shape (as PyTorch, which warns where the shapes differ)."""
     if not isinstance(target, Tensor):

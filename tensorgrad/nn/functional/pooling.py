@@ -4,6 +4,8 @@ backward), maxima as a max over the gathered windows (indexing's and max's backw
 
 from __future__ import annotations
 
+import math
+
 from ... import backend
 from ...backend import ShapeError
 from ...ops.pool import AvgPool2d, MaxPool2d, max_indices, window_max
@@ -217,3 +219,57 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 def _require_float(op, input: Tensor):
     if not backend.is_floating(input.dtype):
         raise TypeError(f"{op}: expected a floating-point input, got dtype {input.dtype}")
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Mean over adaptive windows in D, H and W (separable, as adaptive_avg_pool2d)."""
+    x, size, batched = _adaptive_input("adaptive_avg_pool3d", input, 3, output_size)
+    _require_float("adaptive_avg_pool3d", x)
+    y = adaptive_average(x, size)
+    return y if batched else y.squeeze(0)
+
+
+def _max_unpool(op, dims, input: Tensor, indices: Tensor, kernel_size, stride, padding, output_size):
+    """Zeros of the output size with input's values written at indices (flat positions in each
+    (n, c) plane, as max_pool's return_indices): a scatter, whose backward gathers the gradient back."""
+    if input.ndim not in (dims + 1, dims + 2) or indices.shape != input.shape:
+        raise ShapeError(f"{op}: expected a {dims + 1}-d or {dims + 2}-d input and indices of the same shape, got "
+                         f"{input.shape} and {indices.shape}")  # fmt: skip
+    if indices.dtype != backend.int64:
+        raise TypeError(f"{op}: expected indices of dtype int64, got {indices.dtype}")
+    as_tuple = lambda v: (v,) * dims if isinstance(v, int) else tuple(v)  # noqa: E731
+    kernel = as_tuple(kernel_size)
+    stride = kernel if stride is None else as_tuple(stride)
+    padding = as_tuple(padding)
+    default = [(n - 1) * s + k - 2 * p for n, s, k, p in zip(input.shape[-dims:], stride, kernel, padding)]
+    if output_size is None:
+        size = default
+    else:
+        size = list(output_size)[-dims:] if len(output_size) == dims + 2 else list(output_size)
+        if len(size) != dims:
+            raise ValueError(f"{op}: output_size should have {dims} or {dims + 2} elements, got {output_size}")
+        for d, (m, m0, s) in enumerate(zip(size, default, stride)):
+            if not m0 - s < m < m0 + s:
+                raise ValueError(f"{op}: invalid output_size {output_size} (dim {d} must be between {m0 - s} and "
+                                 f"{m0 + s})")  # fmt: skip
+    batched = input.ndim == dims + 2
+    x, idx = (input, indices) if batched else (input.unsqueeze(0), indices.unsqueeze(0))
+    n, c = x.shape[:2]
+    plane = math.prod(size)
+    flat_idx = idx.reshape(n, c, -1)
+    if flat_idx.numel() and (bool((flat_idx < 0).any()) or bool((flat_idx >= plane).any())):
+        raise RuntimeError(f"{op}: found an invalid max index (the output planes have {plane} elements)")
+    xp = backend.namespace(x.device)
+    zeros = Tensor._make(xp.zeros((n, c, plane), dtype=x.dtype), x.device, False)
+    y = zeros.scatter(2, flat_idx, x.reshape(n, c, -1)).reshape(n, c, *size)
+    return y if batched else y.squeeze(0)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of max_pool1d's return_indices: each value back at its position, zeros elsewhere."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of max_pool2d's return_indices: each value back at its pixel, zeros elsewhere."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
