@@ -336,6 +336,11 @@ OPS = [
     # conv_transpose1d is conv_transpose2d on a height-1 image.
     C("conv_transpose1d", [(2, 4, 5), (4, 3, 3), (6,)], lambda lib, x, w, b: F(lib).conv_transpose1d(
         x, w, b, stride=2, padding=1, output_padding=1, groups=2)),
+    # conv3d is a sum of conv2d over the depth taps: the cases check the composition.
+    C("conv3d", [(1, 2, 4, 3, 4), (3, 2, 2, 2, 3), (3,)], lambda lib, x, w, b: F(lib).conv3d(
+        x, w, b, stride=(2, 1, 1), padding=1, dilation=(1, 2, 1))),
+    C("conv3d_groups_same", [(2, 4, 3, 3, 3), (2, 2, 3, 1, 3)],
+      lambda lib, x, w: F(lib).conv3d(x, w, padding="same", groups=2)),
     C("unfold_im2col", [(2, 2, 4, 5)],
       lambda lib, x: F(lib).unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
     C("unfold_im2col_unbatched_module", [(2, 3, 3)], lambda lib, x: lib.nn.Unfold(2)(x)),

@@ -36,7 +36,7 @@ from .activations import (
     threshold,
 )
 from .attention import packed_self_attention, scaled_dot_product_attention
-from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, unfold
+from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, unfold
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropout import dropout
 from .embedding import embedding
@@ -121,7 +121,7 @@ __all__ = [
     # padding.py
     "pad",
     # conv.py
-    "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "unfold",
+    "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "unfold", "conv3d",
     # pooling.py
     "max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_avg_pool3d", "max_unpool1d", "max_unpool2d",

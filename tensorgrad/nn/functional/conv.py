@@ -1,5 +1,5 @@
 """Convolutions: conv1d, conv2d, conv_transpose1d, conv_transpose2d and unfold (im2col) (ops/conv.py),
-with PyTorch's shape checks."""
+conv3d (2-d convolutions per depth tap), with PyTorch's shape checks."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from ... import backend
 from ...backend import ShapeError
 from ...ops.conv import Conv2d, ConvTranspose2d, Unfold
 from ...tensor import Tensor
+from .padding import pad
 
 
 def pair(v, op, name):
@@ -149,3 +150,57 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     y = Unfold.apply(x, kernel=kernel, stride=stride, padding=tuple((p, p) for p in padding), dilation=dilation,
                      out_size=out)  # fmt: skip
     return y if input.ndim == 4 else y.squeeze(0)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:  # fmt: skip
+    """3-d cross-correlation: input (N, C, D, H, W), weight (O, C / groups, KD, KH, KW), bias (O,).
+
+    A composition of 2-d convolutions, one per depth tap kd: output depth od reads input depth
+    od * sd + kd * dd (after zero padding), so
+        y[:, :, od] = b + sum_kd conv2d(xpad[:, :, od * sd + kd * dd], w[:, :, kd])
+    with every od of a tap done at once (the depths folded into the batch)."""
+    if input.ndim not in (4, 5) or weight.ndim != 5:
+        raise ShapeError(f"conv3d: expected input (N, C, D, H, W) or (C, D, H, W) and weight (O, C / groups, KD, KH, "
+                         f"KW), got {input.shape} and {weight.shape}")  # fmt: skip
+    x = input if input.ndim == 5 else input.unsqueeze(0)
+    triple = lambda v: (v,) * 3 if isinstance(v, int) else tuple(int(a) for a in v)  # noqa: E731
+    stride, dilation = triple(stride), triple(dilation)
+    if len(stride) != 3 or len(dilation) != 3 or min(stride) < 1 or min(dilation) < 1:
+        raise ValueError(f"conv3d: stride {stride} and dilation {dilation} must be 3 positive ints")
+    kd = weight.shape[2]
+    if padding == "same":
+        if stride != (1, 1, 1):
+            raise ValueError("conv3d: padding='same' is not supported for strided convolutions")
+        totals = [d * (k - 1) for k, d in zip(weight.shape[2:], dilation)]
+        pads = [(t // 2, t - t // 2) for t in totals]
+    elif padding == "valid":
+        pads = [(0, 0)] * 3
+    elif isinstance(padding, str):
+        raise ValueError(f"conv3d: padding must be an int, a triple, 'valid' or 'same', got {padding!r}")
+    else:
+        pads = [(p, p) for p in triple(padding)]
+        if len(pads) != 3 or min(p for p, _ in pads) < 0:
+            raise ValueError(f"conv3d: padding must be 3 non-negative ints, got {padding}")
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ShapeError(f"conv3d: bias has shape {bias.shape}, expected {weight.shape[:1]}")
+    if bias is not None and bias.dtype != input.dtype:
+        raise TypeError(f"conv3d: input is {input.dtype} but bias is {bias.dtype}; they should be the same")
+    (dt, db), (sd, dd) = pads[0], (stride[0], dilation[0])
+    depth = _out_side("conv3d", x.shape[2], kd, sd, dd, dt + db)
+    if dt or db:
+        x = pad(x, (0, 0, 0, 0, dt, db))  # the depth's zeros; H and W are conv2d's to pad
+    hw_padding = "same" if padding == "same" else (pads[1][0], pads[2][0])
+    n = x.shape[0]
+    out = None
+    for k in range(kd):
+        start = k * dd
+        taps = x[:, :, start : start + sd * (depth - 1) + 1 : sd]  # (N, C, OD, H, W): the inputs of tap k
+        folded = taps.permute(0, 2, 1, 3, 4).reshape(n * depth, *taps.shape[1:2], *taps.shape[3:])
+        y = conv2d(folded, weight[:, :, k], None, stride[1:], hw_padding, dilation[1:], groups)
+        out = y if out is None else out + y
+    out = out.reshape(n, depth, *out.shape[1:]).permute(0, 2, 1, 3, 4)
+    if bias is not None:
+        out = out + bias.reshape(-1, 1, 1, 1)
+    return out if input.ndim == 5 else out.squeeze(0)
+
