@@ -184,6 +184,8 @@ def test_new_modules_hold_torch_parameters():
     """The modules with parameters or buffers: torch.nn's names and shapes, and forward = their F.*."""
     pairs = [
         ("ConvTranspose1d", (4, 6, 3), {"groups": 2, "stride": 2}, (2, 4, 5)),
+        ("Conv3d", (2, 4, (2, 1, 3)), {"padding": 1, "padding_mode": "replicate"}, (1, 2, 3, 4, 5)),
+        ("Bilinear", (3, 2, 4), {}, ((5, 3), (5, 2))),
         ("PReLU", (3,), {}, (2, 3, 4)),
         ("BatchNorm2d", (3,), {}, (2, 3, 2, 2)),
         ("InstanceNorm1d", (3,), {"affine": True, "track_running_stats": True}, (2, 3, 4)),
@@ -199,8 +201,8 @@ def test_new_modules_hold_torch_parameters():
             for k, v in ours.state_dict().items():
                 if v.is_floating_point():
                     theirs.state_dict()[k].copy_(torch.tensor(v.numpy()))
-        x = rng.standard_normal(shape).astype(np.float32)
-        np.testing.assert_allclose(ours(tg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
+        xs = [rng.standard_normal(s).astype(np.float32) for s in (shape if isinstance(shape[0], tuple) else [shape])]
+        np.testing.assert_allclose(ours(*map(tg.tensor, xs)).numpy(), theirs(*map(torch.tensor, xs)).detach().numpy(),
                                    rtol=1e-5, atol=1e-5)  # float32 modules: float32 rounding  # fmt: skip
 
 

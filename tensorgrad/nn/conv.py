@@ -108,6 +108,19 @@ class Conv2d(_ConvNd):
         return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
+class Conv3d(_ConvNd):
+    """F.conv3d: (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out); weight (C_out, C_in / groups, KD, KH, KW)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 3, device=device, dtype=dtype)  # fmt: skip
+
+    def forward(self, x):
+        x, padding = self._pad_input(x)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
 class ConvTranspose2d(_ConvNd):
     """F.conv_transpose2d: (N, C_in, H, W) -> (N, C_out, H_out, W_out); weight (C_in, C_out / groups, KH, KW)."""
 
