@@ -590,6 +590,7 @@ OPS = [
     C("adaptive_avg_pool2d", [(1, 2, 5, 7)], lambda lib, x: F(lib).adaptive_avg_pool2d(x, (3, None))),
     C("adaptive_max_pool1d", [(3, 7)], lambda lib, x: F(lib).adaptive_max_pool1d(x, 4)),
     C("adaptive_max_pool2d", [(1, 2, 5, 6)], lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 4))),
+    C("adaptive_max_pool3d_module", [(2, 3, 5, 4)], lambda lib, x: lib.nn.AdaptiveMaxPool3d((2, None, 3))(x)),
     C("adaptive_avg_pool3d", [(1, 2, 3, 5, 4)], lambda lib, x: F(lib).adaptive_avg_pool3d(x, (2, 3, None))),
     C("max_unpool2d", [(1, 2, 4, 5)], lambda lib, x: F(lib).max_unpool2d(
         *F(lib).max_pool2d(x, 2, return_indices=True), 2, output_size=(5, 5))),

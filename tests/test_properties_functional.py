@@ -174,6 +174,10 @@ def test_adaptive_and_1d_pooling_property(shape, out, data, device):
     check_against_torch(lambda F, x: F.adaptive_max_pool1d(x[0], out[1]), [x], device)
     y, idx = F.adaptive_max_pool2d(tg.tensor(x, device=device), out, return_indices=True)
     np.testing.assert_array_equal(idx.numpy(), TF.adaptive_max_pool2d(torch.tensor(x), out, True)[1].numpy())
+    out3 = (out[0], shape[0], out[1])  # a 3-d pooling of the (C, H, W) planes as depth
+    check_against_torch(lambda F, x: F.adaptive_max_pool3d(x, out3), [x], device)
+    y, idx = F.adaptive_max_pool3d(tg.tensor(x, device=device), out3, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), TF.adaptive_max_pool3d(torch.tensor(x), out3, True)[1].numpy())
     k = data.draw(st.integers(1, shape[-1]))
     pad = data.draw(st.integers(0, k // 2))
     check_against_torch(lambda F, x: F.max_pool1d(x[0], k, padding=pad), [x], device)

@@ -75,6 +75,7 @@ from .pooling import (
     AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
     MaxPool1d,
@@ -99,6 +100,7 @@ __all__ += [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
     "ConvTranspose1d", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear",
     "MultiMarginLoss", "MultiLabelMarginLoss", "AdaptiveAvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "Conv3d",
+    "AdaptiveMaxPool3d",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

@@ -121,3 +121,8 @@ class MaxUnpool1d(_MaxUnpool):
 class MaxUnpool2d(_MaxUnpool):
     def forward(self, x, indices, output_size=None):
         return F.max_unpool2d(x, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    def forward(self, x):
+        return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)

@@ -186,34 +186,56 @@ def _window_taps(xp, n: int, m: int):
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
-    """The maximum over adaptive windows along L: the windows gathered as (N, C, m, K) by indexing,
-    then max over K (the gradient goes to the first maximum: indexing's and max's backward)."""
-    x, (m,), batched = _adaptive_input("adaptive_max_pool1d", input, 1, output_size)
-    xp = backend.namespace(x.device)
-    starts, taps = _window_taps(xp, x.shape[-1], m)
-    y, t = x[..., Tensor._make(taps, x.device, False)].max(-1)
-    if not return_indices:
-        return y if batched else y.squeeze(0)
-    idx = Tensor._make(t._data + starts, x.device, False)
-    return (y, idx) if batched else (y.squeeze(0), idx.squeeze(0))
+    """The maximum over adaptive windows along L (see _adaptive_max); indices are positions along L."""
+    x, size, batched = _adaptive_input("adaptive_max_pool1d", input, 1, output_size)
+    return _unbatch(_adaptive_max(x, size, return_indices), batched)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
-    """The maximum over adaptive H x W windows: gathered as (N, C, mh, mw, KH * KW), max over the last
-    dim; indices are flat h * W + w, as max_pool2d's."""
-    x, (mh, mw), batched = _adaptive_input("adaptive_max_pool2d", input, 2, output_size)
+    """The maximum over adaptive H x W windows; indices are flat h * W + w, as max_pool2d's."""
+    x, size, batched = _adaptive_input("adaptive_max_pool2d", input, 2, output_size)
+    return _unbatch(_adaptive_max(x, size, return_indices), batched)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """The maximum over adaptive D x H x W windows; indices are flat (d * H + h) * W + w."""
+    x, size, batched = _adaptive_input("adaptive_max_pool3d", input, 3, output_size)
+    return _unbatch(_adaptive_max(x, size, return_indices), batched)
+
+
+def _adaptive_max(x: Tensor, size: tuple, return_indices: bool):
+    """The windows of every output gathered by indexing, (N, C, m_1, K_1, ..., m_k, K_k), moved to
+    (N, C, m_1, ..., m_k, K_1 * ... * K_k), then max over the last dim.  Indexing's backward and max's
+    (the gradient to the first maximum, in row-major order as PyTorch's) give the gradient."""
     xp = backend.namespace(x.device)
-    h, w = x.shape[-2:]
-    (sh, th), (sw, tw) = _window_taps(xp, h, mh), _window_taps(xp, w, mw)
-    kh, kw = th.shape[1], tw.shape[1]
-    rows, cols = (Tensor._make(a, x.device, False) for a in (th[:, :, None, None], tw[None, None, :, :]))
-    win = x[:, :, rows, cols].permute(0, 1, 2, 4, 3, 5).reshape(*x.shape[:2], mh, mw, kh * kw)
+    k = len(size)
+    sides = x.shape[2:]
+    starts, index = [], []
+    for d, (n, m) in enumerate(zip(sides, size)):
+        start, taps = _window_taps(xp, n, m)  # (m,), (m, K)
+        starts.append(start)
+        shape = [1] * (2 * k)
+        shape[2 * d], shape[2 * d + 1] = taps.shape
+        index.append(Tensor._make(taps.reshape(shape), x.device, False))
+    win = x[(slice(None), slice(None), *index)]  # (N, C, m_1, K_1, ..., m_k, K_k)
+    kernel = [win.shape[3 + 2 * d] for d in range(k)]
+    win = win.permute(0, 1, *range(2, 2 + 2 * k, 2), *range(3, 3 + 2 * k, 2)).reshape(*x.shape[:2], *size, -1)
     y, t = win.max(-1)
     if not return_indices:
-        return y if batched else y.squeeze(0)
-    flat = (sh[:, None] + t._data // kw) * w + sw[None, :] + t._data % kw
-    idx = Tensor._make(flat, x.device, False)
-    return (y, idx) if batched else (y.squeeze(0), idx.squeeze(0))
+        return y
+    flat, rest = xp.zeros(t.shape, dtype=backend.int64), t._data
+    for d in reversed(range(k)):  # unravel the tap t into (t_1, ..., t_k), position start_d + t_d per dim
+        rest, td = rest // kernel[d], rest % kernel[d]
+        shape = [1] * k
+        shape[d] = size[d]
+        flat = flat + (starts[d].reshape(shape) + td) * math.prod(sides[d + 1 :])
+    return y, Tensor._make(flat, x.device, False)
+
+
+def _unbatch(out, batched):
+    if batched:
+        return out
+    return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
 
 
 def _require_float(op, input: Tensor):
