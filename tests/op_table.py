@@ -590,6 +590,13 @@ OPS = [
     C("adaptive_avg_pool2d", [(1, 2, 5, 7)], lambda lib, x: F(lib).adaptive_avg_pool2d(x, (3, None))),
     C("adaptive_max_pool1d", [(3, 7)], lambda lib, x: F(lib).adaptive_max_pool1d(x, 4)),
     C("adaptive_max_pool2d", [(1, 2, 5, 6)], lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 4))),
+    # max_pool3d and avg_pool3d gather their windows by indexing (a composition).
+    C("max_pool3d", [(1, 2, 4, 5, 4)], lambda lib, x: F(lib).max_pool3d(x, (2, 3, 2), stride=(2, 1, 2), padding=1,
+                                                                        dilation=(1, 1, 2), ceil_mode=True)),
+    C("avg_pool3d_exclude_pad", [(1, 2, 4, 5, 3)], lambda lib, x: F(lib).avg_pool3d(
+        x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    C("pool3d_modules", [(2, 4, 4, 5)], lambda lib, x: lib.nn.AvgPool3d(2, 1, divisor_override=3)(
+        lib.nn.MaxPool3d(2, 1)(x))),
     C("adaptive_max_pool3d_module", [(2, 3, 5, 4)], lambda lib, x: lib.nn.AdaptiveMaxPool3d((2, None, 3))(x)),
     C("adaptive_avg_pool3d", [(1, 2, 3, 5, 4)], lambda lib, x: F(lib).adaptive_avg_pool3d(x, (2, 3, None))),
     C("max_unpool2d", [(1, 2, 4, 5)], lambda lib, x: F(lib).max_unpool2d(

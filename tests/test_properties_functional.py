@@ -243,3 +243,17 @@ def test_margin_losses_and_bilinear_property(n, c, p, seed, data, device):
 def _ids(F, like, ids):
     """Integer targets for either library, on like's device."""
     return tg.tensor(ids, device=like.device) if F is globals()["F"] else torch.tensor(ids)
+
+
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 4), st.integers(1, 5)),
+       kernel=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)), stride=st.integers(1, 2),
+       ceil_mode=st.booleans(), include=st.booleans(), data=st.data(), device=S.devices(cuda=False))  # fmt: skip
+def test_pool3d_property(shape, kernel, stride, ceil_mode, include, data, device):
+    kernel = tuple(min(k, n) for k, n in zip(kernel, shape[1:]))
+    padding = tuple(data.draw(st.integers(0, k // 2)) for k in kernel)
+    x = data.draw(S.distinct_float_arrays(shape))  # (C, D, H, W), distinct: no ties for the maxima
+    kw = {"stride": stride, "padding": padding, "ceil_mode": ceil_mode}
+    check_against_torch(lambda F, x: F.max_pool3d(x, kernel, **kw), [x], device)
+    check_against_torch(lambda F, x: F.avg_pool3d(x, kernel, count_include_pad=include, **kw), [x], device)
+    _, idx = F.max_pool3d(tg.tensor(x, device=device), kernel, return_indices=True, **kw)
+    np.testing.assert_array_equal(idx.numpy(), TF.max_pool3d(torch.tensor(x), kernel, return_indices=True, **kw)[1])

@@ -78,8 +78,10 @@ from .pooling import (
     AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
 )
@@ -100,7 +102,7 @@ __all__ += [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
     "ConvTranspose1d", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear",
     "MultiMarginLoss", "MultiLabelMarginLoss", "AdaptiveAvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "Conv3d",
-    "AdaptiveMaxPool3d",
+    "AdaptiveMaxPool3d", "AvgPool3d", "MaxPool3d",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

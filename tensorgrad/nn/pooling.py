@@ -126,3 +126,19 @@ class MaxUnpool2d(_MaxUnpool):
 class AdaptiveMaxPool3d(_AdaptivePool):
     def forward(self, x):
         return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)
+
+
+class MaxPool3d(MaxPool2d):
+    """F.max_pool3d on (N, C, D, H, W) or (C, D, H, W)."""
+
+    def forward(self, x):
+        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)  # fmt: skip
+
+
+class AvgPool3d(AvgPool2d):
+    """F.avg_pool3d on (N, C, D, H, W) or (C, D, H, W)."""
+
+    def forward(self, x):
+        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                            self.divisor_override)  # fmt: skip

@@ -81,8 +81,10 @@ from .pooling import (
     adaptive_max_pool3d,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
     max_unpool1d,
     max_unpool2d,
 )
@@ -126,7 +128,7 @@ __all__ = [
     # pooling.py
     "max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_avg_pool3d", "max_unpool1d", "max_unpool2d",
-    "adaptive_max_pool3d",
+    "adaptive_max_pool3d", "max_pool3d", "avg_pool3d",
     # vision.py
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "interpolate", "upsample", "upsample_nearest",
     "upsample_bilinear",

@@ -11,15 +11,20 @@ from ...backend import ShapeError
 from ...ops.pool import AvgPool2d, MaxPool2d, max_indices, window_max
 from ...tensor import Tensor
 from .conv import pair, spatial
+from .padding import pad
 
 
-def _pool_geometry(op, x, kernel_size, stride, padding, dilation, ceil_mode):
+def _pool_geometry(op, x, kernel_size, stride, padding, dilation, ceil_mode, dims=2):
     """(kernel, stride, ((top, bottom), (left, right)), dilation, out_size) as PyTorch: stride
     defaults to the kernel; with ceil_mode the last window may overhang the bottom/right edge
-    (padded further there) but must start inside the input or the top/left padding."""
-    kernel = pair(kernel_size, op, "kernel_size")
-    stride = kernel if stride is None or stride == () or stride == [] else pair(stride, op, "stride")
-    padding, dilation = pair(padding, op, "padding"), pair(dilation, op, "dilation")
+    (padded further there) but must start inside the input or the top/left padding.  (dims=3: one
+    more side, the depth, first.)"""
+    tup = pair if dims == 2 else _triple
+    kernel = tup(kernel_size, op, "kernel_size")
+    stride = kernel if stride is None or stride == () or stride == [] else tup(stride, op, "stride")
+    padding, dilation = tup(padding, op, "padding"), tup(dilation, op, "dilation")
+    if min(kernel) <= 0 or min(stride) <= 0 or min(dilation) <= 0:
+        raise RuntimeError(f"{op}: kernel_size {kernel}, stride {stride} and dilation {dilation} must be positive")
     pads, out = [], []
     for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
         if not 0 <= p <= k // 2:
@@ -60,14 +65,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     if divisor_override:
         divisor = float(divisor_override)
     else:
-        counts = []
-        for n, k, s, (p, _), m in zip(x.shape[2:], kernel, stride, pads, out):
-            start = xp.arange(m) * s - p  # PyTorch's rule: the window clipped to the padded input ...
-            end = xp.minimum(start + k, n + p)
-            size = end - start
-            if not count_include_pad:  # ... or to the input itself
-                size = xp.minimum(end, n) - xp.maximum(start, 0)
-            counts.append(size)
+        counts = _window_counts(xp, x.shape[2:], kernel, stride, pads, out, count_include_pad)
         divisor = counts[0][:, None] * counts[1][None, :]
     y = AvgPool2d.apply(x, kernel=kernel, stride=stride, padding=pads, out_size=out, divisor=divisor)
     return y if batched else y.squeeze(0)
@@ -204,22 +202,15 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
 
 
 def _adaptive_max(x: Tensor, size: tuple, return_indices: bool):
-    """The windows of every output gathered by indexing, (N, C, m_1, K_1, ..., m_k, K_k), moved to
-    (N, C, m_1, ..., m_k, K_1 * ... * K_k), then max over the last dim.  Indexing's backward and max's
-    (the gradient to the first maximum, in row-major order as PyTorch's) give the gradient."""
+    """The windows of every output gathered (_gather_windows: (N, C, m_1, ..., m_k, K_1 * ... * K_k)),
+    then max over the last dim.  Indexing's backward and max's (the gradient to the first maximum, in
+    row-major order as PyTorch's) give the gradient."""
     xp = backend.namespace(x.device)
     k = len(size)
     sides = x.shape[2:]
-    starts, index = [], []
-    for d, (n, m) in enumerate(zip(sides, size)):
-        start, taps = _window_taps(xp, n, m)  # (m,), (m, K)
-        starts.append(start)
-        shape = [1] * (2 * k)
-        shape[2 * d], shape[2 * d + 1] = taps.shape
-        index.append(Tensor._make(taps.reshape(shape), x.device, False))
-    win = x[(slice(None), slice(None), *index)]  # (N, C, m_1, K_1, ..., m_k, K_k)
-    kernel = [win.shape[3 + 2 * d] for d in range(k)]
-    win = win.permute(0, 1, *range(2, 2 + 2 * k, 2), *range(3, 3 + 2 * k, 2)).reshape(*x.shape[:2], *size, -1)
+    starts, taps = zip(*(_window_taps(xp, n, m) for n, m in zip(sides, size)))  # (m,) and (m, K) per side
+    kernel = [t.shape[1] for t in taps]
+    win = _gather_windows(x, list(taps))
     y, t = win.max(-1)
     if not return_indices:
         return y
@@ -295,3 +286,102 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """The inverse of max_pool2d's return_indices: each value back at its pixel, zeros elsewhere."""
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _triple(v, op, name):
+    v = (v,) * 3 if isinstance(v, int) else tuple(int(a) for a in v)
+    if len(v) == 1:
+        v = v * 3
+    if len(v) != 3:
+        raise ValueError(f"{op}: {name} must be an int or a triple, got {v}")
+    return v
+
+
+def _volume(op, input: Tensor):
+    """(N, C, D, H, W) or unbatched (C, D, H, W); returns (5-d input, batched?)."""
+    if input.ndim not in (4, 5):
+        raise ShapeError(f"{op}: expected a 4-d (C, D, H, W) or 5-d (N, C, D, H, W) input, got shape {input.shape}")
+    if 0 in input.shape[-4:]:
+        raise ShapeError(f"{op}: expected non-empty dims besides the batch, got shape {input.shape}")
+    _require_float(op, input)
+    return (input, True) if input.ndim == 5 else (input.unsqueeze(0), False)
+
+
+def _gather_windows(x: Tensor, taps: list) -> Tensor:
+    """x (N, C, *sides) and per side the (m, K) positions each output reads: the windows
+    (N, C, m_1, ..., m_k, K_1 * ... * K_k), by indexing (whose backward scatter-adds the gradient)."""
+    k = len(taps)
+    index = []
+    for d, t in enumerate(taps):
+        shape = [1] * (2 * k)
+        shape[2 * d], shape[2 * d + 1] = t.shape
+        index.append(Tensor._make(t.reshape(shape), x.device, False))
+    win = x[(slice(None), slice(None), *index)]  # (N, C, m_1, K_1, ..., m_k, K_k)
+    order = (0, 1, *range(2, 2 + 2 * k, 2), *range(3, 3 + 2 * k, 2))
+    return win.permute(*order).reshape(*x.shape[:2], *(t.shape[0] for t in taps), math.prod(t.shape[1] for t in taps))
+
+
+def _strided_taps(xp, pads, kernel, stride, dilation, out):
+    """Per side the padded-input positions of window i's taps: i * s + j * d, (m, K)."""
+    return [xp.arange(m)[:, None] * s + xp.arange(k)[None, :] * d for (_, _), k, s, d, m in
+            zip(pads, kernel, stride, dilation, out)]  # fmt: skip
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):  # fmt: skip
+    """The maximum of each kernel window of (N, C, D, H, W): the input padded with -inf, its windows
+    gathered (_gather_windows), max over the taps (the gradient to the first maximum);
+    return_indices gives each maximum's flat index (d * H + h) * W + w in its input volume."""
+    x, batched = _volume("max_pool3d", input)
+    kernel, stride, pads, dilation, out = _pool_geometry("max_pool3d", x, kernel_size, stride, padding, dilation,
+                                                         ceil_mode, dims=3)  # fmt: skip
+    xp = backend.namespace(x.device)
+    xpad = pad(x, tuple(v for before, after in reversed(pads) for v in (before, after)), value=-math.inf)
+    taps = _strided_taps(xp, pads, kernel, stride, dilation, out)
+    y, t = _gather_windows(xpad, taps).max(-1)
+    if not return_indices:
+        return y if batched else y.squeeze(0)
+    flat, rest = xp.zeros(t.shape, dtype=backend.int64), t._data
+    for d in reversed(range(3)):  # the winning tap's position per side, back in unpadded coordinates
+        rest, j = rest // kernel[d], rest % kernel[d]
+        shape = [1, 1, 1]
+        shape[d] = out[d]
+        pos = xp.arange(out[d]).reshape(shape) * stride[d] + j * dilation[d] - pads[d][0]
+        flat = flat + pos * math.prod(x.shape[2 + d + 1 :])
+    idx = Tensor._make(flat, x.device, False)
+    return (y, idx) if batched else (y.squeeze(0), idx.squeeze(0))
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
+    """The mean of each kernel window of (N, C, D, H, W): the zero-padded windows gathered, summed over
+    the taps, divided by avg_pool2d's divisor rule extended to three sides."""
+    x, batched = _volume("avg_pool3d", input)
+    kernel, stride, pads, _, out = _pool_geometry("avg_pool3d", x, kernel_size, stride, padding, 1, ceil_mode,
+                                                  dims=3)  # fmt: skip
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("avg_pool3d: divisor must be not zero")
+    xp = backend.namespace(x.device)
+    xpad = pad(x, tuple(v for before, after in reversed(pads) for v in (before, after)))
+    total = _gather_windows(xpad, _strided_taps(xp, pads, kernel, stride, (1, 1, 1), out)).sum(-1)
+    if divisor_override:
+        y = total / float(divisor_override)
+    else:
+        counts = _window_counts(xp, x.shape[2:], kernel, stride, pads, out, count_include_pad)
+        divisor = counts[0][:, None, None] * counts[1][None, :, None] * counts[2][None, None, :]
+        y = total / Tensor._make(divisor.astype(x.dtype), x.device, False)
+    return y if batched else y.squeeze(0)
+
+
+def _window_counts(xp, sides, kernel, stride, pads, out, count_include_pad):
+    """Per side, each window's extent for the divisor: PyTorch's rule, the window clipped to the padded
+    input (count_include_pad) or to the input itself."""
+    counts = []
+    for n, k, s, (p, _), m in zip(sides, kernel, stride, pads, out):
+        start = xp.arange(m) * s - p
+        end = xp.minimum(start + k, n + p)
+        size = end - start
+        if not count_include_pad:
+            size = xp.minimum(end, n) - xp.maximum(start, 0)
+        counts.append(size)
+    return counts
