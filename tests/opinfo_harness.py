@@ -74,8 +74,9 @@ RANDOM_OPS = {"randn", "randint", "multinomial", "nn.functional.dropout", "empty
 
 
 def is_random(info, sample) -> bool:
-    """Whether the sample's result is random (attention with dropout_p > 0 too)."""
-    return info.name in RANDOM_OPS or bool(sample.kwargs.get("dropout_p", 0))
+    """Whether the sample's result is random (attention with dropout_p > 0 too, rrelu in training)."""
+    training_rrelu = info.name == "nn.functional.rrelu" and bool(sample.kwargs.get("training", False))
+    return info.name in RANDOM_OPS or bool(sample.kwargs.get("dropout_p", 0)) or training_rrelu
 
 
 # Names tensorgrad spells with a Python operator instead of a function or method.

@@ -257,3 +257,30 @@ def test_pool3d_property(shape, kernel, stride, ceil_mode, include, data, device
     check_against_torch(lambda F, x: F.avg_pool3d(x, kernel, count_include_pad=include, **kw), [x], device)
     _, idx = F.max_pool3d(tg.tensor(x, device=device), kernel, return_indices=True, **kw)
     np.testing.assert_array_equal(idx.numpy(), TF.max_pool3d(torch.tensor(x), kernel, return_indices=True, **kw)[1])
+
+
+@given(x=S.float_arrays(S.shapes(max_dims=3)), bounds=st.tuples(st.floats(0.0, 0.5), st.floats(0.0, 0.5)),
+       device=S.devices(cuda=False))  # fmt: skip
+def test_rrelu_training_property(x, bounds, device):
+    """Training draws one slope per element in [lower, upper] (1 for x > 0); the gradient is that slope.
+    (Random: PyTorch's draws differ, so the identities are checked instead of a comparison.)"""
+    lower, upper = min(bounds), max(bounds)
+    t = tg.tensor(x, device=device, requires_grad=True)
+    y = F.rrelu(t, lower, upper, training=True)
+    y.sum().backward()
+    slope = t.grad.numpy()
+    np.testing.assert_array_equal(slope[x > 0], 1.0)
+    neg = slope[x <= 0]
+    assert ((neg >= lower) & (neg <= upper)).all()
+    np.testing.assert_allclose(y.numpy(), x * slope, rtol=1e-15, atol=0)  # y = a x exactly, up to one rounding
+
+
+def test_rrelu_training_gradcheck(device):
+    """The backward reuses the forward's slopes: every evaluation is reseeded to draw the same ones."""
+    x = tg.tensor(np.random.default_rng(0).uniform(-2, 2, (3, 4)), device=device, requires_grad=True)
+
+    def fn(x):
+        tg.manual_seed(0)
+        return F.rrelu(x, 0.1, 0.4, training=True)
+
+    assert tg.gradcheck(fn, [x])

@@ -382,3 +382,20 @@ class PReLU(Function):
         dx = xp.where(pos, g, g * w) if self.needs_grad(0) else None
         dw = xp.where(pos, xp.zeros((), dtype=g.dtype), g * x) if self.needs_grad(1) else None
         return dx, dw
+
+
+class RReLU(Function):
+    """Randomized leaky ReLU (training): z = x for x > 0, a * x otherwise, with a fresh slope
+    a ~ U(lower, upper) per element from the device's seeded generator (1 where x > 0, as PyTorch's
+    noise).  dz/dx = a:   dx = g * a   (the forward's slopes, stored).
+    """
+
+    def forward(self, x, lower, upper, device):
+        u = backend.rng(device).uniform(x.shape, x.dtype)
+        slope = self.xp.where(x > 0, self.xp.ones((), dtype=x.dtype), lower + (upper - lower) * u)
+        self.save_for_backward(slope)
+        return x * slope
+
+    def backward(self, g):
+        (slope,) = self.saved
+        return g * slope

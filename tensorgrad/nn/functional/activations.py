@@ -18,6 +18,7 @@ from ...ops.activation import (
     LogSigmoid,
     Mish,
     PReLU,
+    RReLU,
     SiLU,
     Softplus,
     Softshrink,
@@ -196,12 +197,16 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:  # fmt: skip
-    """Randomized leaky ReLU; evaluation mode only: the slope is the mean (lower + upper) / 2."""
+    """Randomized leaky ReLU: x for x > 0, a * x otherwise; training draws a ~ U(lower, upper) per element
+    (ops/activation.py: RReLU), evaluation uses the mean slope (lower + upper) / 2 (leaky_relu)."""
     if lower > upper:
         raise RuntimeError(f"rrelu: lower bound ({lower}) must be less than or equal to the upper bound ({upper})")
-    if training:
-        raise NotImplementedError("rrelu: training=True (random slopes) is not supported; use training=False")
-    return leaky_relu(input, (lower + upper) / 2, inplace)
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if inplace:
+        raise ValueError("rrelu: inplace=True is not supported; use the returned tensor (inplace=False)")
+    _require_float("rrelu", input)
+    return RReLU.apply(input, lower=lower, upper=upper, device=input.device)
 
 
 def _require_float(op, input: Tensor):
