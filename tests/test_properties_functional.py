@@ -274,13 +274,3 @@ def test_rrelu_training_property(x, bounds, device):
     assert ((neg >= lower) & (neg <= upper)).all()
     np.testing.assert_allclose(y.numpy(), x * slope, rtol=1e-15, atol=0)  # y = a x exactly, up to one rounding
 
-
-def test_rrelu_training_gradcheck(device):
-    """The backward reuses the forward's slopes: every evaluation is reseeded to draw the same ones."""
-    x = tg.tensor(np.random.default_rng(0).uniform(-2, 2, (3, 4)), device=device, requires_grad=True)
-
-    def fn(x):
-        tg.manual_seed(0)
-        return F.rrelu(x, 0.1, 0.4, training=True)
-
-    assert tg.gradcheck(fn, [x])
