@@ -382,6 +382,13 @@ OPS = [
     C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
     C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
     # ================================================================ ops/embedding.py
+    # embedding_bag: the Embedding op, then scatter_add / scatter_reduce into the bags (a composition).
+    C("embedding_bag_offsets_mean", [(6, 3)], lambda lib, w: F(lib).embedding_bag(
+        const(lib, w, IDS_25[0]), w, const(lib, w, np.array([0, 2, 2])), padding_idx=4)),
+    C("embedding_bag_2d_sum_weights", [(6, 3), (2, 5)], lambda lib, w, p: F(lib).embedding_bag(
+        const(lib, w, IDS_25), w, mode="sum", per_sample_weights=p)),
+    C("embedding_bag_max_last_offset", [(6, 3)], lambda lib, w: F(lib).embedding_bag(
+        const(lib, w, IDS_25[1]), w, const(lib, w, np.array([0, 3, 5])), mode="max", include_last_offset=True)),
     C("embedding", [(6, 3)], lambda lib, w: F(lib).embedding(const(lib, w, IDS_25), w)),
     # ================================================================ ops/indexing.py
     C("gather_dim0", [(3, 4)], lambda lib, x: x.gather(0, const(lib, x, IDX_G0))),

@@ -108,6 +108,7 @@ ADAPTERS = {
     "T": lambda x: x.T,
     "zero_": lambda x: x.clone().zero_(),
     "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
+    "nn.functional.embedding_bag": lambda weight, idx, **kw: F.embedding_bag(idx, weight, **kw),
 }
 
 

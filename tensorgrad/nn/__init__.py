@@ -32,7 +32,7 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Unfold
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout
-from .embedding import Embedding
+from .embedding import Embedding, EmbeddingBag
 from .linear import Bilinear, Linear
 from .loss import (
     BCELoss,
@@ -102,7 +102,7 @@ __all__ += [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
     "ConvTranspose1d", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear",
     "MultiMarginLoss", "MultiLabelMarginLoss", "AdaptiveAvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "Conv3d",
-    "AdaptiveMaxPool3d", "AvgPool3d", "MaxPool3d",
+    "AdaptiveMaxPool3d", "AvgPool3d", "MaxPool3d", "EmbeddingBag",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

@@ -39,7 +39,7 @@ from .attention import packed_self_attention, scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, unfold
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropout import dropout
-from .embedding import embedding
+from .embedding import embedding, embedding_bag
 from .linear import bilinear, linear
 from .losses import (
     binary_cross_entropy,
@@ -113,7 +113,7 @@ __all__ = [
     # normalization.py
     "layer_norm", "normalize", "batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm",
     # embedding.py
-    "embedding",
+    "embedding", "embedding_bag",
     # losses.py
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
     "kl_div", "huber_loss", "smooth_l1_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
