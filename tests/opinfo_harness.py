@@ -71,6 +71,7 @@ GRAD_FACTOR = 10
 # Ops whose result is random: only the shape and dtype of the forward are compared (no values, no
 # gradients: the two libraries draw from different generators).
 RANDOM_OPS = {"randn", "randint", "multinomial", "nn.functional.dropout", "empty", "normal", "randperm", "rand"}
+RANDOM_OPS |= {f"nn.functional.{n}" for n in ("dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")}
 
 
 def is_random(info, sample) -> bool:

@@ -274,3 +274,24 @@ def test_rrelu_training_property(x, bounds, device):
     assert ((neg >= lower) & (neg <= upper)).all()
     np.testing.assert_allclose(y.numpy(), x * slope, rtol=1e-15, atol=0)  # y = a x exactly, up to one rounding
 
+
+
+@given(shape=st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)),
+       p=st.floats(0.05, 0.95), seed=st.integers(0, 100), device=S.devices(cuda=False))  # fmt: skip
+def test_channel_and_alpha_dropout_property(shape, p, seed, device):
+    """dropout2d keeps or zeroes whole (n, c) planes (kept ones scaled by 1 / (1 - p)); alpha_dropout's
+    outputs are a x + a alpha' p where kept and -a alpha' + a alpha' p where dropped; eval is the identity."""
+    x = np.random.default_rng(seed).uniform(0.5, 2.0, shape)  # > 0: a zero output means dropped
+    t = tg.tensor(x, device=device)
+    tg.manual_seed(seed)
+    y = F.dropout2d(t, p, training=True).numpy()
+    kept = y[:, :, :1, :1] != 0
+    np.testing.assert_allclose(y, np.where(kept, x / (1 - p), 0), rtol=1e-12)
+    alpha = 1.0507009873554805 * 1.6732632423543772  # SELU's scale * alpha
+    a = 1 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
+    tg.manual_seed(seed)
+    z = F.alpha_dropout(t, p, training=True).numpy()
+    dropped = np.isclose(z, -a * alpha + a * alpha * p, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(z[~dropped], (a * x + a * alpha * p)[~dropped], rtol=1e-12)
+    for f in (F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout):
+        np.testing.assert_array_equal(f(t, p, training=False).numpy(), x)

@@ -31,7 +31,7 @@ from .activation import (
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Unfold
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import Dropout
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .embedding import Embedding, EmbeddingBag
 from .linear import Bilinear, Linear
 from .loss import (
@@ -103,6 +103,7 @@ __all__ += [
     "ConvTranspose1d", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear",
     "MultiMarginLoss", "MultiLabelMarginLoss", "AdaptiveAvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "Conv3d",
     "AdaptiveMaxPool3d", "AvgPool3d", "MaxPool3d", "EmbeddingBag",
+    "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
 ]  # fmt: skip
 __all__ += [
     "CELU", "ELU", "Hardsigmoid", "Hardtanh", "LeakyReLU", "Mish", "ReLU6", "Sigmoid", "SiLU", "Softplus", "Softsign",

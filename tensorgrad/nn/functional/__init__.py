@@ -38,7 +38,7 @@ from .activations import (
 from .attention import packed_self_attention, scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, unfold
 from .distance import cosine_similarity, pairwise_distance, pdist
-from .dropout import dropout
+from .dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from .embedding import embedding, embedding_bag
 from .linear import bilinear, linear
 from .losses import (
@@ -109,7 +109,7 @@ __all__ = [
     # attention.py
     "scaled_dot_product_attention", "packed_self_attention",
     # dropout.py
-    "dropout",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     # normalization.py
     "layer_norm", "normalize", "batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm",
     # embedding.py
