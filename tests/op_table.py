@@ -68,6 +68,10 @@ PROBS_54 = np.array(
 )  # (5, 4) rows of class probabilities
 TARGETS_23 = np.array([[1, 3, 0], [2, -100, 3]])  # (2, 3) ids for (2, 4, 3) logits, one ignored
 POS_WEIGHT_4 = np.array([3.0, 0.5, 1.0, 2.0])
+SIGNS_34 = np.array([[1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]])  # +-1 targets
+SIGNS_3 = np.array([1.0, -1.0, 1.0])
+LABELS_24 = np.array([[3, 0, -1, 1], [1, 1, 2, -1]])  # listed classes up to the first -1 (a repeat counts twice)
+COUNTS_34 = np.array([[0.0, 1.0, 3.0, 2.0], [5.0, 0.0, 1.0, 4.0], [2.0, 7.0, 0.0, 1.0]])  # Poisson targets, some > 1
 
 
 # Statistics constants: integer frequencies for cov's fweights.
@@ -229,6 +233,23 @@ OPS = [
     C("relu_F", [(3, 4)], lambda lib, x: F(lib).relu(x)),
     C("gelu", [(3, 4)], lambda lib, x: F(lib).gelu(x)),
     C("gelu_tanh", [(3, 4)], lambda lib, x: F(lib).gelu(x, approximate="tanh")),
+    C("selu", [(3, 4)], lambda lib, x: F(lib).selu(x)),
+    C("logsigmoid", [(3, 4)], lambda lib, x: F(lib).logsigmoid(x * 20)),
+    C("hardswish", [(3, 4)], lambda lib, x: F(lib).hardswish(x * 3)),
+    C("hardshrink", [(3, 4)], lambda lib, x: F(lib).hardshrink(x, 0.7)),
+    C("softshrink", [(3, 4)], lambda lib, x: F(lib).softshrink(x)),
+    C("tanhshrink", [(3, 4)], lambda lib, x: F(lib).tanhshrink(x)),
+    C("threshold", [(3, 4)], lambda lib, x: F(lib).threshold(x, 0.3, -2.0)),
+    C("softmin", [(3, 4)], lambda lib, x: F(lib).softmin(x, dim=1)),
+    C("glu", [(3, 4)], lambda lib, x: F(lib).glu(x, dim=1)),
+    C("glu_dim0", [(4, 3)], lambda lib, x: F(lib).glu(x, 0)),
+    C("prelu_channels", [(2, 3, 4), (3,)], lambda lib, x, w: F(lib).prelu(x, w)),
+    C("prelu_one", [(3, 4), (1,)], lambda lib, x, w: F(lib).prelu(x, w)),
+    C("rrelu_eval", [(3, 4)], lambda lib, x: F(lib).rrelu(x)),
+    C("activation_modules_shrink", [(3, 4)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.SELU(), lib.nn.Hardswish(), lib.nn.Hardshrink(0.1), lib.nn.Softshrink(0.2), lib.nn.Tanhshrink(),
+        lib.nn.Threshold(-0.1, 0.5), lib.nn.LogSigmoid(), lib.nn.GLU(), lib.nn.Softmin(1))(x * 2)),
+    C("prelu_module", [(2, 3, 4)], lambda lib, x: lib.nn.PReLU(3, init=0.1, device=x.device, dtype=x.dtype)(x)),
     # ================================================================ ops/arithmetic.py
     # Kinks and jumps (abs and sign at 0, clamp at its bounds, rounding at integers, fmod/remainder
     # where x / y is an integer) are measure-zero: the seeded uniform inputs land further than
@@ -322,6 +343,17 @@ OPS = [
       lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
     C("conv_transpose2d_groups_dilation", [(1, 4, 3, 2), (4, 1, 2, 2)],
       lambda lib, x, w: F(lib).conv_transpose2d(x, w, groups=2, dilation=2, stride=(2, 1))),
+    # conv_transpose1d is conv_transpose2d on a height-1 image.
+    C("conv_transpose1d", [(2, 4, 5), (4, 3, 3), (6,)], lambda lib, x, w, b: F(lib).conv_transpose1d(
+        x, w, b, stride=2, padding=1, output_padding=1, groups=2)),
+    # conv3d is a sum of conv2d over the depth taps: the cases check the composition.
+    C("conv3d", [(1, 2, 4, 3, 4), (3, 2, 2, 2, 3), (3,)], lambda lib, x, w, b: F(lib).conv3d(
+        x, w, b, stride=(2, 1, 1), padding=1, dilation=(1, 2, 1))),
+    C("conv3d_groups_same", [(2, 4, 3, 3, 3), (2, 2, 3, 1, 3)],
+      lambda lib, x, w: F(lib).conv3d(x, w, padding="same", groups=2)),
+    C("unfold_im2col", [(2, 2, 4, 5)],
+      lambda lib, x: F(lib).unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
+    C("unfold_im2col_unbatched_module", [(2, 3, 3)], lambda lib, x: lib.nn.Unfold(2)(x)),
     # ================================================================ ops/cross_entropy.py
     # The fused cross-entropy: class ids, no weight, no label smoothing.
     C("cross_entropy_mean", [(5, 4)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5))),
@@ -364,6 +396,13 @@ OPS = [
     C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
     C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
     # ================================================================ ops/embedding.py
+    # embedding_bag: the Embedding op, then scatter_add / scatter_reduce into the bags (a composition).
+    C("embedding_bag_offsets_mean", [(6, 3)], lambda lib, w: F(lib).embedding_bag(
+        const(lib, w, IDS_25[0]), w, const(lib, w, np.array([0, 2, 2])), padding_idx=4)),
+    C("embedding_bag_2d_sum_weights", [(6, 3), (2, 5)], lambda lib, w, p: F(lib).embedding_bag(
+        const(lib, w, IDS_25), w, mode="sum", per_sample_weights=p)),
+    C("embedding_bag_max_last_offset", [(6, 3)], lambda lib, w: F(lib).embedding_bag(
+        const(lib, w, IDS_25[1]), w, const(lib, w, np.array([0, 3, 5])), mode="max", include_last_offset=True)),
     C("embedding", [(6, 3)], lambda lib, w: F(lib).embedding(const(lib, w, IDS_25), w)),
     # ================================================================ ops/indexing.py
     C("gather_dim0", [(3, 4)], lambda lib, x: x.gather(0, const(lib, x, IDX_G0))),
@@ -425,6 +464,20 @@ OPS = [
     C("layer_norm_2d", [(2, 3, 4)], lambda lib, x: F(lib).layer_norm(x, (3, 4))),
     C("layer_norm_2d_affine", [(2, 3, 4), (3, 4), (3, 4)],
       lambda lib, x, w, b: F(lib).layer_norm(x, (3, 4), w, b, eps=1e-3)),
+    C("batch_norm_training", [(4, 3, 2), (3,), (3,)],
+      lambda lib, x, w, b: F(lib).batch_norm(x, None, None, w, b, training=True)),
+    C("batch_norm_eval", [(4, 3, 2, 2), (3,), (3,)], lambda lib, x, w, b: F(lib).batch_norm(
+        x, const(lib, x, WEIGHTS_4[:3]), const(lib, x, POS_WEIGHT_4[:3]), w, b, eps=1e-3)),
+    C("batch_norm_module", [(5, 3)], lambda lib, x: lib.nn.BatchNorm1d(3, dtype=x.dtype, device=x.device)(x)),
+    C("instance_norm", [(2, 3, 4), (3,), (3,)], lambda lib, x, w, b: F(lib).instance_norm(x, weight=w, bias=b)),
+    C("instance_norm_module", [(2, 3, 2, 3)], lambda lib, x: lib.nn.InstanceNorm2d(3)(x)),
+    C("group_norm", [(2, 4, 3), (4,), (4,)], lambda lib, x, w, b: F(lib).group_norm(x, 2, w, b)),
+    C("group_norm_module", [(2, 6, 2, 2)], lambda lib, x: lib.nn.GroupNorm(3, 6, dtype=x.dtype, device=x.device)(x)),
+    C("rms_norm", [(2, 3, 4), (4,)], lambda lib, x, w: F(lib).rms_norm(x, (4,), w)),
+    C("rms_norm_2d_eps", [(2, 3, 4)], lambda lib, x: F(lib).rms_norm(x, (3, 4), eps=1e-3)),
+    C("rms_norm_module", [(3, 4)], lambda lib, x: lib.nn.RMSNorm(4, dtype=x.dtype, device=x.device)(x)),
+    C("local_response_norm", [(2, 5, 3)], lambda lib, x: F(lib).local_response_norm(x, 3, alpha=0.5, k=2.0)),
+    C("local_response_norm_module_4d", [(1, 4, 2, 3)], lambda lib, x: lib.nn.LocalResponseNorm(2, beta=0.5)(x)),
     # ================================================================ ops/linalg.py
     # Norms away from their kinks: no element is 0 (domain "nonzero"; |x|, the p < 1 norms), no tie for the max.
     C("cross_dim", [(3, 4), (3, 4)], lambda lib, a, b: lib.cross(a, b, dim=0)),
@@ -450,6 +503,8 @@ OPS = [
     # ================================================================ ops/linear.py
     C("linear", [(2, 3, 4), (5, 4), (5,)], lambda lib, x, w, b: F(lib).linear(x, w, b)),
     C("linear_no_bias", [(3, 4), (2, 4)], lambda lib, x, w: F(lib).linear(x, w)),
+    # bilinear is a composition (matmul, multiply, sum): the case checks it end to end.
+    C("bilinear", [(2, 3, 4), (2, 3, 5), (6, 4, 5), (6,)], lambda lib, a, b, w, c: F(lib).bilinear(a, b, w, c)),
     # ================================================================ ops/losses.py
     # cross_entropy's extensions (weight, label smoothing, probabilities) are compositions around nll_loss.
     C("nll_loss_weight_ignore", [(5, 4)], lambda lib, x: F(lib).nll_loss(
@@ -488,6 +543,69 @@ OPS = [
     C("normalize_p3_last", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=3.0, dim=-1), domain="nonzero"),
     C("normalize_p1_dim0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=1, dim=0), domain="nonzero"),
     C("normalize_below_eps", [(3, 4)], lambda lib, x: F(lib).normalize(x * 1e-7, dim=1, eps=1e-5)),
+    # The losses below (after kl_div and huber/smooth L1, ops of their own) and the distances are
+    # compositions: the case checks the composition's gradient end to end, PNorm's backward included.
+    C("kl_div_batchmean", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).kl_div(
+        x.log_softmax(-1), y.softmax(-1), reduction="batchmean")),
+    C("kl_div_log_target_none", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).kl_div(x, y.log_softmax(-1), reduction="none", log_target=True)),
+    C("kl_div_zero_target_sum", [(3, 4)],
+      lambda lib, x: F(lib).kl_div(x, const(lib, x, PROBS_54[:3]), reduction="sum")),
+    C("huber_loss", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).huber_loss(x, y)),
+    C("huber_loss_delta_sum", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).huber_loss(x, y, reduction="sum", delta=0.5)),
+    C("smooth_l1_loss_beta", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).smooth_l1_loss(x, y, beta=0.7)),
+    C("smooth_l1_loss_beta0_none", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).smooth_l1_loss(x, y, reduction="none", beta=0.0)),
+    C("soft_margin_loss", [(3, 4)], lambda lib, x: F(lib).soft_margin_loss(x * 3, const(lib, x, SIGNS_34))),
+    C("margin_ranking_loss", [(3,), (3,)],
+      lambda lib, x, y: F(lib).margin_ranking_loss(x, y, const(lib, x, SIGNS_3), margin=0.3)),
+    C("hinge_embedding_loss", [(3, 4)],
+      lambda lib, x: F(lib).hinge_embedding_loss(x, const(lib, x, SIGNS_34), margin=0.5, reduction="sum")),
+    C("cosine_embedding_loss", [(3, 4), (3, 4)],
+      lambda lib, x, y: F(lib).cosine_embedding_loss(x, y, const(lib, x, SIGNS_3), margin=-0.5)),
+    C("poisson_nll_loss_full", [(3, 4)],
+      lambda lib, x: F(lib).poisson_nll_loss(x, const(lib, x, COUNTS_34), full=True)),
+    C("poisson_nll_loss_rate", [(3, 4)],
+      lambda lib, x: F(lib).poisson_nll_loss(x, const(lib, x, COUNTS_34), log_input=False, reduction="sum"),
+      domain="positive"),
+    C("gaussian_nll_loss", [(3, 4), (3, 4), (3, 4)],
+      lambda lib, x, y, v: F(lib).gaussian_nll_loss(x, y, v, full=True), domain="positive"),
+    C("gaussian_nll_loss_shared_var", [(3, 4), (3, 4), (3, 1)],
+      lambda lib, x, y, v: F(lib).gaussian_nll_loss(x, y, v, reduction="none"), domain="positive"),
+    C("triplet_margin_loss_swap", [(3, 4), (3, 4), (3, 4)],
+      lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=2.0, swap=True)),
+    C("triplet_margin_loss_p1", [(3, 4), (3, 4), (3, 4)],
+      lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=3.0, p=1)),
+    C("multilabel_soft_margin_loss", [(3, 4), (4,)], lambda lib, x, w: F(lib).multilabel_soft_margin_loss(
+        x, const(lib, x, (SIGNS_34 + 1) / 2), weight=w)),
+    C("multi_margin_loss_p2_weight", [(5, 4)], lambda lib, x: F(lib).multi_margin_loss(
+        x, const(lib, x, TARGETS_5), p=2, margin=0.8, weight=const(lib, x, WEIGHTS_4))),
+    C("multi_margin_loss_module_none", [(5, 4)],
+      lambda lib, x: lib.nn.MultiMarginLoss(reduction="none")(x, const(lib, x, TARGETS_5))),
+    C("multilabel_margin_loss", [(2, 4)], lambda lib, x: F(lib).multilabel_margin_loss(
+        x, const(lib, x, LABELS_24))),
+    C("multilabel_margin_loss_module_1d", [(4,)],
+      lambda lib, x: lib.nn.MultiLabelMarginLoss()(x, const(lib, x, LABELS_24[1]))),
+    C("loss_modules", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.KLDivLoss(reduction="batchmean")(
+        x.log_softmax(-1), y.softmax(-1)) + lib.nn.HuberLoss(delta=0.5)(x, y) + lib.nn.SmoothL1Loss(beta=2.0)(x, y)
+        + lib.nn.SoftMarginLoss()(x, const(lib, x, SIGNS_34)) + lib.nn.MarginRankingLoss(0.1)(
+        x[0], y[0], const(lib, x, SIGNS_34[0])) + lib.nn.HingeEmbeddingLoss()(x, const(lib, x, SIGNS_34))
+        + lib.nn.CosineEmbeddingLoss(0.1)(x, y, const(lib, x, SIGNS_3)) + lib.nn.PoissonNLLLoss()(
+        x, const(lib, x, COUNTS_34)) + lib.nn.GaussianNLLLoss()(x, y, x * x + 0.5)
+        + lib.nn.TripletMarginLoss(1.5)(x, y, x.flip(0)) + lib.nn.MultiLabelSoftMarginLoss()(
+        x, const(lib, x, (SIGNS_34 + 1) / 2))),
+    C("cosine_similarity", [(3, 4), (4,)], lambda lib, x, y: F(lib).cosine_similarity(x, y, dim=-1)),
+    C("cosine_similarity_dim0", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).cosine_similarity(x, y, dim=0)),
+    C("pairwise_distance", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).pairwise_distance(x, y)),
+    C("pairwise_distance_p3_keepdim", [(3, 4), (4,)],
+      lambda lib, x, y: F(lib).pairwise_distance(x, y, p=3.0, keepdim=True)),
+    C("pairwise_distance_inf", [(3, 4), (3, 4)], lambda lib, x, y: F(lib).pairwise_distance(x, y, p=float("inf"))),
+    C("pdist", [(4, 3)], lambda lib, x: F(lib).pdist(x)),
+    C("pdist_p1", [(4, 3)], lambda lib, x: F(lib).pdist(x, p=1)),
+    C("pdist_p_half", [(4, 3)], lambda lib, x: F(lib).pdist(x, p=0.5)),
+    C("distance_modules", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.CosineSimilarity(dim=1)(x, y)
+      + lib.nn.PairwiseDistance(p=1.5)(x, y)),
     # ================================================================ ops/masking.py
     C("where", [(3, 4), (3, 4)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
     C("where_broadcast", [(3, 1), (4,)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
@@ -535,6 +653,31 @@ OPS = [
       lambda lib, x: F(lib).avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
     C("avg_pool2d_divisor_module", [(1, 1, 4, 5)],
       lambda lib, x: lib.nn.AvgPool2d((2, 3), stride=1, divisor_override=4)(x)),
+    C("max_pool1d", [(2, 3, 7)], lambda lib, x: F(lib).max_pool1d(x, 3, stride=2, padding=1, ceil_mode=True)),
+    C("avg_pool1d_unbatched", [(3, 6)], lambda lib, x: F(lib).avg_pool1d(x, 2, padding=1, count_include_pad=False)),
+    C("pool1d_modules", [(2, 2, 9)], lambda lib, x: lib.nn.AvgPool1d(2)(lib.nn.MaxPool1d(2, 1, dilation=2)(x))),
+    # The adaptive poolings are compositions (a product with a constant averaging matrix; a max over
+    # gathered windows): the cases check their gradients end to end.
+    C("adaptive_avg_pool1d", [(2, 3, 7)], lambda lib, x: F(lib).adaptive_avg_pool1d(x, 3)),
+    C("adaptive_avg_pool2d", [(1, 2, 5, 7)], lambda lib, x: F(lib).adaptive_avg_pool2d(x, (3, None))),
+    C("adaptive_max_pool1d", [(3, 7)], lambda lib, x: F(lib).adaptive_max_pool1d(x, 4)),
+    C("adaptive_max_pool2d", [(1, 2, 5, 6)], lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 4))),
+    # max_pool3d and avg_pool3d gather their windows by indexing (a composition).
+    C("max_pool3d", [(1, 2, 4, 5, 4)], lambda lib, x: F(lib).max_pool3d(x, (2, 3, 2), stride=(2, 1, 2), padding=1,
+                                                                        dilation=(1, 1, 2), ceil_mode=True)),
+    C("avg_pool3d_exclude_pad", [(1, 2, 4, 5, 3)], lambda lib, x: F(lib).avg_pool3d(
+        x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    C("pool3d_modules", [(2, 4, 4, 5)], lambda lib, x: lib.nn.AvgPool3d(2, 1, divisor_override=3)(
+        lib.nn.MaxPool3d(2, 1)(x))),
+    C("adaptive_max_pool3d_module", [(2, 3, 5, 4)], lambda lib, x: lib.nn.AdaptiveMaxPool3d((2, None, 3))(x)),
+    C("adaptive_avg_pool3d", [(1, 2, 3, 5, 4)], lambda lib, x: F(lib).adaptive_avg_pool3d(x, (2, 3, None))),
+    C("max_unpool2d", [(1, 2, 4, 5)], lambda lib, x: F(lib).max_unpool2d(
+        *F(lib).max_pool2d(x, 2, return_indices=True), 2, output_size=(5, 5))),
+    C("max_unpool1d_module", [(2, 2, 6)], lambda lib, x: lib.nn.MaxUnpool1d(3, 2)(
+        *F(lib).max_pool1d(x, 3, 2, return_indices=True))),
+    C("adaptive_pool_modules", [(2, 5, 6)], lambda lib, x: lib.nn.AdaptiveMaxPool2d(3)(x)
+      + lib.nn.AdaptiveAvgPool2d((3, 3))(x) + lib.nn.AdaptiveAvgPool1d(3)(x[:, :3])
+      + lib.nn.AdaptiveMaxPool1d(3)(x[:, 1:4])),
     # ================================================================ ops/rearrange.py
     C("repeat", [(2, 3)], lambda lib, x: x.repeat(2, 1, 2)),
     C("tile_fn", [(2, 3)], lambda lib, x: lib.tile(x, (2,))),
@@ -686,6 +829,24 @@ OPS = [
     C("nanquantile_q_tensor_fn", [(4, 3), (2,)],
       lambda lib, x, q: lib.nanquantile(x.masked_fill(const(lib, x, MASK_34.T), NAN), q.sigmoid(), 0)),
     # ================================================================ ops/shape.py
+    # interpolate is index_select (ops/shape.py) and weighted sums: the cases check the composition.
+    C("interpolate_nearest", [(1, 2, 3, 4)], lambda lib, x: F(lib).interpolate(x, size=(5, 3))),
+    C("interpolate_nearest_exact_scale", [(2, 1, 4)], lambda lib, x: F(lib).interpolate(
+        x, scale_factor=1.7, mode="nearest-exact")),
+    C("interpolate_linear", [(2, 2, 5)], lambda lib, x: F(lib).interpolate(x, size=8, mode="linear")),
+    C("interpolate_bilinear_align_corners", [(1, 2, 3, 4)], lambda lib, x: F(lib).interpolate(
+        x, scale_factor=(2.0, 0.75), mode="bilinear", align_corners=True)),
+    C("interpolate_bicubic", [(1, 1, 4, 3)], lambda lib, x: F(lib).interpolate(x, size=(5, 6), mode="bicubic")),
+    C("interpolate_trilinear", [(1, 1, 2, 3, 2)], lambda lib, x: F(lib).interpolate(
+        x, scale_factor=1.5, mode="trilinear")),
+    C("interpolate_area", [(1, 2, 5, 4)], lambda lib, x: F(lib).interpolate(x, size=(2, 3), mode="area")),
+    C("upsample_modules", [(1, 1, 2, 3)], lambda lib, x: lib.nn.UpsamplingBilinear2d(scale_factor=2)(x)
+      + lib.nn.UpsamplingNearest2d(size=(4, 6))(x) + lib.nn.Upsample(scale_factor=2, mode="bicubic")(x)),
+    C("pixel_shuffle", [(2, 8, 2, 3)], lambda lib, x: F(lib).pixel_shuffle(x, 2)),
+    C("pixel_unshuffle_unbatched", [(2, 4, 6)], lambda lib, x: F(lib).pixel_unshuffle(x, 2)),
+    C("channel_shuffle", [(2, 6, 2)], lambda lib, x: F(lib).channel_shuffle(x, 3)),
+    C("pixel_modules", [(1, 4, 2, 2)], lambda lib, x: lib.nn.Sequential(
+        lib.nn.PixelShuffle(2), lib.nn.PixelUnshuffle(2), lib.nn.ChannelShuffle(2))(x)),
     # ---- reshape, permute, expand
     C("reshape", [(2, 3, 4)], lambda lib, x: x.reshape(6, 4)),
     C("reshape_infer", [(2, 3, 4)], lambda lib, x: x.reshape((4, -1))),

@@ -75,11 +75,13 @@ RANDOM_OPS = {
     "randn", "randint", "multinomial", "nn.functional.dropout", "empty", "normal", "randperm", "rand", "empty_like",
     "new_empty",
 }  # fmt: skip
+RANDOM_OPS |= {f"nn.functional.{n}" for n in ("dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")}
 
 
 def is_random(info, sample) -> bool:
-    """Whether the sample's result is random (attention with dropout_p > 0 too)."""
-    return info.name in RANDOM_OPS or bool(sample.kwargs.get("dropout_p", 0))
+    """Whether the sample's result is random (attention with dropout_p > 0 too, rrelu in training)."""
+    training_rrelu = info.name == "nn.functional.rrelu" and bool(sample.kwargs.get("training", False))
+    return info.name in RANDOM_OPS or bool(sample.kwargs.get("dropout_p", 0)) or training_rrelu
 
 
 # Names tensorgrad spells with a Python operator instead of a function or method.
@@ -111,6 +113,7 @@ ADAPTERS = {
     "T": lambda x: x.T,
     "zero_": lambda x: x.clone().zero_(),
     "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
+    "nn.functional.embedding_bag": lambda weight, idx, **kw: F.embedding_bag(idx, weight, **kw),
 }
 
 

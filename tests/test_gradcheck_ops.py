@@ -53,6 +53,31 @@ def test_gradcheck_dropout(device, p):
     assert tg.gradcheck(fn, [x])
 
 
+@pytest.mark.parametrize("name", ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"])
+def test_gradcheck_dropout_variants(device, name):
+    """The channel and alpha dropouts, reseeded per evaluation to draw the same noise."""
+    x = tg.tensor(np.random.default_rng(0).standard_normal((2, 3, 2, 2, 2)[: 3 if name == "dropout1d" else 5]),
+                  device=device, requires_grad=True)  # fmt: skip
+
+    def fn(x):
+        tg.manual_seed(0)
+        return getattr(F, name)(x, 0.4, training=True)
+
+    assert tg.gradcheck(fn, [x])
+
+
+def test_gradcheck_rrelu(device):
+    """rrelu in training: the backward reuses the forward's random slopes; every evaluation is
+    reseeded to draw the same ones."""
+    x = tg.tensor(np.random.default_rng(0).uniform(-2, 2, (3, 4)), device=device, requires_grad=True)
+
+    def fn(x):
+        tg.manual_seed(0)
+        return F.rrelu(x, 0.1, 0.4, training=True)
+
+    assert tg.gradcheck(fn, [x])
+
+
 def test_gradcheck_to_strict_device():
     """A cross-device copy is differentiable: the gradient comes back to the source device."""
     x = tg.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)

@@ -108,6 +108,19 @@ class Conv2d(_ConvNd):
         return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
+class Conv3d(_ConvNd):
+    """F.conv3d: (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out); weight (C_out, C_in / groups, KD, KH, KW)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 3, device=device, dtype=dtype)  # fmt: skip
+
+    def forward(self, x):
+        x, padding = self._pad_input(x)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
 class ConvTranspose2d(_ConvNd):
     """F.conv_transpose2d: (N, C_in, H, W) -> (N, C_out, H_out, W_out); weight (C_in, C_out / groups, KH, KW)."""
 
@@ -120,3 +133,31 @@ class ConvTranspose2d(_ConvNd):
     def forward(self, x):
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
                                   self.groups, self.dilation)  # fmt: skip
+
+
+class ConvTranspose1d(_ConvNd):
+    """F.conv_transpose1d: (N, C_in, L) -> (N, C_out, L_out); weight (C_in, C_out / groups, K)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 1, transposed=True, output_padding=output_padding, device=device,
+                         dtype=dtype)  # fmt: skip
+
+    def forward(self, x):
+        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)  # fmt: skip
+
+
+class Unfold(Module):
+    """F.unfold: the sliding windows of (N, C, H, W) as columns (N, C * KH * KW, L)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, x):
+        return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"

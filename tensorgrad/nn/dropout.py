@@ -1,4 +1,4 @@
-"""Dropout: active in train(), the identity in eval()."""
+"""Dropout and its channel and alpha forms: active in train(), the identity in eval()."""
 
 from __future__ import annotations
 
@@ -24,3 +24,38 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """F.dropout1d: whole channels of (N, C, L) zeroed while training."""
+
+    def forward(self, x):
+        return F.dropout1d(x, self.p, self.training)
+
+
+class Dropout2d(Dropout):
+    """F.dropout2d: whole (n, c) planes zeroed while training."""
+
+    def forward(self, x):
+        return F.dropout2d(x, self.p, self.training)
+
+
+class Dropout3d(Dropout):
+    """F.dropout3d: whole (n, c) volumes zeroed while training."""
+
+    def forward(self, x):
+        return F.dropout3d(x, self.p, self.training)
+
+
+class AlphaDropout(Dropout):
+    """F.alpha_dropout: dropout that keeps SELU's mean and variance, while training."""
+
+    def forward(self, x):
+        return F.alpha_dropout(x, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout):
+    """F.feature_alpha_dropout: alpha dropout of whole channels, while training."""
+
+    def forward(self, x):
+        return F.feature_alpha_dropout(x, self.p, self.training)

@@ -225,3 +225,177 @@ class Mish(Function):
     def backward(self, g):
         x, t = self.saved
         return g * (t + x * (1 - t * t) * sigmoid(self.xp, x))
+
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class SELU(Function):
+    """z = scale * x for x > 0, scale * alpha * (exp(x) - 1) otherwise (alpha, scale: SELU's constants).
+
+    dz/dx = scale for x > 0;  scale * alpha * exp(x) = z + scale * alpha otherwise.
+    A NaN input takes the second branch (gradient NaN), as PyTorch's vectorised CPU kernel does
+    (its scalar tail, the last few elements, takes the first).
+    """
+
+    def forward(self, x):
+        pos = x > 0
+        z = SELU_SCALE * self.xp.where(pos, x, SELU_ALPHA * self.xp.expm1(self.xp.minimum(x, 0)))
+        self.save_for_backward(pos, z)
+        return z
+
+    def backward(self, g):
+        pos, z = self.saved
+        return self.xp.where(pos, g * SELU_SCALE, g * (z + SELU_SCALE * SELU_ALPHA))
+
+
+class LogSigmoid(Function):
+    """z = log sigmoid(x) = -softplus(-x) = min(x, 0) - log1p(exp(-|x|))   (no overflow).
+
+    dz/dx = sigmoid'(x) / sigmoid(x) = 1 - sigmoid(x) = sigmoid(-x).
+    """
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.xp.minimum(x, 0) - self.xp.log1p(self.xp.exp(-self.xp.abs(x)))
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * sigmoid(self.xp, -x)
+
+
+class Hardswish(Function):
+    """z = x * min(max(x + 3, 0), 6) / 6:  0 for x <= -3,  x for x >= 3,  x (x + 3) / 6 between.
+
+    dz/dx = 0 for x < -3,  (2x + 3) / 6 = x / 3 + 1/2 for -3 <= x <= 3,  1 for x > 3
+    (PyTorch's branches at the kinks: x = -3 takes the middle one, x = 3 too).
+    """
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * self.xp.clip(x + 3, 0, 6) / 6
+
+    def backward(self, g):
+        (x,) = self.saved
+        xp = self.xp
+        zero = xp.zeros((), dtype=g.dtype)
+        return xp.where(x < -3, zero, xp.where(x <= 3, g * (x / 3 + 0.5), g))
+
+
+class Hardshrink(Function):
+    """z = 0 for -lambd <= x <= lambd, x otherwise (a NaN input stays NaN).
+
+    dz/dx = 0 inside [-lambd, lambd], 1 outside.  At a NaN input the gradient is 0, as PyTorch's
+    vectorised CPU kernel gives (its scalar tail, the last few elements, would pass g on).
+    """
+
+    def forward(self, x, lambd=0.5):
+        self.save_for_backward((x < -lambd) | (x > lambd))
+        return self.xp.where((x >= -lambd) & (x <= lambd), self.xp.zeros((), dtype=x.dtype), x)
+
+    def backward(self, g):
+        (outside,) = self.saved
+        return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
+
+
+class Softshrink(Function):
+    """z = 0 for -lambd <= x <= lambd, x - lambd above, x + lambd below (x moved lambd towards 0).
+
+    dz/dx = 0 inside [-lambd, lambd], 1 outside (0 at a NaN input, as Hardshrink).
+    """
+
+    def forward(self, x, lambd=0.5):
+        xp = self.xp
+        inside = (x >= -lambd) & (x <= lambd)
+        self.save_for_backward((x < -lambd) | (x > lambd))
+        return xp.where(inside, xp.zeros((), dtype=x.dtype), xp.where(x > lambd, x - lambd, x + lambd))
+
+    def backward(self, g):
+        (outside,) = self.saved
+        return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
+
+
+class Tanhshrink(Function):
+    """z = x - tanh(x).   dz/dx = 1 - (1 - tanh(x)^2) = tanh(x)^2."""
+
+    def forward(self, x):
+        t = self.xp.tanh(x)
+        self.save_for_backward(t)
+        return x - t
+
+    def backward(self, g):
+        (t,) = self.saved
+        return g * t * t
+
+
+class Threshold(Function):
+    """z = value where x <= threshold, x elsewhere (a NaN input stays NaN, as PyTorch).
+
+    dz/dx = 0 where x <= threshold (z is the constant value there), 1 elsewhere.
+    """
+
+    def forward(self, x, threshold, value):
+        below = x <= threshold
+        self.save_for_backward(below)
+        return self.xp.where(below, self.xp.asarray(value, dtype=x.dtype), x)
+
+    def backward(self, g):
+        (below,) = self.saved
+        return self.xp.where(below, self.xp.zeros((), dtype=g.dtype), g)
+
+
+class GLU(Function):
+    """The gated linear unit: x split in halves a, b along dim, z = a * s, s = sigmoid(b).
+
+    dz/da = s,  dz/db = a * s (1 - s), and dx is [da, db] joined back along dim:
+        da = g * s,   db = g * a * s * (1 - s)
+    """
+
+    def forward(self, x, dim):
+        xp = self.xp
+        a, b = xp.split(x, 2, axis=dim)
+        s = sigmoid(xp, b)
+        self.save_for_backward(a, s, dim)
+        return a * s
+
+    def backward(self, g):
+        a, s, dim = self.saved
+        return self.xp.concatenate([g * s, g * a * s * (1 - s)], axis=dim)
+
+
+class PReLU(Function):
+    """z = x for x > 0, w * x otherwise, w a learned slope (one, or one per channel, broadcast).
+
+    dz/dx = 1 for x > 0, w otherwise;  dz/dw = 0 for x > 0, x otherwise:
+        dx = where(x > 0, g, w g),   dw = where(x > 0, 0, g x)   (summed to w's shape by the engine)
+    """
+
+    def forward(self, x, w):
+        pos = x > 0
+        self.save_for_backward(x, w, pos)
+        return self.xp.where(pos, x, w * x)
+
+    def backward(self, g):
+        x, w, pos = self.saved
+        xp = self.xp
+        dx = xp.where(pos, g, g * w) if self.needs_grad(0) else None
+        dw = xp.where(pos, xp.zeros((), dtype=g.dtype), g * x) if self.needs_grad(1) else None
+        return dx, dw
+
+
+class RReLU(Function):
+    """Randomized leaky ReLU (training): z = x for x > 0, a * x otherwise, with a fresh slope
+    a ~ U(lower, upper) per element from the device's seeded generator (1 where x > 0, as PyTorch's
+    noise).  dz/dx = a:   dx = g * a   (the forward's slopes, stored).
+    """
+
+    def forward(self, x, lower, upper, device):
+        u = backend.rng(device).uniform(x.shape, x.dtype)
+        slope = self.xp.where(x > 0, self.xp.ones((), dtype=x.dtype), lower + (upper - lower) * u)
+        self.save_for_backward(slope)
+        return x * slope
+
+    def backward(self, g):
+        (slope,) = self.saved
+        return g * slope

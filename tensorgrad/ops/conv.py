@@ -1,4 +1,4 @@
-"""2-d convolution and transposed convolution, by im2col / col2im.
+"""2-d convolution, transposed convolution and unfold (im2col itself), by im2col / col2im.
 
 Notation: x (N, C, H, W), kernel (KH, KW), stride (sh, sw), dilation (dh, dw).  After zero
 padding, output pixel (oh, ow) sees the input pixels
@@ -187,3 +187,25 @@ class ConvTranspose2d(Function):
         dw = grouped(xp, xm, dcols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
         db = dy.sum(axis=(0, 2, 3)) if self.needs_grad(2) else None
         return dx, dw, db
+
+
+class Unfold(Function):
+    """F.unfold (im2col as an op): y[n, (c, i, j), (oh, ow)] = cols[n, c, i, j, oh, ow], the windows
+    of the zero-padded input flattened to (N, C * KH * KW, OH * OW).
+
+    Every output element is one input pixel (or a padding zero), so the backward is col2im:
+        dx = crop(add_windows(dy viewed as (N, C, KH, KW, OH, OW)))
+    (a pixel read by several windows receives the sum of their gradients).
+    """
+
+    def forward(self, x, kernel, stride, padding, dilation, out_size):
+        xp = self.xp
+        xpad = zero_pad(xp, x, padding)
+        cols = windows(xp, xpad, kernel, stride, dilation, out_size)
+        self.save_for_backward(cols.shape, xpad.shape, stride, dilation, padding)
+        n, c = x.shape[:2]
+        return cols.reshape(n, c * kernel[0] * kernel[1], out_size[0] * out_size[1])
+
+    def backward(self, g):
+        cols_shape, xpad_shape, stride, dilation, padding = self.saved
+        return crop(add_windows(self.xp, g.reshape(cols_shape), xpad_shape, stride, dilation), padding)

@@ -1,4 +1,5 @@
-"""Layer normalisation as one op with its own backward."""
+"""Layer normalisation as one op with its own backward, and its relatives: the standardisation
+over any axes (batch, instance and group norm) and the RMS norm."""
 
 from __future__ import annotations
 
@@ -54,3 +55,52 @@ class LayerNorm(Function):
             mean_dxhat_xhat = (dxhat * xhat).mean(axis=-1, keepdims=True)
             dx = (rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)).reshape(shape)
         return dx, dw, db
+
+
+class Standardize(Function):
+    """xhat = (x - mean) * rstd over the given axes, rstd = 1 / sqrt(Var[x] + eps) (biased variance):
+    LayerNorm's normalisation on any set of axes -- batch_norm's (all but the channels),
+    instance_norm's (the spatial ones) and group_norm's (each group of channels with its pixels).
+    The affine weight and bias that follow are an ordinary multiply and add.
+
+    Backward, N the number of elements each mean is over (means over the axes):
+        dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+    the same three paths as in LayerNorm: directly, through the mean, through the variance.
+    """
+
+    def forward(self, x, axes, eps):
+        xp = self.xp
+        mean = x.mean(axis=axes, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+        rstd = 1 / xp.sqrt(var + eps)
+        xhat = (x - mean) * rstd
+        self.save_for_backward(xhat, rstd, axes)
+        return xhat
+
+    def backward(self, g):
+        xhat, rstd, axes = self.saved
+        mean_g = g.mean(axis=axes, keepdims=True)
+        mean_g_xhat = (g * xhat).mean(axis=axes, keepdims=True)
+        return rstd * (g - mean_g - xhat * mean_g_xhat)
+
+
+class RMSNorm(Function):
+    """y = x * r over the last k axes (folded into one of N elements), r = 1 / sqrt(mean(x^2) + eps):
+    LayerNorm without the centring.  (The weight that follows is an ordinary multiply.)
+
+    With xhat = x r and dr/dx_j = -r^3 x_j / N:
+        dx_j = g_j r + sum_i g_i x_i (-r^3 x_j / N) = r * (g_j - xhat_j * mean(g * xhat))
+    """
+
+    def forward(self, x, k, eps):
+        xp = self.xp
+        x2 = x.reshape(-1, math.prod(x.shape[x.ndim - k :]))  # (rows, N)
+        r = 1 / xp.sqrt((x2 * x2).mean(axis=-1, keepdims=True) + eps)
+        xhat = x2 * r
+        self.save_for_backward(xhat, r, x.shape)
+        return xhat.reshape(x.shape)
+
+    def backward(self, g):
+        xhat, r, shape = self.saved
+        g2 = g.reshape(xhat.shape)
+        return (r * (g2 - xhat * (g2 * xhat).mean(axis=-1, keepdims=True))).reshape(shape)

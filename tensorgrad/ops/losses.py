@@ -1,4 +1,4 @@
-"""Losses other than the fused cross-entropy (ops/cross_entropy.py), and F.normalize.
+"""Losses other than the fused cross-entropy (ops/cross_entropy.py), F.normalize and the p-norm of the distances.
 
 The elementwise losses (binary cross-entropy, squared and absolute error) return one loss per
 element; F.* reduces them with mean() or sum(), whose backward spreads g evenly (mean: g / n).
@@ -147,3 +147,99 @@ class Normalize(Function):
         dn = xp.sign(x) * (xp.abs(x) / xp.where(n > 0, n, 1)) ** (p - 1)  # dn/dx (n > eps rows)
         gx = (g * x).sum(axis=dim, keepdims=True)
         return g / d - xp.where(n > eps, gx / (d * d), 0) * dn
+
+
+class HuberError(Function):
+    """loss = d^2 / 2 for |d| < delta, delta (|d| - delta / 2) otherwise, d = x - y (quadratic near
+    0, linear beyond delta; the two pieces meet with equal slope at |d| = delta).
+
+        dloss/dd = d for |d| < delta, delta * sign(d) otherwise   =>   dx = g dloss/dd,  dy = -dx
+    F.smooth_l1_loss(beta) is this loss with delta = beta, divided by beta.
+    """
+
+    def forward(self, x, y, delta):
+        xp = self.xp
+        d = x - y
+        a = xp.abs(d)
+        small = a < delta
+        self.save_for_backward(d, small, delta)
+        return xp.where(small, 0.5 * d * d, delta * (a - 0.5 * delta))
+
+    def backward(self, g):
+        d, small, delta = self.saved
+        dx = g * self.xp.where(small, d, delta * self.xp.sign(d))
+        return dx, -dx
+
+
+class KLDiv(Function):
+    """The pointwise Kullback-Leibler term of log-probabilities x against a target t:
+        probabilities t:      loss = t (log t - x)   (0 where t = 0, the limit of t log t)
+        log_target (t = log q):  loss = exp(t) (t - x)
+
+        probabilities:  dx = -g t,        dt = g (log t + 1 - x)   (t > 0; PyTorch's NaN at t = 0 is 0 here)
+        log_target:     dx = -g exp(t),   dt = g exp(t) (t - x + 1)
+    """
+
+    def forward(self, x, t, log_target):
+        xp = self.xp
+        if log_target:
+            q = xp.exp(t)
+            self.save_for_backward(x, t, q, log_target)
+            return q * (t - x)
+        pos = t > 0
+        log_t = xp.log(xp.where(pos, t, 1))  # log t where t > 0; t log t -> 0 as t -> 0
+        self.save_for_backward(x, t, log_t, log_target)
+        zero, nan = xp.zeros((), dtype=t.dtype), xp.full((), xp.nan, dtype=t.dtype)  # t < 0 (or NaN): NaN
+        return xp.where(pos, t * log_t, xp.where(t == 0, zero, nan)) - t * x
+
+    def backward(self, g):
+        x, t, s, log_target = self.saved
+        if log_target:  # s = exp(t)
+            return -g * s, g * s * (t - x + 1) if self.needs_grad(1) else None
+        return -g * t, g * (s + 1 - x) if self.needs_grad(1) else None
+
+
+class PNorm(Function):
+    """n = ||x||_p along dim (a tuple of axes), as PyTorch's vector norm:
+        p > 0 finite:  n = (sum |x|^p)^(1/p),  dn/dx = sign(x) |x|^(p-1) / n^(p-1)   (x / n for p = 2)
+        p = inf:       n = max |x|,   dn/dx = sign(x) / k at the k elements where |x| = n, 0 elsewhere
+        p = -inf:      n = min |x|,   likewise at the minima
+        p = 0:         n = the number of nonzero x (piecewise constant: dn/dx = 0)
+    Where n = 0 the gradient is 0 (PyTorch's choice: the norm's subgradient at 0).
+    dx = g * dn/dx, g broadcast over the reduced axes.
+    """
+
+    def forward(self, x, p, dim, keepdim):
+        xp = self.xp
+        a = xp.abs(x)
+        if p == float("inf"):
+            n = a.max(axis=dim, keepdims=True)
+        elif p == float("-inf"):
+            n = a.min(axis=dim, keepdims=True)
+        elif p == 0:
+            n = (a != 0).sum(axis=dim, keepdims=True).astype(x.dtype)
+        elif p == 1:
+            n = a.sum(axis=dim, keepdims=True)
+        elif p == 2:
+            n = xp.sqrt((a * a).sum(axis=dim, keepdims=True))
+        else:
+            n = (a**p).sum(axis=dim, keepdims=True) ** (1 / p)
+        self.save_for_backward(x, a, n, p, dim, keepdim)
+        return n if keepdim else n.squeeze(axis=dim)
+
+    def backward(self, g):
+        xp = self.xp
+        x, a, n, p, dim, keepdim = self.saved
+        if not keepdim:
+            g = xp.expand_dims(g, dim)
+        if p == 0:
+            return xp.zeros_like(x)
+        if p in (float("inf"), float("-inf")):
+            hit = a == n
+            dn = xp.sign(x) * hit / hit.sum(axis=dim, keepdims=True)
+        elif p == 1:
+            dn = xp.sign(x)
+        else:
+            safe = xp.where(n > 0, n, 1)
+            dn = x / safe if p == 2 else xp.sign(x) * (a / safe) ** (p - 1)
+        return xp.where(n > 0, g * dn, xp.zeros((), dtype=g.dtype))

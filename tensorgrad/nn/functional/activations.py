@@ -1,11 +1,33 @@
-"""The activation functions: softmax and log_softmax, relu, gelu, sigmoid, tanh and the smooth
-and piecewise ones (ops/activation.py, ops/softmax.py); each calls one op."""
+"""The activation functions: softmax and log_softmax (softmin: softmax of -x), relu, gelu, sigmoid,
+tanh and the smooth and piecewise ones (ops/activation.py, ops/softmax.py); each calls one op."""
 
 from __future__ import annotations
 
 from ... import backend
-from ...ops.activation import CELU, ELU, Hardsigmoid, Hardtanh, LeakyReLU, Mish, SiLU, Softplus, Softsign
+from ...backend import ShapeError
+from ...ops.activation import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    RReLU,
+    SiLU,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from ...tensor import Tensor
+from ...tensor_methods.common import normalize_dim
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
@@ -90,3 +112,103 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise."""
     return _activation(LeakyReLU, input, "leaky_relu", inplace, negative_slope=negative_slope)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * x for x > 0, scale * alpha (exp(x) - 1) otherwise (alpha ~ 1.6733, scale ~ 1.0507)."""
+    return _activation(SELU, input, "selu", inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), without overflow."""
+    _require_float("logsigmoid", input)
+    return LogSigmoid.apply(input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return _activation(Hardswish, input, "hardswish", inplace)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """0 for |x| <= lambd, x otherwise."""
+    _require_float("hardshrink", input)
+    return Hardshrink.apply(input, lambd=lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """0 for |x| <= lambd, x - lambd * sign(x) otherwise; lambd must be >= 0."""
+    if not lambd >= 0:
+        raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
+    _require_float("softshrink", input)
+    return Softshrink.apply(input, lambd=lambd)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return _activation(Tanhshrink, input, "tanhshrink", False)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """value where x <= threshold, x elsewhere (integer inputs stay integer, as PyTorch)."""
+    if inplace:
+        raise ValueError("threshold: inplace=True is not supported; use the returned tensor (inplace=False)")
+    return Threshold.apply(input, threshold=threshold, value=value)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along dim (a composition: negation, then softmax; each has its backward).
+    dim=None picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, 1 otherwise."""
+    if dim is None:
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    if dtype is not None:
+        input = input.to(dtype)
+    return (-input).softmax(dim)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), a and b the two halves of input along dim."""
+    if input.ndim == 0:
+        raise ShapeError("glu: does not support scalars because halving size must be even")
+    dim = normalize_dim(dim, input.ndim, "glu")
+    if input.shape[dim] % 2:
+        raise ShapeError(f"glu: halving dimension must be even, but dimension {dim} is size {input.shape[dim]}")
+    _require_float("glu", input)
+    return GLU.apply(input, dim=dim)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x for x > 0, weight * x otherwise; weight holds one slope, or one per channel (dim 1)."""
+    if weight.ndim > 1:
+        raise ShapeError(f"prelu: expected `weight` to be a scalar or 1-d tensor, but got ndim = {weight.ndim}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1:
+        if input.ndim == 0:
+            raise ShapeError(f"prelu: a 0-d input takes a single slope, got weight of shape {weight.shape}")
+        if weight.numel() != channels:
+            raise ShapeError(f"prelu: weight has {weight.numel()} slopes but the input has {channels} channels "
+                             f"(dim 1 of {input.shape}); give one slope or one per channel")  # fmt: skip
+    _require_float("prelu", input)
+    if weight.dtype != input.dtype:
+        raise TypeError(f"prelu: input is {input.dtype} but weight is {weight.dtype}")
+    w = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if weight.numel() != 1 else weight.reshape(())
+    return PReLU.apply(input, w)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:  # fmt: skip
+    """Randomized leaky ReLU: x for x > 0, a * x otherwise; training draws a ~ U(lower, upper) per element
+    (ops/activation.py: RReLU), evaluation uses the mean slope (lower + upper) / 2 (leaky_relu)."""
+    if lower > upper:
+        raise RuntimeError(f"rrelu: lower bound ({lower}) must be less than or equal to the upper bound ({upper})")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if inplace:
+        raise ValueError("rrelu: inplace=True is not supported; use the returned tensor (inplace=False)")
+    _require_float("rrelu", input)
+    return RReLU.apply(input, lower=lower, upper=upper, device=input.device)
+
+
+def _require_float(op, input: Tensor):
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"{op}: expected a floating-point input, got dtype {input.dtype}")

@@ -1,11 +1,13 @@
-"""Convolutions: conv1d, conv2d and conv_transpose2d (ops/conv.py), with PyTorch's shape checks."""
+"""Convolutions: conv1d, conv2d, conv_transpose1d, conv_transpose2d and unfold (im2col) (ops/conv.py),
+conv3d (2-d convolutions per depth tap), with PyTorch's shape checks."""
 
 from __future__ import annotations
 
 from ... import backend
 from ...backend import ShapeError
-from ...ops.conv import Conv2d, ConvTranspose2d
+from ...ops.conv import Conv2d, ConvTranspose2d, Unfold
 from ...tensor import Tensor
+from .padding import pad
 
 
 def pair(v, op, name):
@@ -115,3 +117,90 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     y = ConvTranspose2d.apply(x, weight, bias, stride=stride, padding=padding, output_padding=output_padding,
                               dilation=dilation, groups=groups)  # fmt: skip
     return y if batched else y.squeeze(0)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:  # fmt: skip
+    """1-d transposed convolution: input (N, C, L), weight (C, O / groups, K); conv_transpose2d on a
+    height-1 image."""
+    if input.ndim not in (2, 3) or weight.ndim != 3:
+        raise ShapeError(f"conv_transpose1d: expected input (N, C, L) or (C, L) and weight (C, O / groups, K), got "
+                         f"{input.shape} and {weight.shape}")  # fmt: skip
+    one = lambda v, lo=1: (lo, v if isinstance(v, int) else tuple(v)[0])  # noqa: E731
+    y = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride), one(padding, 0),
+                         one(output_padding, 0), groups, one(dilation))  # fmt: skip
+    return y.squeeze(-2)
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """im2col: the sliding kernel_size windows of (N, C, H, W) (or (C, H, W)) as columns,
+    (N, C * KH * KW, L) with L the number of windows (ops/conv.py: Unfold)."""
+    if input.ndim not in (3, 4):
+        raise ShapeError(f"unfold: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape {input.shape}")
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    kernel, dilation = pair(kernel_size, "unfold", "kernel_size"), pair(dilation, "unfold", "dilation")
+    padding, stride = pair(padding, "unfold", "padding"), pair(stride, "unfold", "stride")
+    if min(kernel) <= 0 or min(dilation) <= 0 or min(stride) <= 0 or min(padding) < 0:
+        raise RuntimeError(f"unfold: kernel_size {kernel}, dilation {dilation} and stride {stride} must be positive, "
+                           f"padding {padding} non-negative")  # fmt: skip
+    if 0 in x.shape[1:]:
+        raise ShapeError(f"unfold: expected non-empty channels, height and width, got {input.shape}")
+    out = tuple(_out_side("unfold", n, k, s, d, 2 * p) for n, k, s, d, p in zip(x.shape[2:], kernel, stride,
+                                                                                dilation, padding))  # fmt: skip
+    y = Unfold.apply(x, kernel=kernel, stride=stride, padding=tuple((p, p) for p in padding), dilation=dilation,
+                     out_size=out)  # fmt: skip
+    return y if input.ndim == 4 else y.squeeze(0)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:  # fmt: skip
+    """3-d cross-correlation: input (N, C, D, H, W), weight (O, C / groups, KD, KH, KW), bias (O,).
+
+    A composition of 2-d convolutions, one per depth tap kd: output depth od reads input depth
+    od * sd + kd * dd (after zero padding), so
+        y[:, :, od] = b + sum_kd conv2d(xpad[:, :, od * sd + kd * dd], w[:, :, kd])
+    with every od of a tap done at once (the depths folded into the batch)."""
+    if input.ndim not in (4, 5) or weight.ndim != 5:
+        raise ShapeError(f"conv3d: expected input (N, C, D, H, W) or (C, D, H, W) and weight (O, C / groups, KD, KH, "
+                         f"KW), got {input.shape} and {weight.shape}")  # fmt: skip
+    x = input if input.ndim == 5 else input.unsqueeze(0)
+    triple = lambda v: (v,) * 3 if isinstance(v, int) else tuple(int(a) for a in v)  # noqa: E731
+    stride, dilation = triple(stride), triple(dilation)
+    if len(stride) != 3 or len(dilation) != 3 or min(stride) < 1 or min(dilation) < 1:
+        raise ValueError(f"conv3d: stride {stride} and dilation {dilation} must be 3 positive ints")
+    kd = weight.shape[2]
+    if padding == "same":
+        if stride != (1, 1, 1):
+            raise ValueError("conv3d: padding='same' is not supported for strided convolutions")
+        totals = [d * (k - 1) for k, d in zip(weight.shape[2:], dilation)]
+        pads = [(t // 2, t - t // 2) for t in totals]
+    elif padding == "valid":
+        pads = [(0, 0)] * 3
+    elif isinstance(padding, str):
+        raise ValueError(f"conv3d: padding must be an int, a triple, 'valid' or 'same', got {padding!r}")
+    else:
+        pads = [(p, p) for p in triple(padding)]
+        if len(pads) != 3 or min(p for p, _ in pads) < 0:
+            raise ValueError(f"conv3d: padding must be 3 non-negative ints, got {padding}")
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ShapeError(f"conv3d: bias has shape {bias.shape}, expected {weight.shape[:1]}")
+    if bias is not None and bias.dtype != input.dtype:
+        raise TypeError(f"conv3d: input is {input.dtype} but bias is {bias.dtype}; they should be the same")
+    (dt, db), (sd, dd) = pads[0], (stride[0], dilation[0])
+    depth = _out_side("conv3d", x.shape[2], kd, sd, dd, dt + db)
+    if dt or db:
+        x = pad(x, (0, 0, 0, 0, dt, db))  # the depth's zeros; H and W are conv2d's to pad
+    hw_padding = "same" if padding == "same" else (pads[1][0], pads[2][0])
+    n = x.shape[0]
+    out = None
+    for k in range(kd):
+        start = k * dd
+        taps = x[:, :, start : start + sd * (depth - 1) + 1 : sd]  # (N, C, OD, H, W): the inputs of tap k
+        folded = taps.permute(0, 2, 1, 3, 4).reshape(n * depth, *taps.shape[1:2], *taps.shape[3:])
+        y = conv2d(folded, weight[:, :, k], None, stride[1:], hw_padding, dilation[1:], groups)
+        out = y if out is None else out + y
+    out = out.reshape(n, depth, *out.shape[1:]).permute(0, 2, 1, 3, 4)
+    if bias is not None:
+        out = out + bias.reshape(-1, 1, 1, 1)
+    return out if input.ndim == 5 else out.squeeze(0)
+
