@@ -3,7 +3,8 @@ that made it).  This file holds its core: storage, dtype and device, the autogra
 conversion to Python and NumPy, and repr.
 
 The methods that compute are grouped by family in tensor_methods/, one mixin class per
-file: arithmetic.py (operators, elementwise math, comparisons), reductions.py (reductions,
+file: arithmetic.py (operators, elementwise math, comparisons), pointwise.py (the other pointwise
+math: inverse trig, special functions, predicates, logical and bitwise ops), reductions.py (reductions,
 scans, sorting), shape.py, indexing.py, inplace.py, dtype.py, neural.py (softmax, dropout,
 layer norm) and hooks.py (retain_grad, register_hook).  Each method is written out and calls one
 op's `apply`, so `grep "def relu"` finds where relu is wired."""
@@ -24,12 +25,21 @@ from .tensor_methods.hooks import HooksMixin
 from .tensor_methods.indexing import IndexingMixin
 from .tensor_methods.inplace import InplaceMixin
 from .tensor_methods.neural import NeuralNetMixin
+from .tensor_methods.pointwise import PointwiseMixin
 from .tensor_methods.reductions import ReductionMixin
 from .tensor_methods.shape import ShapeMixin
 
 
 class Tensor(
-    ArithmeticMixin, ReductionMixin, ShapeMixin, IndexingMixin, InplaceMixin, DtypeMixin, NeuralNetMixin, HooksMixin
+    ArithmeticMixin,
+    PointwiseMixin,
+    ReductionMixin,
+    ShapeMixin,
+    IndexingMixin,
+    InplaceMixin,
+    DtypeMixin,
+    NeuralNetMixin,
+    HooksMixin,
 ):
     # The fields the engine uses (_data, device, requires_grad, grad, _ctx, _counter: the version
     # counter) are autograd.TensorBase's, which every method family derives from.

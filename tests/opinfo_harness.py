@@ -391,6 +391,8 @@ def _host(x):
     if isinstance(x, tg.Tensor):
         return x.numpy()
     if isinstance(x, torch.Tensor):
+        if x._is_zerotensor():  # PyTorch's gradient of sgn: a zero tensor with no storage to read
+            return np.zeros(tuple(x.shape), dtype=str(x.dtype).removeprefix("torch."))
         return x.detach().numpy()
     return np.asarray(x)
 
