@@ -303,7 +303,8 @@ class Sinc(Function):
     """z = sin(pi x) / (pi x), and 1 at x = 0 (the limit).
 
     dz/dx = (pi x cos(pi x) pi - sin(pi x) pi) / (pi x)^2 = (pi x cos(pi x) - sin(pi x)) / (pi x^2),
-    and 0 at x = 0 (z is even there)   =>   dx = g (pi x cos(pi x) - sin(pi x)) / (pi x^2).
+    and 0 at x = 0 (z is even there)   =>   dx = g (pi x cos(pi x) - sin(pi x)) / (pi x^2), and 0
+    where pi x^2 is 0 in floating point (as PyTorch).
     """
 
     def forward(self, x):
@@ -315,9 +316,10 @@ class Sinc(Function):
         xp = self.xp
         (x,) = self.saved
         px = math.pi * x
+        denominator = px * x  # 0 also where x^2 underflows: there the slope is ~ -pi^2 x / 3, i.e. 0
         with backend.quiet(xp):
-            slope = (px * xp.cos(px) - xp.sin(px)) / (px * x)
-        return g * xp.where(x == 0, 0, slope)
+            slope = (px * xp.cos(px) - xp.sin(px)) / denominator
+        return g * xp.where(denominator == 0, 0, slope)
 
 
 class Scale(Function):
