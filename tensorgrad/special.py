@@ -4,6 +4,7 @@ special.digamma, ...) are the same functions."""
 
 from __future__ import annotations
 
+from . import backend
 from .functions import digamma, erf, erfc, erfinv, expm1, i0, log1p, logit, sinc, xlogy
 from .ops.special import I1, Entr, Erfcx, I0e, I1e, LogNdtr, Ndtr, Ndtri
 from .tensor import Tensor
@@ -14,6 +15,12 @@ __all__ = [
 ]  # fmt: skip
 
 
+def _no_half(input: Tensor, op: str):
+    """PyTorch has no float16 kernel of ndtri, log_ndtr and erfcx, and refuses it."""
+    if input.dtype == backend.float16:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'Half\'')
+
+
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF, (1 + erf(x / sqrt 2)) / 2."""
     return input._special(Ndtr, "ndtr")
@@ -21,16 +28,19 @@ def ndtr(input: Tensor) -> Tensor:
 
 def ndtri(input: Tensor) -> Tensor:
     """The inverse of ndtr on (0, 1)."""
+    _no_half(input, "ndtri")
     return input._special(Ndtri, "ndtri")
 
 
 def log_ndtr(input: Tensor) -> Tensor:
     """log(ndtr(x)), accurate far into the left tail."""
+    _no_half(input, "log_ndtr")
     return input._special(LogNdtr, "log_ndtr")
 
 
 def erfcx(input: Tensor) -> Tensor:
     """exp(x^2) erfc(x)."""
+    _no_half(input, "erfcx")
     return input._special(Erfcx, "erfcx")
 
 

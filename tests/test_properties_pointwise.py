@@ -186,3 +186,66 @@ def test_heaviside_nextafter_match_torch(op, pair, data):
     got = getattr(tg, op)(tg.tensor(a), tg.tensor(b)).numpy()
     want = getattr(torch, op)(torch.tensor(a), torch.tensor(b)).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+# ------------------------------------------------------------------ dtypes: promotion and refusals as PyTorch's
+UNARY_NAMES = [name for name in UNARY if name not in ("logit_eps", "nan_to_num")] + ["nan_to_num", "sgn", "signbit"]
+BINARY_NAMES = [n for n in BINARY if n not in ("lerp", "xlog1py")] + [
+    "true_divide", "heaviside", "nextafter", "logical_and", "logical_xor", "bitwise_xor", "bitwise_left_shift",
+    "gcd", "lcm", "xlog1py",
+]  # fmt: skip
+
+
+def _outcome(fn):
+    """(result dtype, values) or the exception type's name."""
+    try:
+        out = fn()
+    except Exception as e:  # the refusal itself is the answer compared
+        return type(e).__name__
+    values = out.numpy() if isinstance(out, tg.Tensor) else out.detach().numpy()
+    return str(out.dtype).removeprefix("torch."), values.astype(np.float64)
+
+
+def _same_outcome(ours, theirs):
+    if isinstance(theirs, str) or isinstance(ours, str):
+        assert isinstance(ours, str) and isinstance(theirs, str), (ours, theirs)  # both refuse (any error type)
+        return
+    assert ours[0] == theirs[0], (ours[0], theirs[0])
+    # a few float16 ulps (eps 1e-3): PyTorch computes float16 in float32 and rounds once; NumPy and
+    # SciPy round some steps in float16.  Absolute too: sinc's zeros come out as +-3e-4 in float16
+    # (otherwise float32 results mostly: float32 rounding, 1e-6)
+    tol = {"rtol": 5e-3, "atol": 1e-3} if ours[0] == "float16" else {"rtol": 1e-6, "atol": 1e-7}
+    np.testing.assert_allclose(ours[1], theirs[1], equal_nan=True, **tol)
+
+
+def _lookup(lib, name):
+    special = name in ("ndtr", "ndtri", "log_ndtr", "erfcx", "entr", "i0e", "i1", "i1e", "xlog1py")
+    return getattr(lib.special if special else lib, name.removesuffix("_eps"))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float16"])
+@pytest.mark.parametrize("name", UNARY_NAMES)
+def test_unary_dtype_rules_match_torch(name, dtype):
+    """Integers and bools give float32 (or stay integers: square, sgn), float16 stays float16, or
+    both libraries refuse."""
+    x = np.array([3, -2, 0, 5]).astype(dtype)
+    ours = _outcome(lambda: _lookup(tg, name)(tg.tensor(x)))
+    _same_outcome(ours, _outcome(lambda: _lookup(torch, name)(torch.tensor(x))))
+
+
+PAIRS = [("float32", "float64"), ("int64", "float32"), ("int64", "int32"), ("float32", 2.5), ("int64", 2.5),
+         ("int64", 2), (2.5, "float32"), ("bool", "bool")]  # fmt: skip
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=str)
+@pytest.mark.parametrize("name", BINARY_NAMES)
+def test_binary_promotion_matches_torch(name, pair):
+    """Tensor-tensor promotion and Python numbers on either side: the same result dtype, or both refuse."""
+    a, b = np.array([0.5, -1.5, 2.0]), np.array([1.5, 0.25, -3.0])
+
+    def make(lib, spec, values):
+        return spec if not isinstance(spec, str) else lib.tensor(values.astype(spec))
+
+    ours = _outcome(lambda: _lookup(tg, name)(make(tg, pair[0], a), make(tg, pair[1], b)))
+    theirs = _outcome(lambda: _lookup(torch, name)(make(torch, pair[0], a), make(torch, pair[1], b)))
+    _same_outcome(ours, theirs)

@@ -225,7 +225,9 @@ class Piecewise(Function):
 
     def forward(self, x, y=None, mode="floor", decimals=0):
         xp = self.xp
-        if mode == "sign":  # nan -> 0, as in PyTorch (NumPy keeps nan)
+        if mode == "sign":  # nan -> 0, as in PyTorch (NumPy keeps nan); a bool is its own sign
+            if x.dtype.kind == "b":
+                return x.copy()
             return xp.where(xp.isnan(x), 0, xp.sign(x)) if x.dtype.kind == "f" else xp.sign(x)
         if mode == "round":
             return xp.round(x, decimals)

@@ -75,8 +75,8 @@ class PointwiseMixin(TensorBase):
         return Reciprocal.apply(self._floating("reciprocal"))
 
     def square(self):
-        """x * x (x ** 2: integers stay integers, as in PyTorch)."""
-        return self**2
+        """x ** 2: integers stay integers, bools become int64 (as in PyTorch)."""
+        return (self.long() if self.dtype == backend.bool_ else self) ** 2
 
     def sinc(self):
         return Sinc.apply(self._floating("sinc"))
@@ -135,14 +135,21 @@ class PointwiseMixin(TensorBase):
 
     arctan2 = atan2
 
+    def _float_pair(self, other, op):
+        """(self, other) in their common floating dtype; integers and bools refused, as PyTorch does."""
+        a, b = self._other_tensor(other, op)
+        if not backend.is_floating(a.dtype):
+            raise NotImplementedError(f'"{op}_cpu" not implemented for {a.dtype}')
+        return a, b
+
     def hypot(self, other):
-        return Hypot.apply(*self._other_tensor(other, "hypot"))
+        return Hypot.apply(*self._float_pair(other, "hypot"))
 
     def logaddexp(self, other):
-        return LogAddExp.apply(*self._other_tensor(other, "logaddexp"), base="e")
+        return LogAddExp.apply(*self._float_pair(other, "logaddexp"), base="e")
 
     def logaddexp2(self, other):
-        return LogAddExp.apply(*self._other_tensor(other, "logaddexp2"), base="2")
+        return LogAddExp.apply(*self._float_pair(other, "logaddexp2"), base="2")
 
     def fmax(self, other):
         """The larger, or the number where one is nan; a tie's gradient goes to self (PyTorch)."""
@@ -308,16 +315,22 @@ class PointwiseMixin(TensorBase):
         a, b = self._integers(other, "bitwise_or")
         return a._values("bitwise_or", lambda xp, x, y: xp.bitwise_or(y, x), b)
 
+    def _shift_operands(self, other, op):
+        a, b = self._integers(other, op)
+        if a.dtype == backend.bool_:  # PyTorch shifts no bools
+            raise NotImplementedError(f'"{op}_cpu" not implemented for bool')
+        return a, b
+
     def bitwise_left_shift(self, other):
         """self * 2 ** other in the integer dtype; a shift by a negative count or by the width or
         more gives 0 (PyTorch's rule; C leaves it undefined)."""
-        a, b = self._integers(other, "lshift")
+        a, b = self._shift_operands(other, "lshift")
         return a._values("bitwise_left_shift", _shift_left, b)
 
     def bitwise_right_shift(self, other):
         """self // 2 ** other; a shift by a negative count or by the width or more fills with the
         sign bit (0 or -1), as PyTorch does."""
-        a, b = self._integers(other, "rshift")
+        a, b = self._shift_operands(other, "rshift")
         return a._values("bitwise_right_shift", _shift_right, b)
 
     __lshift__, __rshift__ = bitwise_left_shift, bitwise_right_shift
