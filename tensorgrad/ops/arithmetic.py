@@ -366,6 +366,8 @@ class Lerp(Function):
         xp = self.xp
         self.save_for_backward(x, y, w)
         with backend.quiet(xp):
+            if isinstance(w, (int, float)):  # a number weight picks one formula (CuPy's where needs arrays)
+                return x + w * (y - x) if abs(w) < 0.5 else y - (y - x) * (1 - w)
             return xp.where(xp.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w))
 
     def backward(self, g):

@@ -356,9 +356,13 @@ def _shift_counts(xp, x, n):
 
 def _shift_left(xp, x, n):
     counts, ok, _ = _shift_counts(xp, x, n)
+    if isinstance(ok, bool):  # a number count (CuPy's where needs an array condition)
+        return xp.left_shift(x, counts) if ok else xp.zeros_like(x)
     return xp.where(ok, xp.left_shift(x, counts), 0)
 
 
 def _shift_right(xp, x, n):
     counts, ok, bits = _shift_counts(xp, x, n)
+    if isinstance(ok, bool):
+        return xp.right_shift(x, counts if ok else bits - 1)
     return xp.where(ok, xp.right_shift(x, counts), xp.right_shift(x, bits - 1))
