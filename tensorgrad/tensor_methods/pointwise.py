@@ -101,8 +101,9 @@ class PointwiseMixin(TensorBase):
         return Piecewise.apply(self, mode="sign")
 
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
-        """nan -> nan, +inf -> posinf, -inf -> neginf (default: the dtype's largest and smallest
-        finite numbers); integers unchanged.  The gradient passes where x is finite."""
+        """nan -> the number `nan` (0 by default), +inf -> posinf, -inf -> neginf (by default the
+        dtype's largest and smallest finite numbers); integers unchanged.  The gradient passes
+        where x is finite."""
         return NanToNum.apply(self, nan=nan, posinf=posinf, neginf=neginf)
 
     # ------------------------------------------------------------------ special functions
