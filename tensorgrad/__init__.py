@@ -155,6 +155,7 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
     nan_to_num,
     nextafter,
     nonzero,
+    polygamma,
     pow,
     prod,
     rad2deg,
@@ -235,8 +236,8 @@ __all__ = [
     "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan",
     "atan2", "atanh", "clamp_max", "clamp_min", "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv", "expm1",
     "float_power", "fmax", "fmin", "frac", "hypot", "i0", "ldexp", "lerp", "lgamma", "log1p", "logaddexp",
-    "logaddexp2", "logit", "nan_to_num", "rad2deg", "reciprocal", "rsqrt", "rsub", "sgn", "sinc", "sinh", "square",
-    "true_divide", "xlogy",
+    "logaddexp2", "logit", "nan_to_num", "polygamma", "rad2deg", "reciprocal", "rsqrt", "rsub", "sgn", "sinc", "sinh",
+    "square", "true_divide", "xlogy",
     # predicates, logical and bitwise ops (no gradient)
     "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "signbit", "heaviside", "nextafter",
     "logical_and", "logical_not", "logical_or", "logical_xor", "bitwise_left_shift", "bitwise_right_shift",

@@ -638,6 +638,10 @@ def i0(input: Tensor) -> Tensor:
     return input.i0()
 
 
+def polygamma(n: int, input: Tensor) -> Tensor:
+    return input.polygamma(n)
+
+
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     return input.atan2(other)
 

@@ -5,13 +5,18 @@ special.digamma, ...) are the same functions."""
 from __future__ import annotations
 
 from . import backend
-from .functions import digamma, erf, erfc, erfinv, expm1, i0, log1p, logit, sinc, xlogy
+from .functions import digamma, erf, erfc, erfinv, expm1, i0, log1p, logit, polygamma, sinc, xlogy
 from .ops.special import I1, Entr, Erfcx, I0e, I1e, LogNdtr, Ndtr, Ndtri
+from .ops.special import zeta as zeta_values
 from .tensor import Tensor
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit", "expm1", "exp2", "gammaln", "i0", "i0e", "i1",
-    "i1e", "log1p", "log_ndtr", "logit", "ndtr", "ndtri", "psi", "sinc", "xlog1py", "xlogy",
+    "i1e", "log1p", "log_ndtr", "logit", "ndtr", "ndtri", "polygamma", "psi", "sinc", "xlog1py", "xlogy",
+    # no derivative (as in PyTorch): the results are outside the graph
+    "modified_bessel_i0", "modified_bessel_i1",
+    "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0", "zeta",
 ]  # fmt: skip
 
 
@@ -84,3 +89,53 @@ def exp2(input: Tensor) -> Tensor:
 
 
 psi = digamma
+
+
+# ---------------------------------------------------------------- no derivative in PyTorch: outside the graph
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    return input._special_values("modified_bessel_i0", "i0")
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    return input._special_values("modified_bessel_i1", "i1")
+
+
+def modified_bessel_k0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the second kind of order 0 (nan for x < 0, inf at 0)."""
+    return input._special_values("modified_bessel_k0", "k0")
+
+
+def modified_bessel_k1(input: Tensor) -> Tensor:
+    return input._special_values("modified_bessel_k1", "k1")
+
+
+def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
+    """exp(x) K0(x)."""
+    return input._special_values("scaled_modified_bessel_k0", "k0e")
+
+
+def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
+    return input._special_values("scaled_modified_bessel_k1", "k1e")
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """sin(x) / x: 1 at 0, and 0 at +-inf (PyTorch's limit)."""
+    x = input._floating("spherical_bessel_j0")
+
+    def j0(xp, a):
+        safe = xp.where(a == 0, 1, a)
+        return xp.where(a == 0, 1, xp.where(xp.isinf(a), 0, xp.sin(safe) / safe)).astype(a.dtype, copy=False)
+
+    return x._values("spherical_bessel_j0", j0)
+
+
+def zeta(input, other) -> Tensor:
+    """The Hurwitz zeta function sum_k (k + other)^-input; either may be a number (not both)."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise TypeError("zeta(): expected a Tensor argument")
+        q, s = other._operands(input, "zeta")
+        return q._floating("zeta")._values("zeta", lambda xp, q, s: zeta_values(xp, s, q), s)
+    s, q = input._operands(other, "zeta")
+    q = q._floating("zeta") if isinstance(q, Tensor) else q
+    return s._floating("zeta")._values("zeta", zeta_values, q)

@@ -656,6 +656,8 @@ OPS = [
     C("ndtr_log_ndtr", [(3, 4)], lambda lib, x: lib.special.ndtr(x) + lib.special.log_ndtr(x * 3)),
     C("ndtri", [(3, 4)], lambda lib, x: lib.special.ndtri(x * 0.4), domain="positive"),
     C("lgamma_digamma", [(3, 4)], lambda lib, x: x.lgamma() + lib.digamma(x), domain="positive"),
+    C("polygamma", [(3, 4)], lambda lib, x: lib.polygamma(1, x) + x.polygamma(2) + lib.special.polygamma(0, x),
+      domain="positive"),
     C("lgamma_negative", [(3, 4)], lambda lib, x: lib.lgamma(x * 0.45 - 1.5)),  # in (-2.4, -0.6): no pole
     C("i0_i0e", [(3, 4)], lambda lib, x: x.i0() + lib.special.i0e(x * 2)),
     C("i1_i1e", [(3, 4)], lambda lib, x: lib.special.i1(x) + lib.special.i1e(x * 2)),

@@ -62,6 +62,8 @@ UNARY = {
     "i0e": (lambda lib, x: lib.special.i0e(x), (-5, 5)),
     "i1": (lambda lib, x: lib.special.i1(x), (-5, 5)),
     "i1e": (lambda lib, x: lib.special.i1e(x), (-5, 5)),
+    "polygamma_1": (lambda lib, x: lib.polygamma(1, x), (0.1, 6)),
+    "polygamma_3": (lambda lib, x: x.polygamma(3), (0.1, 6)),
 }
 
 BINARY = {
@@ -249,3 +251,27 @@ def test_binary_promotion_matches_torch(name, pair):
     ours = _outcome(lambda: _lookup(tg, name)(make(tg, pair[0], a), make(tg, pair[1], b)))
     theirs = _outcome(lambda: _lookup(torch, name)(make(torch, pair[0], a), make(torch, pair[1], b)))
     _same_outcome(ours, theirs)
+
+
+NO_DERIVATIVE = ["modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+                 "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NO_DERIVATIVE)
+@given(x=_with_specials(S.shapes(min_dims=0)))
+def test_special_functions_without_derivative_match_torch(name, x):
+    """Values (nan, inf and 0 included) against PyTorch's, outside the graph as PyTorch has no derivative."""
+    got = getattr(tg.special, name)(tg.tensor(x, requires_grad=True))
+    assert not got.requires_grad
+    want = getattr(torch.special, name)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(got.numpy(), want, equal_nan=True, **TOL)
+
+
+@given(pair=S.broadcastable_shapes(), data=st.data())
+def test_zeta_matches_torch(pair, data):
+    s = data.draw(S.float_arrays(pair[0], low=1.1, high=6.0))
+    q = data.draw(S.float_arrays(pair[1], low=0.1, high=5.0))
+    got = tg.special.zeta(tg.tensor(s), tg.tensor(q)).numpy()
+    np.testing.assert_allclose(got, torch.special.zeta(torch.tensor(s), torch.tensor(q)).numpy(), **TOL)
+    got = tg.special.zeta(2.5, tg.tensor(q)).numpy()  # a number s
+    np.testing.assert_allclose(got, torch.special.zeta(2.5, torch.tensor(q)).numpy(), **TOL)

@@ -151,6 +151,40 @@ def _digamma(xp, x):
     return xp.where(x == 0, -xp.inf, backend.special(xp, "digamma", x))
 
 
+class Polygamma(Function):
+    """z = polygamma(n, x), the n-th derivative of digamma (n = 0: digamma itself).
+    dz/dx = polygamma(n + 1, x)   =>   dx = g polygamma(n + 1, x)."""
+
+    def forward(self, x, n):
+        self.save_for_backward(x, n)
+        with backend.quiet(self.xp):
+            return _polygamma(self.xp, n, x)
+
+    def backward(self, g):
+        x, n = self.saved
+        with backend.quiet(self.xp):
+            return g * _polygamma(self.xp, n + 1, x)
+
+
+def _polygamma(xp, n, x):
+    """polygamma(n, x) as PyTorch computes it: digamma and trigamma by their own rules (below),
+    n >= 2 as (-1)^(n+1) n! zeta(n + 1, x), which is SciPy's polygamma."""
+    if n == 0:
+        return _digamma(xp, x)
+    if n == 1:
+        return _trigamma(xp, x)
+    return xp.where(x == xp.inf, xp.nan, backend.special(xp, "polygamma", n, x))  # zeta(s, inf): PyTorch's nan
+
+
+def zeta(xp, s, q):
+    """The Hurwitz zeta function sum_k (k + q)^-s, SciPy's, and nan where q = inf as in PyTorch
+    (whose series meets inf * 0 there); s or q may be a number.  No derivative (PyTorch has none)."""
+    z = backend.special(xp, "zeta", s, q)
+    if isinstance(q, (int, float)):
+        return z if q != math.inf else xp.full_like(z, math.nan)
+    return xp.where(q == xp.inf, xp.nan, z)
+
+
 def _trigamma(xp, x):
     """psi_1(x) = sum_k 1 / (x + k)^2, PyTorch's way (so the poles give its huge finite values):
     for x < 1/2 the reflection psi_1(x) = pi^2 / sin^2(pi x) - psi_1(1 - x); then six terms of

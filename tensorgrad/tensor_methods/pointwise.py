@@ -28,7 +28,7 @@ from ..ops.elementary import (
     Sinc,
     Sinh,
 )
-from ..ops.special import I0, Digamma, Erf, Erfc, Erfinv, Lgamma, Xlogy
+from ..ops.special import I0, Digamma, Erf, Erfc, Erfinv, Lgamma, Polygamma, Xlogy
 from .common import TensorBase, broadcast_shapes
 
 
@@ -125,9 +125,20 @@ class PointwiseMixin(TensorBase):
     def i0(self):
         return I0.apply(self._floating("i0"))
 
+    def polygamma(self, n):
+        """polygamma(n, self): the n-th derivative of digamma (n = 0: digamma)."""
+        if not isinstance(n, int) or n < 0:
+            raise RuntimeError(f"polygamma(n, x) does not support negative n, got {n}")
+        return Polygamma.apply(self._floating("polygamma"), n=n)
+
     def _special(self, op, name):
         """The ops of tg.special without a Tensor method in PyTorch (ndtr, i0e, ...)."""
         return op.apply(self._floating(name))
+
+    def _special_values(self, op, name, *others):
+        """SciPy's special function `name` of self (and the others), outside the graph: the
+        functions PyTorch gives no derivative (the Bessel functions j0, y0, k0, ...)."""
+        return self._floating(op)._values(op, lambda xp, *arrays: backend.special(xp, name, *arrays), *others)
 
     # ------------------------------------------------------------------ two variables, differentiable
     def atan2(self, other):
