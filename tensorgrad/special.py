@@ -20,9 +20,10 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _no_half(input: Tensor, op: str):
-    """PyTorch has no float16 kernel of ndtri, log_ndtr and erfcx, and refuses it."""
-    if input.dtype == backend.float16:
+def _no_half(input, op: str):
+    """PyTorch has no float16 kernel of ndtri, log_ndtr, erfcx and the functions without a derivative
+    (the Bessel functions, zeta), and refuses it."""
+    if isinstance(input, Tensor) and input.dtype == backend.float16:
         raise NotImplementedError(f'"{op}_cpu" not implemented for \'Half\'')
 
 
@@ -93,33 +94,40 @@ psi = digamma
 
 # ---------------------------------------------------------------- no derivative in PyTorch: outside the graph
 def modified_bessel_i0(input: Tensor) -> Tensor:
+    _no_half(input, "modified_bessel_i0")
     return input._special_values("modified_bessel_i0", "i0")
 
 
 def modified_bessel_i1(input: Tensor) -> Tensor:
+    _no_half(input, "modified_bessel_i1")
     return input._special_values("modified_bessel_i1", "i1")
 
 
 def modified_bessel_k0(input: Tensor) -> Tensor:
     """The modified Bessel function of the second kind of order 0 (nan for x < 0, inf at 0)."""
+    _no_half(input, "modified_bessel_k0")
     return input._special_values("modified_bessel_k0", "k0")
 
 
 def modified_bessel_k1(input: Tensor) -> Tensor:
+    _no_half(input, "modified_bessel_k1")
     return input._special_values("modified_bessel_k1", "k1")
 
 
 def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
     """exp(x) K0(x)."""
+    _no_half(input, "scaled_modified_bessel_k0")
     return input._special_values("scaled_modified_bessel_k0", "k0e")
 
 
 def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
+    _no_half(input, "scaled_modified_bessel_k1")
     return input._special_values("scaled_modified_bessel_k1", "k1e")
 
 
 def spherical_bessel_j0(input: Tensor) -> Tensor:
     """sin(x) / x: 1 at 0, and 0 at +-inf (PyTorch's limit)."""
+    _no_half(input, "spherical_bessel_j0")
     x = input._floating("spherical_bessel_j0")
 
     def j0(xp, a):
@@ -131,6 +139,8 @@ def spherical_bessel_j0(input: Tensor) -> Tensor:
 
 def zeta(input, other) -> Tensor:
     """The Hurwitz zeta function sum_k (k + other)^-input; either may be a number (not both)."""
+    _no_half(input, "zeta")
+    _no_half(other, "zeta")
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
             raise TypeError("zeta(): expected a Tensor argument")
