@@ -109,6 +109,7 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
     fmin,
     fmod,
     frac,
+    frexp,
     gather,
     gcd,
     heaviside,
@@ -235,7 +236,7 @@ __all__ = [
     "tanh", "trunc",
     "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan",
     "atan2", "atanh", "clamp_max", "clamp_min", "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv", "expm1",
-    "float_power", "fmax", "fmin", "frac", "hypot", "i0", "ldexp", "lerp", "lgamma", "log1p", "logaddexp",
+    "float_power", "fmax", "fmin", "frac", "frexp", "hypot", "i0", "ldexp", "lerp", "lgamma", "log1p", "logaddexp",
     "logaddexp2", "logit", "nan_to_num", "polygamma", "rad2deg", "reciprocal", "rsqrt", "rsub", "sgn", "sinc", "sinh",
     "square", "true_divide", "xlogy",
     # predicates, logical and bitwise ops (no gradient)

@@ -701,6 +701,10 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     return input.ldexp(other)
 
 
+def frexp(input: Tensor):
+    return input.frexp()
+
+
 def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002 (PyTorch's name)
     return input.clamp_min(min)
 

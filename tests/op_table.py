@@ -305,6 +305,7 @@ OPS = [
     C("ldexp", [(3, 4), (4,)], lambda lib, x, y: lib.ldexp(x, y)),
     # non-negative: PyTorch's gradient of x takes 2^n in integers for an integer n (0 for n < 0)
     C("ldexp_int_exponent", [(3, 4)], lambda lib, x: x.ldexp(const(lib, x, np.array([0, 1, 2, 3])))),
+    C("frexp", [(3, 4)], lambda lib, x: lib.frexp(x * 3).mantissa * x.frexp()[1]),  # mantissa = ldexp(x, -e)
     C("clamp_min_max", [(3, 4), (4,)], lambda lib, x, y: lib.clamp_min(x, y) + x.clamp_max(0.3) + lib.clamp_max(x, y)),
     C("nextafter", [(3, 4), (3, 4)], lambda lib, x, y: lib.nextafter(x, y) * x),
     # ================================================================ ops/attention.py

@@ -7,6 +7,7 @@ the others compute their integer or bool result outside the graph, as PyTorch do
 
 from __future__ import annotations
 
+import collections
 import math
 
 from .. import backend
@@ -30,6 +31,8 @@ from ..ops.elementary import (
 )
 from ..ops.special import I0, Digamma, Erf, Erfc, Erfinv, Lgamma, Polygamma, Xlogy
 from .common import TensorBase, broadcast_shapes
+
+FrexpResult = collections.namedtuple("frexp", ["mantissa", "exponent"])  # torch.return_types.frexp's fields
 
 
 class PointwiseMixin(TensorBase):
@@ -213,6 +216,14 @@ class PointwiseMixin(TensorBase):
         broadcast_shapes("ldexp", self.shape, other.shape)
         exponent = other.to(dtype) if backend.is_floating(other.dtype) else other  # integers: no gradient
         return Ldexp.apply(self.to(dtype), exponent)
+
+    def frexp(self):
+        """(mantissa, exponent) with self = mantissa * 2^exponent, |mantissa| in [0.5, 1) (0, inf and
+        nan keep exponent 0).  The mantissa is ldexp(self, -exponent), so its gradient is g 2^-exponent."""
+        if not backend.is_floating(self.dtype):
+            raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+        exponent = self._values("frexp", lambda xp, x: xp.frexp(x)[1])
+        return FrexpResult(Ldexp.apply(self, -exponent), exponent)
 
     def clamp_min(self, min):  # noqa: A002 (PyTorch's name)
         return self.clamp(min=min)
