@@ -107,6 +107,7 @@ ADAPTERS = {
     "T": lambda x: x.T,
     "zero_": lambda x: x.clone().zero_(),
     "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
+    "special.polygamma": lambda x, n, **kw: tg.special.polygamma(n, x, **kw),
 }
 
 
