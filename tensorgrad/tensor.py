@@ -3,11 +3,12 @@ that made it).  This file holds its core: storage, dtype and device, the autogra
 conversion to Python and NumPy, and repr.
 
 The methods that compute are grouped by family in tensor_methods/, one mixin class per
-file: arithmetic.py (operators, elementwise math, comparisons), reductions.py (reductions,
-scans, sorting), statistics.py (median, quantile, unique, cov, ...), shape.py, indexing.py,
-inplace.py, dtype.py, neural.py (softmax, dropout, layer norm), linalg.py (matrix products,
-cross, norms) and hooks.py (retain_grad, register_hook).  Each method is written out and calls
-one op's `apply`, so `grep "def relu"` finds where relu is wired."""
+file: arithmetic.py (operators, elementwise math, comparisons), pointwise.py (the other pointwise
+math: inverse trig, special functions, predicates, logical and bitwise ops), reductions.py
+(reductions, scans, sorting), statistics.py (median, quantile, unique, cov, ...), shape.py,
+indexing.py, inplace.py, dtype.py, neural.py (softmax, dropout, layer norm), linalg.py (matrix
+products, cross, norms) and hooks.py (retain_grad, register_hook).  Each method is written out
+and calls one op's `apply`, so `grep "def relu"` finds where relu is wired."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from .tensor_methods.indexing import IndexingMixin
 from .tensor_methods.inplace import InplaceMixin
 from .tensor_methods.linalg import LinalgMixin
 from .tensor_methods.neural import NeuralNetMixin
+from .tensor_methods.pointwise import PointwiseMixin
 from .tensor_methods.reductions import ReductionMixin
 from .tensor_methods.shape import ShapeMixin
 from .tensor_methods.statistics import StatisticsMixin
@@ -33,6 +35,7 @@ from .tensor_methods.statistics import StatisticsMixin
 
 class Tensor(
     ArithmeticMixin,
+    PointwiseMixin,
     ReductionMixin,
     StatisticsMixin,
     ShapeMixin,

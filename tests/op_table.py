@@ -23,6 +23,7 @@ import tensorgrad as tg
 import tensorgrad.nn.functional  # noqa: F401  (makes tg.nn.functional reachable as lib.nn.functional)
 
 NEG_INF = float("-inf")
+NAN = float("nan")
 
 # Constants shared by the table (fixed, so every library and device sees the same ones).
 MASK_34 = np.array(
@@ -312,6 +313,32 @@ OPS = [
     C("pow_tensor", [(3, 4), (3, 4)], lambda lib, x, y: x**y, domain="positive"),
     C("pow_tensor_fn_broadcast", [(3, 4), (4,)], lambda lib, x, y: lib.pow(x, y * 3), domain="positive"),
     C("pow_number_base", [(3, 4)], lambda lib, x: 2.5**x + lib.pow(0.5, x)),
+    # ---- frac, nan_to_num, and the binary functions of two reals
+    C("frac", [(3, 4)], lambda lib, x: (x * 3).frac() + lib.frac(x)),
+    # nan and -inf written in by masks; the default +-inf replacements (the dtype's extremes) are left out:
+    # 1e308 added to x would leave nothing of x for the central differences
+    C("nan_to_num", [(3, 4)], lambda lib, x: lib.nan_to_num(
+        x.masked_fill(const(lib, x, MASK_34), NAN).masked_fill(const(lib, x, MASK_4), NEG_INF), nan=0.5, neginf=-3.0)
+      + x.masked_fill(const(lib, x, MASK_34), NAN).nan_to_num()),
+    C("atan2", [(3, 4), (4,)], lambda lib, y, x: lib.atan2(y, x), domain="nonzero"),
+    C("atan2_method", [(3, 4), (3, 4)], lambda lib, y, x: y.atan2(x)),
+    C("hypot", [(3, 4), (3, 1)], lambda lib, x, y: lib.hypot(x, y), domain="nonzero"),
+    C("logaddexp", [(3, 4), (4,)], lambda lib, x, y: lib.logaddexp(x * 3, y)),
+    C("logaddexp2", [(3, 4), (3, 4)], lambda lib, x, y: x.logaddexp2(y * 3)),
+    C("lerp_tensor_weight", [(3, 4), (3, 4), (4,)], lambda lib, x, y, w: lib.lerp(x, y, w)),
+    C("lerp_number_weight", [(3, 4), (4,)], lambda lib, x, y: x.lerp(y, 0.3) + x.lerp(y, 0.8)),
+    C("fmax_fmin", [(3, 4), (4,)], lambda lib, x, y: lib.fmax(x, y) + x.fmin(y * 0.5)),
+    C("float_power", [(3, 4), (3, 4)], lambda lib, x, y: lib.float_power(x, y) + x.float_power(2.5),
+      domain="positive"),
+    C("float_power_number_base", [(3, 4)], lambda lib, x: lib.float_power(1.5, x)),
+    C("true_divide_rsub", [(3, 4), (4,)], lambda lib, x, y: lib.true_divide(x, y) + lib.rsub(x, y, alpha=2)
+      + lib.rsub(x, 1.5), domain="nonzero"),
+    C("ldexp", [(3, 4), (4,)], lambda lib, x, y: lib.ldexp(x, y)),
+    # non-negative: PyTorch's gradient of x takes 2^n in integers for an integer n (0 for n < 0)
+    C("ldexp_int_exponent", [(3, 4)], lambda lib, x: x.ldexp(const(lib, x, np.array([0, 1, 2, 3])))),
+    C("frexp", [(3, 4)], lambda lib, x: lib.frexp(x * 3).mantissa * x.frexp()[1]),  # mantissa = ldexp(x, -e)
+    C("clamp_min_max", [(3, 4), (4,)], lambda lib, x, y: lib.clamp_min(x, y) + x.clamp_max(0.3) + lib.clamp_max(x, y)),
+    C("nextafter", [(3, 4), (3, 4)], lambda lib, x, y: lib.nextafter(x, y) * x),
     # ================================================================ ops/attention.py
     # ---- a small composite: attention scores with a causal mask, as the GPT uses them
     C("attention", [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
@@ -395,6 +422,18 @@ OPS = [
     C("sin", [(3, 4)], lambda lib, x: x.sin()),
     C("cos_fn", [(3, 4)], lambda lib, x: lib.cos(x)),
     C("tan", [(3, 4)], lambda lib, x: (x * 0.7).tan()),  # |0.7 x| < 1.4 < pi / 2: no pole
+    # Inverse functions on their open domains: |0.45 x| < 0.9 < 1, x + 1 > 1 for acosh.
+    C("asin_acos_atan", [(3, 4)], lambda lib, x: (x * 0.45).asin() + lib.acos(x * 0.45) + lib.atan(x)),
+    C("asinh_acosh_atanh", [(3, 4)], lambda lib, x: lib.asinh(x) + (x + 1).acosh() + lib.atanh(x * 0.45),
+      domain="positive"),
+    C("sinh_cosh", [(3, 4)], lambda lib, x: x.sinh() + lib.cosh(x)),
+    C("expm1_log1p", [(3, 4)], lambda lib, x: lib.expm1(x) + (x * 0.45).log1p()),
+    C("rsqrt_reciprocal", [(3, 4)], lambda lib, x: x.rsqrt() + lib.reciprocal(x), domain="positive"),
+    C("reciprocal_negative", [(3, 4)], lambda lib, x: x.reciprocal(), domain="nonzero"),
+    C("square", [(3, 4)], lambda lib, x: lib.square(x)),
+    C("sinc", [(3, 4)], lambda lib, x: lib.sinc(x) + (x * 3).sinc()),
+    C("deg2rad_rad2deg", [(3, 4)], lambda lib, x: lib.deg2rad(x * 100) + x.rad2deg()),
+    C("logit", [(3, 4)], lambda lib, x: (x * 0.4).logit() + lib.logit(x * 0.4, eps=0.3), domain="positive"),
     # ================================================================ ops/embedding.py
     # embedding_bag: the Embedding op, then scatter_add / scatter_reduce into the bags (a composition).
     C("embedding_bag_offsets_mean", [(6, 3)], lambda lib, w: F(lib).embedding_bag(
@@ -920,6 +959,25 @@ OPS = [
           const(lib, x, MASK_34), 0.0)),
     C("softmax_huge", [(3, 4)], lambda lib, x: (x * 10 + 1e4).softmax(-1)),
     C("log_softmax_huge", [(3, 4)], lambda lib, x: (x * 10 - 1e4).log_softmax(-1)),
+    # ================================================================ ops/special.py
+    # Each function inside its domain: erfinv on |0.45 x| < 1, ndtri on (0.2, 0.8), lgamma, digamma
+    # and entr on x > 0 (away from the poles at 0, -1, ...).
+    C("erf_erfc", [(3, 4)], lambda lib, x: x.erf() + lib.erfc(x) + lib.special.erf(x * 2)),
+    C("erfinv", [(3, 4)], lambda lib, x: lib.erfinv(x * 0.45)),
+    C("erfcx", [(3, 4)], lambda lib, x: lib.special.erfcx(x)),  # <= erfcx(-2) ~ 108: no cancellation in the differences
+    C("ndtr_log_ndtr", [(3, 4)], lambda lib, x: lib.special.ndtr(x) + lib.special.log_ndtr(x * 3)),
+    C("ndtri", [(3, 4)], lambda lib, x: lib.special.ndtri(x * 0.4), domain="positive"),
+    C("lgamma_digamma", [(3, 4)], lambda lib, x: x.lgamma() + lib.digamma(x), domain="positive"),
+    C("polygamma", [(3, 4)], lambda lib, x: lib.polygamma(1, x) + x.polygamma(2) + lib.special.polygamma(0, x),
+      domain="positive"),
+    C("lgamma_negative", [(3, 4)], lambda lib, x: lib.lgamma(x * 0.45 - 1.5)),  # in (-2.4, -0.6): no pole
+    C("i0_i0e", [(3, 4)], lambda lib, x: x.i0() + lib.special.i0e(x * 2)),
+    C("i1_i1e", [(3, 4)], lambda lib, x: lib.special.i1(x) + lib.special.i1e(x * 2)),
+    C("entr", [(3, 4)], lambda lib, x: lib.special.entr(x), domain="positive"),
+    C("xlogy", [(3, 4), (4,)], lambda lib, x, y: lib.xlogy(x, y) + x.xlogy(2.5), domain="positive"),
+    C("xlogy_number_self", [(3, 4)], lambda lib, y: lib.xlogy(1.5, y), domain="positive"),
+    C("xlog1py", [(3, 4), (3, 4)], lambda lib, x, y: lib.special.xlog1py(x, y - 1.2) + lib.special.xlog1py(2.0, y),
+      domain="positive"),  # 1 + y > 0
     # ================================================================ ops/transfer.py
     # (no case: test_gradcheck_ops.py::test_gradcheck_to_strict_device checks the cross-device copy)
 ]

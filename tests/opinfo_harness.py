@@ -114,6 +114,7 @@ ADAPTERS = {
     "zero_": lambda x: x.clone().zero_(),
     "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
     "nn.functional.embedding_bag": lambda weight, idx, **kw: F.embedding_bag(idx, weight, **kw),
+    "special.polygamma": lambda x, n, **kw: tg.special.polygamma(n, x, **kw),
 }
 
 
@@ -398,6 +399,8 @@ def _host(x):
     if isinstance(x, tg.Tensor):
         return x.numpy()
     if isinstance(x, torch.Tensor):
+        if x._is_zerotensor():  # PyTorch's gradient of sgn: a zero tensor with no storage to read
+            return np.zeros(tuple(x.shape), dtype=str(x.dtype).removeprefix("torch."))
         return x.detach().numpy()
     return np.asarray(x)
 

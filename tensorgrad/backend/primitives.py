@@ -5,11 +5,16 @@
   `cupyx.scatter_add` / `scatter_max` / `scatter_min` on CuPy.
 - `erf`: NumPy has none; it comes from SciPy (or `math.erf`) on the host and from
   `cupyx.scipy.special` on the GPU, imports that only the backend may make.
+- `special`: any other of SciPy's special functions (gammaln, digamma, i0e, ndtri, ...), by name:
+  `scipy.special` on the host, `cupyx.scipy.special` on the GPU.
+- `quiet`: NumPy warns where an IEEE operation gives nan or inf (log(0), 0/0); PyTorch and CuPy do
+  not, so ops whose math meets them (at poles, on nan inputs) compute inside it.
 - `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -36,7 +41,6 @@ def add_at(xp, target, index, values):
     else:
         xp.add.at(target, index, values)
     return target
-
 
 
 _AT_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
@@ -90,3 +94,33 @@ def svd(xp, a):
         u, s, vh = np.linalg.svd(a._a, full_matrices=False)
         return strict.StrictArray(u), strict.StrictArray(s), strict.StrictArray(vh)
     return xp.linalg.svd(a, full_matrices=False)
+
+
+def special(xp, name, *args):
+    """scipy.special.<name>(*args) elementwise on xp's device, in the floating dtype of the array
+    arguments (CuPy computes float16 in float64; SciPy keeps float32).  Python numbers among
+    the arguments (polygamma's order) are passed as they are."""
+    dtype = next(a.dtype for a in args if hasattr(a, "dtype"))
+    if xp is np:
+        import scipy.special  # noqa: PLC0415
+
+        with np.errstate(all="ignore"):  # the numbers of a pole (lgamma(0) = inf) are the answer
+            return xp.asarray(getattr(scipy.special, name)(*args)).astype(dtype, copy=False)
+    if xp is strict.xp:
+        arrays = [a for a in args if isinstance(a, strict.StrictArray)]
+
+        def host(*data):
+            it = iter(data)
+            return special(np, name, *(next(it) if isinstance(a, strict.StrictArray) else a for a in args))
+
+        return strict.device_kernel(host, *arrays)
+    import cupyx.scipy.special  # noqa: PLC0415
+
+    return getattr(cupyx.scipy.special, name)(*args).astype(dtype, copy=False)
+
+
+def quiet(xp):
+    """A context in which NumPy does not warn of nan or inf results (CuPy never does)."""
+    if xp is np or xp is strict.xp:
+        return np.errstate(all="ignore")
+    return contextlib.nullcontext()

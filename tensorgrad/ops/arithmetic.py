@@ -1,6 +1,7 @@
 """Arithmetic: + - * / and powers, fmod / remainder, copysign, abs, clamp, the piecewise-constant
 ops (sign, round, floor, ceil, trunc, division with rounding), whose derivative is 0 wherever it
-exists (as in PyTorch), and the copies (clone, a dtype cast).
+exists (as in PyTorch), frac and nan_to_num, the binary functions of two reals (atan2, hypot,
+logaddexp, lerp, fmax / fmin), and the copies (clone, a dtype cast).
 
 Binary ops broadcast like NumPy; each backward returns the gradient shaped like the broadcast
 output and the engine sums it back to each input's shape (autograd.unbroadcast).  Either input
@@ -9,6 +10,9 @@ of a binary op may be a Python number, whose gradient is not needed.
 
 from __future__ import annotations
 
+import math
+
+from .. import backend
 from ..autograd import Function
 
 
@@ -221,8 +225,10 @@ class Piecewise(Function):
 
     def forward(self, x, y=None, mode="floor", decimals=0):
         xp = self.xp
-        if mode == "sign":
-            return xp.sign(x)
+        if mode == "sign":  # nan -> 0, as in PyTorch (NumPy keeps nan); a bool is its own sign
+            if x.dtype.kind == "b":
+                return x.copy()
+            return xp.where(xp.isnan(x), 0, xp.sign(x)) if x.dtype.kind == "f" else xp.sign(x)
         if mode == "round":
             return xp.round(x, decimals)
         if mode in ("floor", "ceil", "trunc"):
@@ -259,3 +265,167 @@ class Cast(Function):
     def backward(self, g):
         (dtype,) = self.saved
         return g.astype(dtype)
+
+
+class Frac(Function):
+    """z = x - trunc(x), the fractional part (the sign of x).   Between the jumps at the integers
+    dz/dx = 1   =>   dx = g."""
+
+    def forward(self, x):
+        with backend.quiet(self.xp):  # inf - inf = nan for x = +-inf, as in PyTorch
+            return x - self.xp.trunc(x)
+
+    def backward(self, g):
+        return g
+
+
+class NanToNum(Function):
+    """z = x, with nan, +inf and -inf replaced by the numbers nan, posinf, neginf.
+    z is x where x is finite and a constant elsewhere   =>   dx = g [x is finite]."""
+
+    def forward(self, x, nan=0.0, posinf=None, neginf=None):
+        xp = self.xp
+        self.save_for_backward(x)
+        if x.dtype.kind != "f":
+            return x.copy()
+        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * self.xp.isfinite(x)
+
+
+class Atan2(Function):
+    """z = atan2(y, x), the angle of the point (x, y), in (-pi, pi].
+    With r^2 = x^2 + y^2:  dz/dy = x / r^2,  dz/dx = -y / r^2
+    =>   dy = g x / r^2,  dx = -g y / r^2  (0 at the origin, PyTorch's choice)."""
+
+    def forward(self, y, x):
+        self.save_for_backward(y, x)
+        return self.xp.arctan2(y, x)
+
+    def backward(self, g):
+        y, x = self.saved
+        xp = self.xp
+        with backend.quiet(xp):
+            r2 = x * x + y * y
+            recip = xp.where(r2 == 0, 0, 1 / r2)  # PyTorch's 0 where r^2 is 0 (or underflows to 0)
+            dy = g * x * recip if self.needs_grad(0) else None  # x * 0 = 0 for a finite x when r = inf
+            dx = -g * y * recip if self.needs_grad(1) else None
+        return dy, dx
+
+
+class Hypot(Function):
+    """z = sqrt(x^2 + y^2) (without overflow).   dz/dx = x / z,  dz/dy = y / z
+    =>   dx = g x / z,  dy = g y / z  (nan at the origin, as in PyTorch)."""
+
+    def forward(self, x, y):
+        z = self.xp.hypot(x, y)
+        self.save_for_backward(x, y, z)
+        return z
+
+    def backward(self, g):
+        x, y, z = self.saved
+        with backend.quiet(self.xp):
+            dx = g * x / z if self.needs_grad(0) else None
+            dy = g * y / z if self.needs_grad(1) else None
+        return dx, dy
+
+
+class LogAddExp(Function):
+    """z = log(exp(x) + exp(y)) (base e), or log2(2^x + 2^y) (base 2), without overflow.
+
+    dz/dx = exp(x) / (exp(x) + exp(y)) = 1 / (1 + exp(y - x)), and for base 2 likewise
+    2^x / (2^x + 2^y) = 1 / (1 + 2^(y - x))   =>   dx = g / (1 + b^(y - x)),  dy = g / (1 + b^(x - y)).
+    """
+
+    def forward(self, x, y, base="e"):
+        xp = self.xp
+        self.save_for_backward(x, y, base)
+        with backend.quiet(xp):  # -inf - -inf inside NumPy's logaddexp: the answer is -inf
+            return xp.logaddexp(x, y) if base == "e" else xp.logaddexp2(x, y)
+
+    def backward(self, g):
+        xp = self.xp
+        x, y, base = self.saved
+        power = xp.exp if base == "e" else xp.exp2
+        with backend.quiet(xp):
+            dx = g / (1 + power(y - x)) if self.needs_grad(0) else None
+            dy = g / (1 + power(x - y)) if self.needs_grad(1) else None
+        return dx, dy
+
+
+class Lerp(Function):
+    """z = x + w (y - x), the linear interpolation from x (w = 0) to y (w = 1); w a tensor or a
+    number.  Computed as y - (y - x)(1 - w) for w >= 1/2 (as PyTorch: exact at w = 1).
+
+    dz/dx = 1 - w,  dz/dy = w,  dz/dw = y - x   =>   dx = g (1 - w),  dy = g w,  dw = g (y - x).
+    """
+
+    def forward(self, x, y, w):
+        xp = self.xp
+        self.save_for_backward(x, y, w)
+        with backend.quiet(xp):
+            if isinstance(w, (int, float)):  # a number weight picks one formula (CuPy's where needs arrays)
+                return x + w * (y - x) if abs(w) < 0.5 else y - (y - x) * (1 - w)
+            return xp.where(xp.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w))
+
+    def backward(self, g):
+        x, y, w = self.saved
+        with backend.quiet(self.xp):
+            dx = g * (1 - w) if self.needs_grad(0) else None
+            dy = g * w if self.needs_grad(1) else None
+            dw = g * (y - x) if self.needs_grad(2) else None
+        return dx, dy, dw
+
+
+class FMax(Function):
+    """z = fmax(x, y) (mode "max") or fmin(x, y) (mode "min"): the larger (smaller) of the two,
+    the number where one is nan.  z is x where x wins (ties and a nan y included), else y
+    =>   dx = g [x wins],  dy = g [y wins]  (PyTorch's split: a tie goes to x)."""
+
+    def forward(self, x, y, mode="max"):
+        xp = self.xp
+        x_wins = ((x >= y) if mode == "max" else (x <= y)) | xp.isnan(y)
+        self.save_for_backward(x_wins)
+        return xp.fmax(x, y) if mode == "max" else xp.fmin(x, y)
+
+    def backward(self, g):
+        (x_wins,) = self.saved
+        dx = g * x_wins if self.needs_grad(0) else None
+        dy = g * ~x_wins if self.needs_grad(1) else None
+        return dx, dy
+
+
+class NextAfter(Function):
+    """z = nextafter(x, y), the float next to x in the direction of y (y itself where x == y).
+    PyTorch's derivative treats z as x where it moves x by an ulp, as the constant y elsewhere:
+        dx = g [x != y],  dy = 0."""
+
+    def forward(self, x, y):
+        self.save_for_backward(x != y)
+        return self.xp.nextafter(x, y)
+
+    def backward(self, g):
+        (moved,) = self.saved
+        return g * moved, (self.xp.zeros_like(g) if self.needs_grad(1) else None)
+
+
+class Ldexp(Function):
+    """z = x 2^n (n a float or an integer tensor).   dz/dx = 2^n,  dz/dn = x 2^n ln 2 = z ln 2
+    =>   dx = g 2^n,  dn = g z ln 2 (none for an integer n)."""
+
+    def forward(self, x, n):
+        xp = self.xp
+        with backend.quiet(xp):
+            scale = xp.exp2(n.astype(x.dtype) if n.dtype.kind != "f" else n)
+            z = x * scale
+        self.save_for_backward(scale, z)
+        return z
+
+    def backward(self, g):
+        scale, z = self.saved
+        with backend.quiet(self.xp):
+            dx = g * scale if self.needs_grad(0) else None
+            dn = g * z * math.log(2) if self.needs_grad(1) else None
+        return dx, dn

@@ -1,11 +1,17 @@
 """The elementary functions of one variable: exp, log (and their base-2 and base-10 forms), sqrt
-and the trigonometric functions,
-each with its derivative.  (tanh, also elementary, is with the activations.)"""
+and the trigonometric functions, their inverses and the hyperbolic ones, expm1 / log1p, rsqrt,
+reciprocal, sinc, logit and the degree-radian conversions, each with its derivative.  (tanh, also
+elementary, is with the activations.)
+
+At the edges of a domain (acos(2), log1p(-1), rsqrt(0)) the answer is nan or inf, as in PyTorch;
+those ops compute inside `backend.quiet`, so NumPy does not warn about it (CuPy never does).
+"""
 
 from __future__ import annotations
 
 import math
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -119,3 +125,234 @@ class Tan(Function):
     def backward(self, g):
         (z,) = self.saved
         return g * (1 + z * z)
+
+
+class Asin(Function):
+    """z = asin(x).   dz/dx = 1 / cos(z) = 1 / sqrt(1 - x^2)   =>   dx = g / sqrt(1 - x^2)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):
+            return self.xp.arcsin(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g / self.xp.sqrt(1 - x * x)
+
+
+class Acos(Function):
+    """z = acos(x) = pi/2 - asin(x).   dx = -g / sqrt(1 - x^2)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):
+            return self.xp.arccos(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return -g / self.xp.sqrt(1 - x * x)
+
+
+class Atan(Function):
+    """z = atan(x).   dz/dx = cos^2(z) = 1 / (1 + tan^2(z)) = 1 / (1 + x^2)   =>   dx = g / (1 + x^2)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.xp.arctan(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):  # x^2 overflows to inf for huge x: dx = 0, the limit
+            return g / (1 + x * x)
+
+
+class Sinh(Function):
+    """z = sinh(x) = (e^x - e^-x) / 2.   dz/dx = (e^x + e^-x) / 2 = cosh(x)   =>   dx = g cosh(x)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):  # overflows to +-inf past |x| ~ 710, as in PyTorch
+            return self.xp.sinh(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g * self.xp.cosh(x)
+
+
+class Cosh(Function):
+    """z = cosh(x) = (e^x + e^-x) / 2.   dz/dx = sinh(x)   =>   dx = g sinh(x)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):
+            return self.xp.cosh(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g * self.xp.sinh(x)
+
+
+class Asinh(Function):
+    """z = asinh(x) = log(x + sqrt(x^2 + 1)).   dz/dx = 1 / cosh(z) = 1 / sqrt(x^2 + 1)
+    =>   dx = g / sqrt(x^2 + 1)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.xp.arcsinh(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g / self.xp.sqrt(x * x + 1)
+
+
+class Acosh(Function):
+    """z = acosh(x) = log(x + sqrt(x^2 - 1)) for x >= 1.   dz/dx = 1 / sinh(z) = 1 / sqrt(x^2 - 1)
+    =>   dx = g / sqrt(x^2 - 1)  (inf at x = 1, nan below, as in PyTorch)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):
+            return self.xp.arccosh(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g / self.xp.sqrt(x * x - 1)
+
+
+class Atanh(Function):
+    """z = atanh(x) = log((1 + x) / (1 - x)) / 2 for |x| < 1.   dz/dx = 1 / (1 - x^2)
+    =>   dx = g / (1 - x^2)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):
+            return self.xp.arctanh(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g / (1 - x * x)
+
+
+class Expm1(Function):
+    """z = exp(x) - 1, exact for small x.   dz/dx = exp(x) = z + 1   =>   dx = g (z + 1)."""
+
+    def forward(self, x):
+        with backend.quiet(self.xp):
+            z = self.xp.expm1(x)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        with backend.quiet(self.xp):
+            return g * (z + 1)
+
+
+class Log1p(Function):
+    """z = log(1 + x), exact for small x.   dx = g / (1 + x)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):
+            return self.xp.log1p(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g / (1 + x)
+
+
+class Rsqrt(Function):
+    """z = 1 / sqrt(x) = x^(-1/2).   dz/dx = -x^(-3/2) / 2 = -z^3 / 2   =>   dx = -g z^3 / 2."""
+
+    def forward(self, x):
+        with backend.quiet(self.xp):
+            z = 1 / self.xp.sqrt(x)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        with backend.quiet(self.xp):
+            return -0.5 * g * z * z * z
+
+
+class Reciprocal(Function):
+    """z = 1 / x.   dz/dx = -1 / x^2 = -z^2   =>   dx = -g z^2."""
+
+    def forward(self, x):
+        with backend.quiet(self.xp):
+            z = 1 / x
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        with backend.quiet(self.xp):
+            return -g * z * z
+
+
+class Sinc(Function):
+    """z = sin(pi x) / (pi x), and 1 at x = 0 (the limit).
+
+    dz/dx = (pi x cos(pi x) pi - sin(pi x) pi) / (pi x)^2 = (pi x cos(pi x) - sin(pi x)) / (pi x^2),
+    and 0 at x = 0 (z is even there)   =>   dx = g (pi x cos(pi x) - sin(pi x)) / (pi x^2), and 0
+    where pi x^2 is 0 in floating point (as PyTorch).
+    """
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with backend.quiet(self.xp):
+            return self.xp.sinc(x)
+
+    def backward(self, g):
+        xp = self.xp
+        (x,) = self.saved
+        px = math.pi * x
+        denominator = px * x  # 0 also where x^2 underflows: there the slope is ~ -pi^2 x / 3, i.e. 0
+        with backend.quiet(xp):
+            slope = (px * xp.cos(px) - xp.sin(px)) / denominator
+        return g * xp.where(denominator == 0, 0, slope)
+
+
+class Scale(Function):
+    """z = c x for a constant c (deg2rad: c = pi / 180, rad2deg: c = 180 / pi).   dx = g c."""
+
+    def forward(self, x, factor):
+        self.save_for_backward(factor)
+        return x * factor
+
+    def backward(self, g):
+        (factor,) = self.saved
+        return g * factor
+
+
+class Logit(Function):
+    """z = log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given.
+
+    dz/dx = 1/x + 1/(1 - x) = 1 / (x (1 - x))   =>   dx = g / (x (1 - x)),
+    and 0 where the clamp holds x at a bound (x < eps or x > 1 - eps); without eps, nan outside
+    [0, 1] (PyTorch's values).
+    """
+
+    def forward(self, x, eps=None):
+        xp = self.xp
+        self.save_for_backward(x, eps)
+        xc = x if eps is None else xp.clip(x, eps, 1 - eps)
+        with backend.quiet(xp):
+            return xp.log(xc / (1 - xc))
+
+    def backward(self, g):
+        xp = self.xp
+        x, eps = self.saved
+        with backend.quiet(xp):
+            dx = g / (x * (1 - x))
+        outside = (x < 0) | (x > 1) if eps is None else (x < eps) | (x > 1 - eps)
+        return xp.where(outside, xp.nan if eps is None else 0, dx)

@@ -1,0 +1,315 @@
+"""The special functions: the error function and its relatives (erfc, erfinv, erfcx, the normal
+distribution's ndtr, ndtri, log_ndtr), the log-gamma and digamma functions, the modified Bessel
+functions i0, i1 and their exponentially scaled forms i0e, i1e, and the entropy terms entr, xlogy,
+xlog1py, each with its derivative.
+
+NumPy has none of them: they come from SciPy on the host and from cupyx.scipy.special on the GPU,
+through `backend.special(xp, name, ...)` (and `backend.erf`).  Poles and the edges of a domain give
+inf or nan, as in PyTorch; the math around them runs inside `backend.quiet` (NumPy does not warn).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from ..autograd import Function
+
+SQRT_PI = math.sqrt(math.pi)
+SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+class Erf(Function):
+    """z = erf(x) = 2/sqrt(pi) int_0^x exp(-t^2) dt.   dz/dx = 2/sqrt(pi) exp(-x^2)
+    =>   dx = g 2/sqrt(pi) exp(-x^2)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return backend.erf(self.xp, x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * (2 / SQRT_PI) * self.xp.exp(-x * x)
+
+
+class Erfc(Function):
+    """z = erfc(x) = 1 - erf(x), exact where erf(x) is near 1.   dx = -g 2/sqrt(pi) exp(-x^2)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return backend.special(self.xp, "erfc", x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * (-2 / SQRT_PI) * self.xp.exp(-x * x)
+
+
+class Erfinv(Function):
+    """z = erfinv(x), the inverse of erf on (-1, 1): erf(z) = x.
+    Differentiating x = erf(z):  1 = 2/sqrt(pi) exp(-z^2) dz/dx   =>   dx = g sqrt(pi)/2 exp(z^2)."""
+
+    def forward(self, x):
+        z = backend.special(self.xp, "erfinv", x)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        with backend.quiet(self.xp):  # z = +-inf at x = +-1: an infinite slope
+            return g * (SQRT_PI / 2) * self.xp.exp(z * z)
+
+
+class Erfcx(Function):
+    """z = erfcx(x) = exp(x^2) erfc(x), the scaled complement (finite where erfc underflows).
+    dz/dx = 2x exp(x^2) erfc(x) + exp(x^2) (-2/sqrt(pi) exp(-x^2)) = 2x z - 2/sqrt(pi)
+    =>   dx = g (2x z - 2/sqrt(pi))."""
+
+    def forward(self, x):
+        z = backend.special(self.xp, "erfcx", x)
+        self.save_for_backward(x, z)
+        return z
+
+    def backward(self, g):
+        x, z = self.saved
+        with backend.quiet(self.xp):  # -inf * inf for x = -inf
+            return g * (2 * x * z - 2 / SQRT_PI)
+
+
+class Ndtr(Function):
+    """z = ndtr(x) = Phi(x), the standard normal CDF = (1 + erf(x / sqrt 2)) / 2.
+    dz/dx = the normal density exp(-x^2 / 2) / sqrt(2 pi)   =>   dx = g exp(-x^2 / 2) / sqrt(2 pi)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return backend.special(self.xp, "ndtr", x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * self.xp.exp(-0.5 * x * x) / SQRT_2PI
+
+
+class Ndtri(Function):
+    """z = ndtri(x), the inverse of ndtr on (0, 1): ndtr(z) = x.
+    Differentiating x = ndtr(z):  1 = exp(-z^2 / 2) / sqrt(2 pi) dz/dx   =>   dx = g sqrt(2 pi) exp(z^2 / 2)."""
+
+    def forward(self, x):
+        z = backend.special(self.xp, "ndtri", x)
+        self.save_for_backward(z)
+        return z
+
+    def backward(self, g):
+        (z,) = self.saved
+        with backend.quiet(self.xp):  # z = +-inf at x = 0, 1
+            return g * SQRT_2PI * self.xp.exp(0.5 * z * z)
+
+
+class LogNdtr(Function):
+    """z = log(ndtr(x)), accurate far into the left tail.
+    dz/dx = ndtr'(x) / ndtr(x) = exp(-x^2 / 2) / (sqrt(2 pi) exp(z)) = exp(-x^2 / 2 - z) / sqrt(2 pi)
+    =>   dx = g exp(-(z + x^2 / 2)) / sqrt(2 pi)  (the one exp: no 0/0 where ndtr(x) underflows)."""
+
+    def forward(self, x):
+        z = backend.special(self.xp, "log_ndtr", x)
+        self.save_for_backward(x, z)
+        return z
+
+    def backward(self, g):
+        x, z = self.saved
+        with backend.quiet(self.xp):  # inf - inf for x = -inf
+            return g * self.xp.exp(-(z + 0.5 * x * x)) / SQRT_2PI
+
+
+class Lgamma(Function):
+    """z = log|Gamma(x)|.   dz/dx = Gamma'(x) / Gamma(x) = digamma(x)   =>   dx = g digamma(x)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return backend.special(self.xp, "gammaln", x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g * _digamma(self.xp, x)
+
+
+class Digamma(Function):
+    """z = digamma(x) = d/dx log Gamma(x).   dz/dx = polygamma(1, x), the trigamma function
+    =>   dx = g trigamma(x)  (computed as PyTorch does: see _trigamma)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _digamma(self.xp, x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return g * _trigamma(self.xp, x)
+
+
+def _digamma(xp, x):
+    """digamma, with PyTorch's value -inf at x = 0 (SciPy's sign depends on the zero's sign)."""
+    return xp.where(x == 0, -xp.inf, backend.special(xp, "digamma", x))
+
+
+class Polygamma(Function):
+    """z = polygamma(n, x), the n-th derivative of digamma (n = 0: digamma itself).
+    dz/dx = polygamma(n + 1, x)   =>   dx = g polygamma(n + 1, x)."""
+
+    def forward(self, x, n):
+        self.save_for_backward(x, n)
+        with backend.quiet(self.xp):
+            return _polygamma(self.xp, n, x)
+
+    def backward(self, g):
+        x, n = self.saved
+        with backend.quiet(self.xp):
+            return g * _polygamma(self.xp, n + 1, x)
+
+
+def _polygamma(xp, n, x):
+    """polygamma(n, x) as PyTorch computes it: digamma and trigamma by their own rules (below),
+    n >= 2 as (-1)^(n+1) n! zeta(n + 1, x), which is SciPy's polygamma."""
+    if n == 0:
+        return _digamma(xp, x)
+    if n == 1:
+        return _trigamma(xp, x)
+    return xp.where(x == xp.inf, xp.nan, backend.special(xp, "polygamma", n, x))  # zeta(s, inf): PyTorch's nan
+
+
+def zeta(xp, s, q):
+    """The Hurwitz zeta function sum_k (k + q)^-s, SciPy's, and nan where q = inf as in PyTorch
+    (whose series meets inf * 0 there); s or q may be a number.  No derivative (PyTorch has none)."""
+    z = backend.special(xp, "zeta", s, q)
+    if isinstance(q, (int, float)):
+        return z if q != math.inf else xp.full_like(z, math.nan)
+    return xp.where(q == xp.inf, xp.nan, z)
+
+
+def _trigamma(xp, x):
+    """psi_1(x) = sum_k 1 / (x + k)^2, PyTorch's way (so the poles give its huge finite values):
+    for x < 1/2 the reflection psi_1(x) = pi^2 / sin^2(pi x) - psi_1(1 - x); then six terms of
+    the sum, psi_1(x) = sum_{k<6} 1/(x+k)^2 + psi_1(x + 6), and the asymptotic series at x + 6:
+    psi_1(y) ~ (1 + 1/(2y) + 1/(6y^2) - 1/(30y^4) + 1/(42y^6)) / y."""
+    reflect = x < 0.5
+    sign = xp.where(reflect, -1.0, 1.0)
+    result = xp.where(reflect, -(math.pi**2) / xp.sin(math.pi * x) ** 2, 0.0)
+    y = xp.where(reflect, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (y * y)
+        y = y + 1
+    iyy = 1 / (y * y)
+    result = result + (1 + 1 / (2 * y) + iyy * (1 / 6 - iyy * (1 / 30 - iyy * (1 / 42)))) / y
+    return (sign * result).astype(x.dtype, copy=False)
+
+
+class I0(Function):
+    """z = I0(x), the modified Bessel function of the first kind of order 0.
+    dI0/dx = I1(x)   =>   dx = g I1(x)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return backend.special(self.xp, "i0", x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * backend.special(self.xp, "i1", x)
+
+
+class I0e(Function):
+    """z = I0e(x) = exp(-|x|) I0(x).
+    dz/dx = exp(-|x|) I1(x) - sign(x) exp(-|x|) I0(x) = I1e(x) - sign(x) z
+    =>   dx = g (I1e(x) - sign(x) z)."""
+
+    def forward(self, x):
+        z = backend.special(self.xp, "i0e", x)
+        self.save_for_backward(x, z)
+        return z
+
+    def backward(self, g):
+        x, z = self.saved
+        return g * (backend.special(self.xp, "i1e", x) - self.xp.sign(x) * z)
+
+
+class I1(Function):
+    """z = I1(x), the modified Bessel function of order 1.   dI1/dx = I0(x) - I1(x) / x, whose
+    limit at x = 0 is 1/2   =>   dx = g (I0(x) - z / x), and g / 2 where |x| is not above the
+    dtype's eps (nan included: PyTorch's rule, which keeps 1/x finite)."""
+
+    def forward(self, x):
+        z = backend.special(self.xp, "i1", x)
+        self.save_for_backward(x, z)
+        return z
+
+    def backward(self, g):
+        xp = self.xp
+        x, z = self.saved
+        tiny, safe = _tiny(xp, x)
+        with backend.quiet(xp):
+            slope = backend.special(xp, "i0", safe) - z / safe
+        return g * xp.where(tiny, 0.5, slope)
+
+
+class I1e(Function):
+    """z = I1e(x) = exp(-|x|) I1(x).
+    dz/dx = exp(-|x|) (I0(x) - I1(x) / x) - sign(x) z = I0e(x) - z (sign(x) + 1 / x), 1/2 at x = 0
+    =>   dx = g (I0e(x) - z (sign(x) + 1/x)), and g / 2 where |x| is not above eps (as I1)."""
+
+    def forward(self, x):
+        z = backend.special(self.xp, "i1e", x)
+        self.save_for_backward(x, z)
+        return z
+
+    def backward(self, g):
+        xp = self.xp
+        x, z = self.saved
+        tiny, safe = _tiny(xp, x)
+        with backend.quiet(xp):
+            slope = backend.special(xp, "i0e", safe) - z * (xp.sign(safe) + 1 / safe)
+        return g * xp.where(tiny, 0.5, slope)
+
+
+def _tiny(xp, x):
+    """(where |x| is not above the dtype's eps, nan included; x with those set to eps)."""
+    eps = xp.finfo(x.dtype).eps
+    tiny = ~(xp.abs(x) > eps)
+    return tiny, xp.where(tiny, eps, x)
+
+
+class Entr(Function):
+    """z = -x log(x) for x > 0, 0 at x = 0, -inf for x < 0 (the entropy term; SciPy's entr).
+    dz/dx = -(log(x) + 1)   =>   dx = -g (1 + log(x))  (inf at 0, nan below: PyTorch's values)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return backend.special(self.xp, "entr", x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        with backend.quiet(self.xp):
+            return -g * (1 + self.xp.log(x))
+
+
+class Xlogy(Function):
+    """z = x log(y), and 0 where x = 0 (even for y = 0), unless y is nan; either may be a number.
+
+    dz/dx = log(y), dz/dy = x / y   =>   dx = g log(y), 0 where x = 0 and y <= 0 (PyTorch: there
+    z is 0 on a neighbourhood of x = 0 only in the limit), dy = g x / y.
+    log1p=True is xlog1py: z = x log(1 + y), dx = g log(1 + y) (0 where x = 0, y <= -1),
+    dy = g x / (1 + y).
+    """
+
+    def forward(self, x, y, log1p=False):
+        self.save_for_backward(x, y, log1p)
+        return backend.special(self.xp, "xlog1py" if log1p else "xlogy", x, y)
+
+    def backward(self, g):
+        xp = self.xp
+        x, y, log1p = self.saved
+        dx = dy = None
+        with backend.quiet(xp):
+            if self.needs_grad(0):
+                dx = backend.special(xp, "xlog1py" if log1p else "xlogy", g, y)
+                dx = xp.where((x == 0) & (y <= (-1 if log1p else 0)), 0, dx)
+            if self.needs_grad(1):
+                dy = g * x / ((1 + y) if log1p else y)
+        return dx, dy
