@@ -210,22 +210,24 @@ class Function:
     def apply(cls, *args, **params):
         device = None
         requires_grad = False
+        tensors = []  # the Tensor arguments (the others, numbers and shapes, pass to forward as they are)
         arrays = []
         for a in args:
             if isinstance(a, TensorBase):
                 if device is None:
-                    first = a
                     device = a.device
                 elif a.device != device:
                     raise backend.DeviceError(
                         f"{cls.__name__}: expected all tensors on the same device, got {device} and {a.device}"
                     )
                 requires_grad = requires_grad or a._requires_grad
+                tensors.append(a)
                 arrays.append(a._data)
             else:
                 arrays.append(a)
         if device is None:
             raise TypeError(f"{cls.__name__}: needs at least one Tensor argument")
+        first = tensors[0]
         xp = backend.namespace(device)
         table = _kernel_tables.get(device)
         if table is None:
@@ -239,23 +241,24 @@ class Function:
         out = backend.ensure_array(xp, out)
         requires_grad = requires_grad and _grad_enabled
         result = type(first)._make(out, device, requires_grad)
-        storage = None
+        storage = owners = None
         if out.base is not None:  # a view (reshape, transpose, slice): of an input?
-            storage = backend.storage_of(out)
-            for a in args:
-                if isinstance(a, TensorBase) and backend.storage_of(a._data) is storage:
+            owners = _storages(result, tensors)
+            storage = owners[0][1]
+            for a, s in owners[1:]:
+                if s is storage:
                     result._counter = a._counter  # views share their base's version counter
                     break
         else:
-            for a in args:
-                if isinstance(a, TensorBase) and a._data is out:  # an op returned its input's array as is
+            for a in tensors:
+                if a._data is out:  # an op returned its input's array as is
                     result._counter = a._counter
                     break
         if requires_grad:
             ctx.parents = args
             result._ctx = ctx
             if ctx.saved:
-                ctx.versions = _saved_versions(ctx.saved, args, result, storage)
+                ctx.versions = _saved_versions(ctx.saved, tensors, result, storage, owners)
             if anomaly.enabled:  # detect_anomaly: where the user's code made this node (anomaly.py)
                 ctx.stack = anomaly.forward_stack()
         return result
@@ -309,43 +312,45 @@ def dispatch(reference, device: str, *args, **params):
 _NOT_ARRAYS = (int, float, bool, str, type(None))
 
 
-def _saved_versions(saved, args, result, result_storage):
+def _saved_versions(saved, tensors, result, result_storage, owners=None):
     """For each tensor (an input or the output) whose storage a saved array shares: its version
     counter and its version now.  Plain loops: this runs for every recorded op.
 
-    Arrays of the op's own (intermediates no tensor holds) cannot be written by the user and need
-    no record.  Such a fresh array owns its memory (`.base` is None) and is no tensor's array,
-    unless the output is a view of it (`result_storage`: the output's storage when it is a view,
-    else None); only a saved view needs the walk to its storage (`_record_views`)."""
+    `tensors` are the op's Tensor arguments.  Arrays of the op's own (intermediates no tensor holds)
+    cannot be written by the user and need no record.  Such a fresh array owns its memory (`.base`
+    is None) and is no tensor's array, unless the output is a view of it (`result_storage`: the
+    output's storage when it is a view, else None); only a saved view needs the walk to its storage,
+    matched against the storages of the output and the inputs (`owners`, from `_storages`: made
+    once, on the first saved view, unless apply already made them)."""
     records = []
     for item in saved:
-        if isinstance(item, _NOT_ARRAYS):
-            continue
         for array in item if type(item) is tuple or type(item) is list else (item,):  # an index: one level in
             if isinstance(array, _NOT_ARRAYS):
                 continue
             if array is result._data:
                 records.append((result._counter, result._counter[0]))
                 continue
-            for a in args:
-                if isinstance(a, TensorBase) and a._data is array:  # the common case: an input's own array
+            for a in tensors:
+                if a._data is array:  # the common case: an input's own array
                     records.append((a._counter, a._counter[0]))
                     break
             else:
                 if getattr(array, "base", None) is not None:  # a view: of an input's storage, or the output's?
-                    _record_views(array, args, result, records)
+                    # every tensor sharing that storage (several inputs may: the parameters of a fused
+                    # optimizer are views of one array)
+                    if owners is None:
+                        owners = _storages(result, tensors)
+                    root = backend.storage_of(array)
+                    records.extend((t._counter, t._counter[0]) for t, storage in owners if storage is root)
                 elif result_storage is not None and backend.storage_of(array) is result_storage:
                     records.append((result._counter, result._counter[0]))  # the output views this fresh array
     return records or None
 
 
-def _record_views(array, args, result, records):
-    """Record every tensor whose storage `array` shares (a view of an input or of the output, or a
-    storage several inputs share: the parameters of a fused optimizer are views of one array)."""
-    root = backend.storage_of(array)
-    for t in (result, *args):
-        if isinstance(t, TensorBase) and backend.storage_of(t._data) is root:
-            records.append((t._counter, t._counter[0]))
+def _storages(result, tensors):
+    """[(tensor, the storage of its array)] for the output, then each input: what a view is matched
+    against (two arrays share memory when they have the same storage)."""
+    return [(t, backend.storage_of(t._data)) for t in (result, *tensors)]
 
 
 def _check_versions(ctx, output):
@@ -465,17 +470,19 @@ def _topological_order(roots):
         if id(node) in expanded:
             continue
         expanded.add(id(node))
-        stack.append((node, True))
         ctx = node._ctx
-        if ctx is not None:
-            if ctx.parents is None:
-                raise RuntimeError(
-                    "Trying to backward through the graph a second time: its saved arrays were "
-                    "released after the first backward. Use backward(retain_graph=True) the first time."
-                )
-            for p in ctx.parents if not _inplace_epoch else parents_seen(ctx):
-                if p is not None and getattr(p, "_requires_grad", False) and id(p) not in expanded:
-                    stack.append((p, False))
+        if ctx is None:  # a leaf: nothing comes before it
+            order.append(node)
+            continue
+        if ctx.parents is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time: its saved arrays were "
+                "released after the first backward. Use backward(retain_graph=True) the first time."
+            )
+        stack.append((node, True))  # appended to the order once its inputs are
+        for p in ctx.parents if not _inplace_epoch else parents_seen(ctx):
+            if p is not None and getattr(p, "_requires_grad", False) and id(p) not in expanded:
+                stack.append((p, False))
     return order
 
 

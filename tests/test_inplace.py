@@ -78,6 +78,29 @@ def test_write_to_an_output_that_views_a_saved_array_raises(device):
         loss.backward()
 
 
+class _ScaleFlat(tg.Function):
+    """w * x, saving x as a flat view of the input's array (as Linear saves x.reshape(-1, C))."""
+
+    def forward(self, x, w):
+        self.save_for_backward(x.reshape(-1), w)
+        return x * w
+
+    def backward(self, g):
+        x_flat, w = self.saved
+        return g * w, (g * x_flat.reshape(g.shape)).sum()
+
+
+def test_write_to_an_input_viewed_by_a_saved_array_raises(device):
+    # the saved array is neither an input's array nor the op's own: it views the input's storage, so
+    # the engine finds the input by storage (backend.storage_of) and a write to it raises
+    x = tg.tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), device=device)
+    w = tg.tensor(0.5, device=device, requires_grad=True)
+    loss = _ScaleFlat.apply(x, w).sum()
+    x += 1
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        loss.backward()
+
+
 @pytest.mark.parametrize(
     "make_view",
     [

@@ -64,7 +64,8 @@ class InplaceMixin(TensorBase):
         ctx.forward(self._data, *arrays, **params)
         if record and ctx.saved:  # versions before this write's: a saved value sharing self's storage
             storage = backend.storage_of(self._data)  # the memory the write changes: (y *= y) raises, as in PyTorch
-            ctx.versions = autograd._saved_versions(ctx.saved, ctx.parents, self, storage)
+            tensors = [self, *(a for a in args if isinstance(a, TensorBase))]
+            ctx.versions = autograd._saved_versions(ctx.saved, tensors, self, storage)
         self._bump_version()
         if record:
             ctx.parents = (rebase_history(self, ctx), *args)
