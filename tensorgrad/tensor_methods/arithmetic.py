@@ -83,7 +83,9 @@ class ArithmeticMixin(TensorBase):
         return Pow.apply(a, exponent)
 
     def __rpow__(self, base):
-        """base ** x for a Python number base (a tensor base is __pow__)."""
+        """base ** x: a Python number base, or a tensor base (as `base.__pow__(x)`, PyTorch's answer)."""
+        if isinstance(base, TensorBase):
+            return base.__pow__(self)
         if not isinstance(base, (int, float)):
             raise TypeError(f"pow: the base must be a number or a tensor, got {type(base).__name__}")
         a, b = self._operands(base, "pow")
