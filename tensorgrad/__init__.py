@@ -123,6 +123,8 @@ from .hooks import grad as _autograd_grad
 from .random import Generator, default_generator
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
+from .tensor_methods.common import MemoryFormat as memory_format
+from .tensor_methods.common import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .threads import get_num_threads, set_num_threads
 
 # PyTorch's dtype aliases, and the integer dtypes the backend has no name for
@@ -146,6 +148,8 @@ __all__ = [
     # dtypes and their aliases
     "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "double", "float", "half", "int", "long", "short",
+    # memory formats (checked as PyTorch checks them; the layout is always contiguous)
+    "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     # creation and random numbers (creation.py)
     "arange", "empty", "eye", "full", "full_like", "linspace", "ones", "ones_like", "tensor", "tril", "triu",
     "zeros", "zeros_like", "manual_seed", "multinomial", "rand", "randint", "randn",

@@ -262,6 +262,8 @@ class _Converter:
             return self.memo[id(v)]
         if isinstance(v, torch.dtype):
             return _torch_dtype_to_tg(v)
+        if isinstance(v, torch.memory_format):  # torch.channels_last -> tg.channels_last
+            return getattr(tg, str(v).removeprefix("torch."))
         if isinstance(v, torch.device) or (isinstance(v, str) and v == "cpu"):
             return self.device
         if isinstance(v, torch.Size):
