@@ -6,6 +6,8 @@
 - `erf`: NumPy has none; it comes from SciPy (or `math.erf`) on the host and from
   `cupyx.scipy.special` on the GPU, imports that only the backend may make.
 - `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
+- `quiet`: IEEE arithmetic without NumPy's RuntimeWarnings (log(-1) is NaN, 1/0 is inf, a NaN cast
+  to an integer is what the hardware gives), as PyTorch and CuPy compute it: silently.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ def ensure_array(xp, value):
     if isinstance(value, np.generic):
         return xp.asarray(value)
     return value
+
+
+def quiet():
+    """A context where NumPy computes NaN, inf and overflowing casts silently (np.errstate, which
+    is local to the thread and the block; CuPy and the GPU never warn).  Used narrowly: around the
+    one expression of an op where PyTorch would make a NaN or an inf without a word."""
+    return np.errstate(invalid="ignore", divide="ignore", over="ignore")
 
 
 def add_at(xp, target, index, values):
