@@ -290,21 +290,39 @@ def minimum(x: Tensor, other: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------- arithmetic and elementwise math as functions
+def _numbers(input, other):
+    """torch.add(2.5, 3) and the other binary functions of two Python numbers: the first becomes a
+    0-d tensor (float32 or int64, PyTorch's defaults), so the answer is a tensor, as in PyTorch."""
+    if isinstance(input, Tensor) or isinstance(other, Tensor):
+        return input
+    return Tensor(input)
+
+
+def _one_tensor(op: str, input, other):
+    """pow and remainder take a number for one side, not both (PyTorch has no such overload)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): one of input and other must be a Tensor, got {type(input).__name__} and {type(other).__name__}")
+
+
 def add(input, other, *, alpha=1) -> Tensor:
+    input = _numbers(input, other)
     return input.add(other, alpha=alpha) if isinstance(input, Tensor) else other.__radd__(input)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
+    input = _numbers(input, other)
     if isinstance(input, Tensor):
         return input.sub(other, alpha=alpha)
     return (other * alpha if alpha != 1 else other).__rsub__(input)
 
 
 def mul(input, other) -> Tensor:
+    input = _numbers(input, other)
     return input * other if isinstance(input, Tensor) else other.__rmul__(input)
 
 
 def div(input, other, *, rounding_mode=None) -> Tensor:
+    input = _numbers(input, other)
     if isinstance(input, Tensor):
         return input.div(other, rounding_mode=rounding_mode)
     if rounding_mode is None:
@@ -314,6 +332,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
 
 def pow(input, exponent) -> Tensor:  # noqa: A001 (PyTorch's name)
     """input ** exponent: either may be a number (not both)."""
+    _one_tensor("pow", input, exponent)
     return input**exponent if isinstance(input, Tensor) else exponent.__rpow__(input)
 
 
@@ -369,6 +388,7 @@ def fmod(input: Tensor, other) -> Tensor:
 
 
 def remainder(input, other) -> Tensor:
+    _one_tensor("remainder", input, other)
     return input.remainder(other) if isinstance(input, Tensor) else other.__rmod__(input)
 
 
@@ -376,8 +396,8 @@ def copysign(input: Tensor, other) -> Tensor:
     return input.copysign(other)
 
 
-def floor_divide(input: Tensor, other) -> Tensor:
-    return input.div(other, rounding_mode="floor")
+def floor_divide(input, other) -> Tensor:
+    return div(input, other, rounding_mode="floor")
 
 
 # ---------------------------------------------------------------- reductions and scans as functions
