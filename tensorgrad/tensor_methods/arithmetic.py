@@ -72,6 +72,13 @@ class ArithmeticMixin(TensorBase):
     def __neg__(self):
         return Neg.apply(self)
 
+    def __pos__(self):
+        """+x is x itself (PyTorch's positive: no copy, no graph node); refused for bool tensors."""
+        if self.dtype == backend.bool_:
+            raise RuntimeError("positive: the + operator is not supported on a bool tensor")
+        return self
+
+
     def __pow__(self, exponent):
         if isinstance(exponent, TensorBase):
             return PowTensor.apply(*self._operands(exponent, "pow"))
@@ -216,9 +223,12 @@ class ArithmeticMixin(TensorBase):
         return self._compare(other, lambda a, b: a >= b)
 
     def __invert__(self):
-        if self.dtype != backend.bool_:
-            raise TypeError(f"~ is only defined for bool tensors here, got {self.dtype}")
-        return self._make(~self._data, self.device, False)
+        """~x: logical not of a bool tensor, bitwise not of an integer one (no gradient)."""
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~ (bitwise_not) is only implemented on integer and bool tensors, got {self.dtype}")
+        xp = backend.namespace(self.device)
+        return self._make(backend.ensure_array(xp, ~self._data), self.device, False)  # 0-d: an array, not a scalar
+
 
     def __and__(self, other):
         return self._compare(other, lambda a, b: a & b)
