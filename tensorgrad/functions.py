@@ -108,12 +108,12 @@ def mean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor
     return x.mean(dim, keepdim, dtype=dtype, axis=axis)
 
 
-def softmax(x: Tensor, dim) -> Tensor:
-    return x.softmax(dim)
+def softmax(x: Tensor, dim, dtype=None) -> Tensor:
+    return x.softmax(dim, dtype)
 
 
-def log_softmax(x: Tensor, dim) -> Tensor:
-    return x.log_softmax(dim)
+def log_softmax(x: Tensor, dim, dtype=None) -> Tensor:
+    return x.log_softmax(dim, dtype)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:

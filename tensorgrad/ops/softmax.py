@@ -18,7 +18,8 @@ class Softmax(Function):
     """
 
     def forward(self, x, dim):
-        e = self.xp.exp(x - x.max(axis=dim, keepdims=True))
+        m = x.max(axis=dim, keepdims=True) if x.size else x  # an empty x has no max (and nothing to shift)
+        e = self.xp.exp(x - m)
         y = e / e.sum(axis=dim, keepdims=True)
         self.save_for_backward(y, dim)
         return y
@@ -37,7 +38,7 @@ class LogSoftmax(Function):
 
     def forward(self, x, dim):
         xp = self.xp
-        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted = x - (x.max(axis=dim, keepdims=True) if x.size else x)  # empty: no max, nothing to shift
         y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         self.save_for_backward(y, dim)
         return y

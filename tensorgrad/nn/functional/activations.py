@@ -8,12 +8,12 @@ from ...ops.activation import CELU, ELU, Hardsigmoid, Hardtanh, LeakyReLU, Mish,
 from ...tensor import Tensor
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:
-    return input.softmax(dim)
+def softmax(input: Tensor, dim: int, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return input.softmax(dim, dtype)
 
 
-def log_softmax(input: Tensor, dim: int) -> Tensor:
-    return input.log_softmax(dim)
+def log_softmax(input: Tensor, dim: int, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return input.log_softmax(dim, dtype)
 
 
 def relu(input: Tensor) -> Tensor:
