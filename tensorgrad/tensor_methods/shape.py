@@ -72,7 +72,8 @@ class ShapeMixin(TensorBase):
     def transpose(self, dim0, dim1):
         axes = list(range(self.ndim))
         d0, d1 = normalize_dim(dim0, self.ndim, "transpose"), normalize_dim(dim1, self.ndim, "transpose")
-        axes[d0], axes[d1] = axes[d1], axes[d0]
+        if axes:  # a 0-d tensor has no axes to swap (dims 0 and -1 name it, as in PyTorch)
+            axes[d0], axes[d1] = axes[d1], axes[d0]
         return Permute.apply(self, axes=tuple(axes))
 
     @property
