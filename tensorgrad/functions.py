@@ -29,6 +29,8 @@ def _same_kind(tensors, op):
 def cat(tensors, dim=0) -> Tensor:
     """Concatenate along an existing dim; all other dims must agree."""
     tensors = _same_kind(tensors, "cat")
+    # PyTorch's legacy rule: a 1-d empty tensor joins anything (it is left out), unless all are such
+    tensors = [t for t in tensors if t.shape != (0,)] or tensors
     d = normalize_dim(dim, tensors[0].ndim, "cat")
     first = tensors[0].shape
     for t in tensors[1:]:

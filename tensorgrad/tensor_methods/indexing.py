@@ -117,6 +117,12 @@ class IndexingMixin(TensorBase):
 
     def gather(self, dim, index):
         """out[i][j][k] = self[i][index[i][j][k]][k] (dim=1); the gradient is scattered back, repeats adding."""
+        if isinstance(index, TensorBase) and index.numel() == 0:  # PyTorch checks no shapes then: empty out
+            normalize_dim(dim, self.ndim, "gather")
+            return self.reshape(-1)[:0].reshape(index.shape)
+        if self.ndim == 0 and isinstance(index, TensorBase) and index.ndim == 1:  # a 0-d input counts as 1-d
+            normalize_dim(dim, 0, "gather")
+            return self.reshape(1).gather(0, index)
         d, index = self._along_checks("gather", dim, index)
         return Gather.apply(self, index._data, dim=d)
 
@@ -187,12 +193,14 @@ class IndexingMixin(TensorBase):
 
     # ------------------------------------------------------------------ masks (ops/masking.py)
     def masked_fill(self, mask, value):
-        """value where mask is True, self elsewhere; mask is a bool tensor broadcastable to self."""
+        """value where mask is True, self elsewhere; mask is a bool tensor, broadcast with self (the
+        result has the broadcast shape, as PyTorch's out-of-place masked_fill; masked_fill_ keeps self's)."""
         if not isinstance(mask, TensorBase) or mask.dtype != backend.bool_:
             got = mask.dtype if isinstance(mask, TensorBase) else type(mask).__name__
             raise TypeError(f"masked_fill: mask must be a bool tensor, got {got}")
-        if broadcast_shapes("masked_fill", self.shape, mask.shape) != self.shape:
-            raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {self.shape}")
+        shape = broadcast_shapes("masked_fill", self.shape, mask.shape)
+        if shape != self.shape:
+            return self.expand(*shape).masked_fill(mask, value)
         if isinstance(value, TensorBase):
             if value.ndim != 0:
                 raise RuntimeError(

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
@@ -61,7 +63,10 @@ class ShapeMixin(TensorBase):
         if self.ndim == 0:
             return self.reshape(1)
         s, e = normalize_dim(start_dim, self.ndim, "flatten"), normalize_dim(end_dim, self.ndim, "flatten")
-        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1 :])
+        if s > e:
+            raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        # the merged size written out, not -1: with a zero-size dim elsewhere, -1 would be ambiguous
+        return self.reshape(self.shape[:s] + (math.prod(self.shape[s : e + 1]),) + self.shape[e + 1 :])
 
     def permute(self, *dims):
         dims = tuple(normalize_dim(d, self.ndim, "permute") for d in shape_arg(dims))
