@@ -16,6 +16,13 @@ from .. import backend
 from ..autograd import Function
 
 
+def sign(xp, x):
+    """PyTorch's sign: [x > 0] - [x < 0], so sign(nan) = 0 (NumPy's np.sign gives nan) and sign(-0.0) = 0."""
+    if x.dtype.kind != "f":
+        return xp.sign(x)
+    return (x > 0).astype(x.dtype) - (x < 0)
+
+
 class Add(Function):
     """z = x + y.   dz/dx = 1, dz/dy = 1   =>   dx = g, dy = g."""
 
@@ -187,7 +194,8 @@ class Copysign(Function):
 
 
 class Abs(Function):
-    """z = |x|.   dz/dx = sign(x), and 0 at x = 0 (PyTorch's subgradient)   =>   dx = g sign(x)."""
+    """z = |x|.   dz/dx = sign(x), and 0 at x = 0 (PyTorch's subgradient)   =>   dx = g sign(x)
+    (PyTorch's sign, 0 at NaN too)."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -195,7 +203,7 @@ class Abs(Function):
 
     def backward(self, g):
         (x,) = self.saved
-        return g * self.xp.sign(x)
+        return g * sign(self.xp, x)
 
 
 class Clamp(Function):
@@ -234,7 +242,7 @@ class Piecewise(Function):
     def forward(self, x, y=None, mode="floor", decimals=0):
         xp = self.xp
         if mode == "sign":
-            return xp.sign(x)
+            return sign(xp, x)
         if mode == "round":
             return xp.round(x, decimals)
         if mode in ("floor", "ceil", "trunc"):

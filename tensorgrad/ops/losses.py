@@ -8,6 +8,7 @@ NLLLoss reduces itself, because its mean divides by a sum of class weights.
 from __future__ import annotations
 
 from ..autograd import Function
+from .arithmetic import sign
 
 
 class NLLLoss(Function):
@@ -113,7 +114,7 @@ class SquaredError(Function):
 
 
 class AbsoluteError(Function):
-    """loss = |x - y|.   dx = sign(x - y) g (0 where x == y, as PyTorch),   dy = -dx."""
+    """loss = |x - y|.   dx = sign(x - y) g (0 where x == y, and where x - y is NaN, as PyTorch),   dy = -dx."""
 
     def forward(self, x, y):
         d = x - y
@@ -122,7 +123,7 @@ class AbsoluteError(Function):
 
     def backward(self, g):
         (d,) = self.saved
-        dx = self.xp.sign(d) * g
+        dx = sign(self.xp, d) * g
         return dx, -dx
 
 
