@@ -415,13 +415,17 @@ def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, a
 
 @accepts_keepdims
 def var_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
-    """(variance, mean), as torch.var_mean."""
+    """(variance, mean), as torch.var_mean (a lone bool in place of dim is `unbiased`, as there)."""
+    if isinstance(dim, bool):
+        return var_mean(x, None, dim if unbiased is None else unbiased, keepdim, correction=correction, axis=axis)
     return x.var(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
 
 
 @accepts_keepdims
 def std_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
-    """(standard deviation, mean), as torch.std_mean."""
+    """(standard deviation, mean), as torch.std_mean (a lone bool in place of dim is `unbiased`)."""
+    if isinstance(dim, bool):
+        return std_mean(x, None, dim if unbiased is None else unbiased, keepdim, correction=correction, axis=axis)
     return x.std(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
 
 

@@ -163,6 +163,8 @@ class IndexingMixin(TensorBase):
         index = self._index_tensor(index, "index_select", d, self.shape[d] if self.ndim else 1)
         if index.ndim > 1:
             raise ShapeError(f"index_select: index must be 1-d, got shape {index.shape}")
+        if self.ndim == 0:  # a 0-d input (taken as 1-d) gives a 0-d result, as in PyTorch
+            return IndexSelect.apply(self.reshape(1), index._data.reshape(-1), dim=0).reshape(())
         return IndexSelect.apply(self, index._data.reshape(-1), dim=d)
 
     def repeat_interleave(self, repeats, dim=None, output_size=None):

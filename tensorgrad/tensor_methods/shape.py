@@ -169,4 +169,6 @@ class ShapeMixin(TensorBase):
         n = self.shape[d] if self.ndim else 1
         if not 0 <= size <= n or step < 1:
             raise ShapeError(f"unfold: size {size} and step {step} do not fit dim {dimension} of size {n}")
-        return Unfold.apply(self if self.ndim else self.reshape(1), dim=d, size=size, step=step)
+        if self.ndim == 0:  # PyTorch: the one element as a window of size 0 or 1, shape (size,)
+            return Unfold.apply(self.reshape(1), dim=0, size=size, step=step).reshape(size)
+        return Unfold.apply(self, dim=d, size=size, step=step)
