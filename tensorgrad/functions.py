@@ -522,7 +522,8 @@ def histogram(input: Tensor, bins, *, range=None, weight=None, density=False):  
         edges = xp.linspace(lo, hi, bins + 1).astype(input.dtype)
     hist = _count(input, edges, weight, "histogram")
     if density:
-        hist = hist / (hist.sum() * xp.diff(edges))
+        with backend.quiet():  # no data (or zero weight): 0 / 0 = nan, as in PyTorch
+            hist = hist / (hist.sum() * xp.diff(edges))
     return HistogramResult(input._make(hist, input.device, False), input._make(edges, input.device, False))
 
 
