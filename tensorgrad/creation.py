@@ -160,6 +160,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """Integers give int64, any float argument gives float32 (as PyTorch)."""
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound {end} and lower bound {start} inconsistent with step sign {step}")
     if dtype is None:
         dtype = backend.float32 if any(isinstance(v, float) for v in (start, end, step)) else backend.int64
     device = backend.normalize_device(device)
@@ -184,10 +188,21 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
+def _scalar_value(v, op, name):
+    """A 0-d tensor given for a number (linspace's start and end): its value, as a Python number,
+    so the computation runs in the requested dtype and not the tensor's; PyTorch refuses other shapes."""
+    if not isinstance(v, Tensor):
+        return v
+    if v.ndim != 0:
+        raise RuntimeError(f"{op}: only supports 0-dimensional {name} tensors, got shape {v.shape}")
+    return v.item()
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     """`steps` evenly spaced values from start to end, both included (float32 by default)."""
     if steps < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
+    start, end = (_scalar_value(v, "linspace", name) for v, name in ((start, "start"), (end, "end")))
     device = backend.normalize_device(device)
     data = backend.namespace(device).linspace(start, end, steps, dtype=backend.as_dtype(dtype) or backend.float32)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)

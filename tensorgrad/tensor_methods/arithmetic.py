@@ -242,6 +242,9 @@ class ArithmeticMixin(TensorBase):
             raise TypeError(f"isclose(): argument 'other' must be a Tensor, not {type(other).__name__}")
         if other.dtype != self.dtype:
             raise RuntimeError(f"isclose(): the inputs must have the same dtype, got {self.dtype} and {other.dtype}")
+        for name, tol in (("rtol", rtol), ("atol", atol)):
+            if tol < 0:
+                raise RuntimeError(f"isclose(): {name} must be greater than or equal to zero, got {tol}")
         xp = backend.namespace(self.device)
         return self._compare(other, lambda a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

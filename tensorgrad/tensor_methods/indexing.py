@@ -113,7 +113,9 @@ class IndexingMixin(TensorBase):
             raise TypeError(f"{op}: src must be a tensor, got {type(src).__name__}")
         if src.device != self.device:
             raise backend.DeviceError(f"{op}: input on {self.device}, src on {src.device}")
-        return src if src.dtype == self.dtype else src.to(self.dtype)
+        if src.dtype != self.dtype:  # PyTorch refuses rather than casts
+            raise RuntimeError(f"{op}: expected self.dtype to be equal to src.dtype, got {self.dtype} and {src.dtype}")
+        return src
 
     def gather(self, dim, index):
         """out[i][j][k] = self[i][index[i][j][k]][k] (dim=1); the gradient is scattered back, repeats adding."""

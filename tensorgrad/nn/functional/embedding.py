@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import backend
+from ...backend import ShapeError
 from ...ops.embedding import Embedding
 from ...tensor import Tensor
 
@@ -37,5 +38,7 @@ def check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
 
 def embedding(input: Tensor, weight: Tensor) -> Tensor:
     """Rows of weight (V, D) picked by integer ids of any shape -> (*ids.shape, D)."""
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape {weight.shape}")
     check_ids(input, weight.shape[0], "embedding", "the token ids")
     return Embedding.apply(input, weight)
