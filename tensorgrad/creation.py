@@ -212,17 +212,29 @@ def multinomial(probs: Tensor, num_samples: int, replacement=False, *, generator
     """Draw class ids from each row of (unnormalised, non-negative) probs (int64), from `generator`
     (a tg.Generator of probs' device) or the device's default.
 
-    By inverse CDF: u ~ U[0, total), id = number of classes whose cumulative mass is <= u.
-    Without replacement only num_samples=1 is supported (what sampling a language model needs).
+    With replacement (or one sample), by inverse CDF: u ~ U[0, total), id = number of classes
+    whose cumulative mass is <= u.  Without replacement, by an exponential race: each class c gets
+    the time e_c / p_c with e_c ~ Exp(1), and the first num_samples to arrive, in order, are the
+    draws (the first arrival is c with probability p_c / total, and so on among those left).
     """
-    if num_samples != 1 and not replacement:
-        raise NotImplementedError("multinomial: without replacement only num_samples=1 is supported")
     if probs.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {probs.shape}")
+    if num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples, got {num_samples}")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError(
+            f"multinomial: cannot sample {num_samples} > {probs.shape[-1]} categories without replacement"
+        )
     xp = backend.namespace(probs.device)
     p = probs._data if probs.ndim == 2 else probs._data[None, :]
     gen = backend.generator_for(probs.device, generator, "multinomial")
     _check_probabilities(xp, p, probs.device)
+    if num_samples != 1 and not replacement:
+        e = -xp.log1p(-gen.uniform(p.shape, p.dtype))  # Exp(1), from u in [0, 1): finite
+        with backend.quiet():  # a class of probability 0 arrives at time inf (never, while others remain)
+            times = e / p
+        ids = xp.argsort(times, axis=-1)[:, :num_samples].astype(backend.int64)
+        return Tensor._make(ids if probs.ndim == 2 else ids[0], probs.device, False)
     cdf = xp.cumsum(p, axis=-1)  # (R, C)
     u = gen.uniform((p.shape[0], num_samples), cdf.dtype) * cdf[:, -1:]  # (R, S)
     ids = (cdf[:, None, :] <= u[:, :, None]).sum(axis=-1)  # (R, S)
