@@ -136,7 +136,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     out_dtype = backend.result_type(*(t.dtype for t in tensors)) if len(tensors) == 2 else tensors[0].dtype
     shape = broadcast_shapes("normal", mean.shape, std.shape) if len(tensors) == 2 else tensors[0].shape
     z = backend.generator_for(device, generator, "normal").normal(shape, out_dtype)
-    return Tensor._make((m + s * z).astype(out_dtype, copy=False), device, False)
+    out = backend.ensure_array(backend.namespace(device), (m + s * z).astype(out_dtype, copy=False))  # 0-d: an array
+    return Tensor._make(out, device, False)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None) -> Tensor:

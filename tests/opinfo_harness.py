@@ -133,9 +133,17 @@ def op_id(info) -> str:
     return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
 
 
+# OpInfo variants that test another spelling than their name's: Tensor.normal_ for normal.in_place.
+VARIANT_ADAPTERS = {
+    "normal.in_place": (lambda x, *args, **kw: x.clone().normal_(*args, **kw), "Tensor.normal_"),
+}
+
+
 def tensorgrad_callable(info):
     """How tensorgrad spells this OpInfo, as (call, description), or None where it has no such name."""
     name = info.name
+    if op_id(info) in VARIANT_ADAPTERS:
+        return VARIANT_ADAPTERS[op_id(info)]
     if name in ADAPTERS:
         return ADAPTERS[name], f"adapted {name}"
     if name.startswith("nn.functional."):
