@@ -170,4 +170,5 @@ class Logsumexp(Function):
 
     def backward(self, g):
         x, z, dim, keepdim = self.saved
-        return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)
+        with backend.quiet():  # x = z = inf: inf - inf = nan, as in PyTorch
+            return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)
