@@ -162,7 +162,7 @@ class Tensor(
 
     def contiguous(self, memory_format=contiguous_format):
         """self: tensorgrad's arrays are always contiguous (a memory format is checked, as PyTorch does)."""
-        check_memory_format("contiguous", memory_format, self.ndim, preserve=False)
+        check_memory_format("contiguous", memory_format, self.ndim)
         return self
 
     # ------------------------------------------------------------------ conversion

@@ -39,16 +39,13 @@ channels_last = MemoryFormat("channels_last", 4)
 channels_last_3d = MemoryFormat("channels_last_3d", 5)
 
 
-def check_memory_format(op: str, memory_format, ndim: int, preserve: bool = True):
+def check_memory_format(op: str, memory_format, ndim: int):
     """The memory_format= of clone, contiguous, to, float, ...: refused as PyTorch refuses it (not a
-    format, preserve_format where the op must choose a layout, channels_last on a tensor that is
-    not 4-d, channels_last_3d not 5-d)."""
+    format, channels_last on a tensor that is not 4-d, channels_last_3d not 5-d)."""
     if memory_format is None:
         return
     if not isinstance(memory_format, MemoryFormat):
         raise TypeError(f"{op}(): memory_format must be a memory format (e.g. tg.contiguous_format), got {memory_format!r}")
-    if memory_format is preserve_format and not preserve:
-        raise RuntimeError(f"{op}(): preserve memory format is unsupported by the {op} operator")
     if memory_format.ndim is not None and ndim != memory_format.ndim:
         raise RuntimeError(f"{op}(): required rank {memory_format.ndim} tensor to use {memory_format.name} format")
 

@@ -36,6 +36,6 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise ShapeError(f"pad: {mode} padding needs non-empty dims (but the batch dim), got input {input.shape}")
     for n, (b, a) in zip(input.shape[-k:], pads[-k:]):
         if n + b + a < 1 or (mode == "reflect" and max(b, a) >= n) or (mode == "circular" and (max(b, a) > n or max(-b, 0) + max(-a, 0) >= n)):
-            limit = {"reflect": "less than", "circular": "at most", "replicate": "leaving at least one element of"}[mode]
+            limit = {"reflect": "smaller than", "circular": "at most", "replicate": "leaving at least one element of"}[mode]
             raise ShapeError(f"pad: {mode} padding {pad} must be {limit} the padded dims of the input {input.shape}")
     return IndexPad.apply(input, pads=tuple(pads), mode=mode)
