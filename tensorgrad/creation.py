@@ -124,6 +124,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     if isinstance(std, Tensor):
+
         def fail():
             raise RuntimeError("normal expects all elements of std >= 0.0")
 

@@ -303,7 +303,9 @@ def _numbers(input, other):
 def _one_tensor(op: str, input, other):
     """pow and remainder take a number for one side, not both (PyTorch has no such overload)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(f"{op}(): one of input and other must be a Tensor, got {type(input).__name__} and {type(other).__name__}")
+        raise TypeError(
+            f"{op}(): one of input and other must be a Tensor, got {type(input).__name__} and {type(other).__name__}"
+        )
 
 
 def add(input, other, *, alpha=1) -> Tensor:

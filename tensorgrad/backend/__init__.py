@@ -47,6 +47,7 @@ __all__ = [
     "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
     "from_host", "generator_for", "has_reduce_at",
     "import_nccl", "int32", "int64", "is_array", "is_floating", "manual_seed", "namespace",
-    "normalize_device", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32", "storage_of",
+    "normalize_device", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32",
+    "storage_of",
     "strict", "synchronize", "to_device", "to_numpy", "uint8",
 ]  # fmt: skip

@@ -47,7 +47,6 @@ def add_at(xp, target, index, values):
     return target
 
 
-
 _AT_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 _CUPY_SCATTERS = {"sum": "scatter_add", "amax": "scatter_max", "amin": "scatter_min"}
 

@@ -51,4 +51,3 @@ class LogSoftmax(Function):
     def backward(self, g):
         y, dim = self.saved
         return g - self.xp.exp(y) * g.sum(axis=dim, keepdims=True)
-

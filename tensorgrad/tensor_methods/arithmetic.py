@@ -78,7 +78,6 @@ class ArithmeticMixin(TensorBase):
             raise RuntimeError("positive: the + operator is not supported on a bool tensor")
         return self
 
-
     def __pow__(self, exponent):
         if isinstance(exponent, TensorBase):
             return PowTensor.apply(*self._operands(exponent, "pow"))
@@ -228,7 +227,6 @@ class ArithmeticMixin(TensorBase):
             raise TypeError(f"~ (bitwise_not) is only implemented on integer and bool tensors, got {self.dtype}")
         xp = backend.namespace(self.device)
         return self._make(backend.ensure_array(xp, ~self._data), self.device, False)  # 0-d: an array, not a scalar
-
 
     def __and__(self, other):
         return self._compare(other, lambda a, b: a & b)

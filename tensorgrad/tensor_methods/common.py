@@ -45,7 +45,9 @@ def check_memory_format(op: str, memory_format, ndim: int):
     if memory_format is None:
         return
     if not isinstance(memory_format, MemoryFormat):
-        raise TypeError(f"{op}(): memory_format must be a memory format (e.g. tg.contiguous_format), got {memory_format!r}")
+        raise TypeError(
+            f"{op}(): memory_format must be a memory format (e.g. tg.contiguous_format), got {memory_format!r}"
+        )
     if memory_format.ndim is not None and ndim != memory_format.ndim:
         raise RuntimeError(f"{op}(): required rank {memory_format.ndim} tensor to use {memory_format.name} format")
 

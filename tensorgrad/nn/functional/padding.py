@@ -34,8 +34,10 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     first = 1 if input.ndim == k + 2 else 0
     if 0 in input.shape[first:]:
         raise ShapeError(f"pad: {mode} padding needs non-empty dims (but the batch dim), got input {input.shape}")
+    limit = {"reflect": "smaller than", "circular": "at most", "replicate": "leaving at least one element of"}[mode]
     for n, (b, a) in zip(input.shape[-k:], pads[-k:]):
-        if n + b + a < 1 or (mode == "reflect" and max(b, a) >= n) or (mode == "circular" and (max(b, a) > n or max(-b, 0) + max(-a, 0) >= n)):
-            limit = {"reflect": "smaller than", "circular": "at most", "replicate": "leaving at least one element of"}[mode]
+        cropped = max(-b, 0) + max(-a, 0)
+        fits = {"reflect": max(b, a) < n, "circular": max(b, a) <= n and cropped < n, "replicate": True}[mode]
+        if n + b + a < 1 or not fits:
             raise ShapeError(f"pad: {mode} padding {pad} must be {limit} the padded dims of the input {input.shape}")
     return IndexPad.apply(input, pads=tuple(pads), mode=mode)
