@@ -496,6 +496,33 @@ def _count(x: Tensor, edges, weight, op: str):
     return counts.astype(x.dtype, copy=False)
 
 
+def _linspace_as_torch(xp, lo, hi, steps):
+    """PyTorch's linspace: lo + i * step for the first half, hi - (steps - 1 - i) * step for the rest
+    (NumPy's lo + i * step throughout can differ in the last bit, which moves a value on an edge)."""
+    step = (hi - lo) / (steps - 1)
+    i = xp.arange(steps, dtype=xp.float64)
+    return xp.where(i < steps // 2, lo + i * step, hi - (steps - 1 - i) * step)
+
+
+def _count_equal_width(x: Tensor, lo, hi, bins, weight, op: str):
+    """Counts in `bins` equal-width bins from lo to hi, binned as PyTorch bins them (its linear
+    interpolation): bin floor((v - lo) * bins / (hi - lo)), the last bin also holding hi; values
+    outside [lo, hi] are not counted.  A value a rounding away from an edge may fall in another
+    bin than the edges alone (`_count`) would put it in: PyTorch's bin, not the edges', is the answer."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: pass a floating-point tensor')
+    xp = backend.namespace(x.device)
+    v = x._data.reshape(-1)
+    w = xp.ones(v.shape, dtype=x.dtype) if weight is None else weight._data.reshape(-1).astype(x.dtype, copy=False)
+    inside = (v >= lo) & (v <= hi)
+    with backend.quiet():  # NaN values are outside (and their bin is never used)
+        pos = xp.floor((xp.where(inside, v, lo) - lo) * bins / (hi - lo)).astype(backend.int64)
+    pos = xp.minimum(pos, bins - 1)
+    counts = xp.zeros(bins, dtype=x.dtype)
+    backend.add_at(xp, counts, pos, xp.where(inside, w, 0))
+    return counts
+
+
 def _value_range(x: Tensor, lo, hi, widen: float):
     """(lo, hi) as given, else the data's min and max (0 and 1 for no data); an empty range is
     widened by `widen` on each side, as PyTorch does (0.5 for histogram, 1 for histc)."""
@@ -521,7 +548,7 @@ def histogram(input: Tensor, bins, *, range=None, weight=None, density=False):  
                 f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension 0"
             )
         lo, hi = _value_range(input, lo, hi, 0.5)
-        edges = xp.linspace(lo, hi, bins + 1).astype(input.dtype)
+        edges = _linspace_as_torch(xp, lo, hi, bins + 1).astype(input.dtype)
     hist = _count(input, edges, weight, "histogram")
     if density:
         with backend.quiet():  # no data (or zero weight): 0 / 0 = nan, as in PyTorch
@@ -536,8 +563,7 @@ def histc(input: Tensor, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTor
         raise RuntimeError("torch.histc: max must be larger than min")
     lo, hi = (None, None) if min == max else (min, max)
     lo, hi = _value_range(input, lo, hi, 1.0)
-    edges = backend.namespace(input.device).linspace(lo, hi, bins + 1).astype(input.dtype)
-    return input._make(_count(input, edges, None, "histogram_cpu"), input.device, False)
+    return input._make(_count_equal_width(input, lo, hi, bins, None, "histogram_cpu"), input.device, False)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
