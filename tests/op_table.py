@@ -436,6 +436,11 @@ OPS = [
     C("normalize_p3_last", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=3.0, dim=-1), domain="nonzero"),
     C("normalize_p1_dim0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=1, dim=0), domain="nonzero"),
     C("normalize_below_eps", [(3, 4)], lambda lib, x: F(lib).normalize(x * 1e-7, dim=1, eps=1e-5)),
+    # PyTorch's norms below 1: the p < 1 branch of the backward (no zero entries: its masked case is
+    # in tests/test_errors.py), and p = 0, the count of nonzeros, a constant norm
+    C("normalize_p_half", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=0.5, dim=1), domain="nonzero"),
+    C("normalize_p_negative", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=-1.0, dim=1), domain="nonzero"),
+    C("normalize_p0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=0, dim=1), domain="nonzero"),
     # ================================================================ ops/masking.py
     C("where", [(3, 4), (3, 4)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
     C("where_broadcast", [(3, 1), (4,)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
