@@ -300,6 +300,8 @@ from .hooks import grad as _autograd_grad
 from .random import Generator, default_generator
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
+from .tensor_methods.common import MemoryFormat as memory_format
+from .tensor_methods.common import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .threads import get_num_threads, set_num_threads
 
 # PyTorch's dtype aliases, and the integer dtypes the backend has no name for
@@ -324,6 +326,8 @@ __all__ = [
     # dtypes and their aliases
     "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "double", "float", "half", "int", "long", "short",
+    # memory formats (checked as PyTorch checks them; the layout is always contiguous)
+    "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     # creation and random numbers (creation.py)
     "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "logspace", "ones", "ones_like",
     "scalar_tensor", "tensor", "tril", "tril_indices", "triu", "triu_indices",

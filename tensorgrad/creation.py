@@ -137,7 +137,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     out_dtype = backend.result_type(*(t.dtype for t in tensors)) if len(tensors) == 2 else tensors[0].dtype
     shape = broadcast_shapes("normal", mean.shape, std.shape) if len(tensors) == 2 else tensors[0].shape
     z = backend.generator_for(device, generator, "normal").normal(shape, out_dtype)
-    return Tensor._make((m + s * z).astype(out_dtype, copy=False), device, False)
+    out = backend.ensure_array(backend.namespace(device), (m + s * z).astype(out_dtype, copy=False))  # 0-d: an array
+    return Tensor._make(out, device, False)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None) -> Tensor:
@@ -161,6 +162,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """Integers give int64, any float argument gives float32 (as PyTorch)."""
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound {end} and lower bound {start} inconsistent with step sign {step}")
     if dtype is None:
         dtype = backend.float32 if any(isinstance(v, float) for v in (start, end, step)) else backend.int64
     device = backend.normalize_device(device)
@@ -218,10 +223,21 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
+def _scalar_value(v, op, name):
+    """A 0-d tensor given for a number (linspace's start and end): its value, as a Python number,
+    so the computation runs in the requested dtype and not the tensor's; PyTorch refuses other shapes."""
+    if not isinstance(v, Tensor):
+        return v
+    if v.ndim != 0:
+        raise RuntimeError(f"{op}: only supports 0-dimensional {name} tensors, got shape {v.shape}")
+    return v.item()
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     """`steps` evenly spaced values from start to end, both included (float32 by default)."""
     if steps < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
+    start, end = (_scalar_value(v, "linspace", name) for v, name in ((start, "start"), (end, "end")))
     device = backend.normalize_device(device)
     data = backend.namespace(device).linspace(start, end, steps, dtype=backend.as_dtype(dtype) or backend.float32)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
@@ -263,17 +279,29 @@ def multinomial(probs: Tensor, num_samples: int, replacement=False, *, generator
     """Draw class ids from each row of (unnormalised, non-negative) probs (int64), from `generator`
     (a tg.Generator of probs' device) or the device's default.
 
-    By inverse CDF: u ~ U[0, total), id = number of classes whose cumulative mass is <= u.
-    Without replacement only num_samples=1 is supported (what sampling a language model needs).
+    With replacement (or one sample), by inverse CDF: u ~ U[0, total), id = number of classes
+    whose cumulative mass is <= u.  Without replacement, by an exponential race: each class c gets
+    the time e_c / p_c with e_c ~ Exp(1), and the first num_samples to arrive, in order, are the
+    draws (the first arrival is c with probability p_c / total, and so on among those left).
     """
-    if num_samples != 1 and not replacement:
-        raise NotImplementedError("multinomial: without replacement only num_samples=1 is supported")
     if probs.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {probs.shape}")
+    if num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples, got {num_samples}")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError(
+            f"multinomial: cannot sample {num_samples} > {probs.shape[-1]} categories without replacement"
+        )
     xp = backend.namespace(probs.device)
     p = probs._data if probs.ndim == 2 else probs._data[None, :]
     gen = backend.generator_for(probs.device, generator, "multinomial")
     _check_probabilities(xp, p, probs.device)
+    if num_samples != 1 and not replacement:
+        e = -xp.log1p(-gen.uniform(p.shape, p.dtype))  # Exp(1), from u in [0, 1): finite
+        with backend.quiet():  # a class of probability 0 arrives at time inf (never, while others remain)
+            times = e / p
+        ids = xp.argsort(times, axis=-1)[:, :num_samples].astype(backend.int64)
+        return Tensor._make(ids if probs.ndim == 2 else ids[0], probs.device, False)
     cdf = xp.cumsum(p, axis=-1)  # (R, C)
     u = gen.uniform((p.shape[0], num_samples), cdf.dtype) * cdf[:, -1:]  # (R, S)
     ids = (cdf[:, None, :] <= u[:, :, None]).sum(axis=-1)  # (R, S)

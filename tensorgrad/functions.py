@@ -31,6 +31,8 @@ def _same_kind(tensors, op):
 def cat(tensors, dim=0) -> Tensor:
     """Concatenate along an existing dim; all other dims must agree."""
     tensors = _same_kind(tensors, "cat")
+    # PyTorch's legacy rule: a 1-d empty tensor joins anything (it is left out), unless all are such
+    tensors = [t for t in tensors if t.shape != (0,)] or tensors
     d = normalize_dim(dim, tensors[0].ndim, "cat")
     first = tensors[0].shape
     for t in tensors[1:]:
@@ -110,12 +112,12 @@ def mean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor
     return x.mean(dim, keepdim, dtype=dtype, axis=axis)
 
 
-def softmax(x: Tensor, dim) -> Tensor:
-    return x.softmax(dim)
+def softmax(x: Tensor, dim, dtype=None) -> Tensor:
+    return x.softmax(dim, dtype)
 
 
-def log_softmax(x: Tensor, dim) -> Tensor:
-    return x.log_softmax(dim)
+def log_softmax(x: Tensor, dim, dtype=None) -> Tensor:
+    return x.log_softmax(dim, dtype)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
@@ -292,21 +294,41 @@ def minimum(x: Tensor, other: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------- arithmetic and elementwise math as functions
+def _numbers(input, other):
+    """torch.add(2.5, 3) and the other binary functions of two Python numbers: the first becomes a
+    0-d tensor (float32 or int64, PyTorch's defaults), so the answer is a tensor, as in PyTorch."""
+    if isinstance(input, Tensor) or isinstance(other, Tensor):
+        return input
+    return Tensor(input)
+
+
+def _one_tensor(op: str, input, other):
+    """pow and remainder take a number for one side, not both (PyTorch has no such overload)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(
+            f"{op}(): one of input and other must be a Tensor, got {type(input).__name__} and {type(other).__name__}"
+        )
+
+
 def add(input, other, *, alpha=1) -> Tensor:
+    input = _numbers(input, other)
     return input.add(other, alpha=alpha) if isinstance(input, Tensor) else other.__radd__(input)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
+    input = _numbers(input, other)
     if isinstance(input, Tensor):
         return input.sub(other, alpha=alpha)
     return (other * alpha if alpha != 1 else other).__rsub__(input)
 
 
 def mul(input, other) -> Tensor:
+    input = _numbers(input, other)
     return input * other if isinstance(input, Tensor) else other.__rmul__(input)
 
 
 def div(input, other, *, rounding_mode=None) -> Tensor:
+    input = _numbers(input, other)
     if isinstance(input, Tensor):
         return input.div(other, rounding_mode=rounding_mode)
     if rounding_mode is None:
@@ -316,6 +338,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
 
 def pow(input, exponent) -> Tensor:  # noqa: A001 (PyTorch's name)
     """input ** exponent: either may be a number (not both)."""
+    _one_tensor("pow", input, exponent)
     return input**exponent if isinstance(input, Tensor) else exponent.__rpow__(input)
 
 
@@ -371,6 +394,7 @@ def fmod(input: Tensor, other) -> Tensor:
 
 
 def remainder(input, other) -> Tensor:
+    _one_tensor("remainder", input, other)
     return input.remainder(other) if isinstance(input, Tensor) else other.__rmod__(input)
 
 
@@ -378,8 +402,8 @@ def copysign(input: Tensor, other) -> Tensor:
     return input.copysign(other)
 
 
-def floor_divide(input: Tensor, other) -> Tensor:
-    return input.div(other, rounding_mode="floor")
+def floor_divide(input, other) -> Tensor:
+    return div(input, other, rounding_mode="floor")
 
 
 # ---------------------------------------------------------------- reductions and scans as functions
@@ -395,13 +419,17 @@ def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, a
 
 @accepts_keepdims
 def var_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
-    """(variance, mean), as torch.var_mean."""
+    """(variance, mean), as torch.var_mean (a lone bool in place of dim is `unbiased`, as there)."""
+    if isinstance(dim, bool):
+        return var_mean(x, None, dim if unbiased is None else unbiased, keepdim, correction=correction, axis=axis)
     return x.var(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
 
 
 @accepts_keepdims
 def std_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
-    """(standard deviation, mean), as torch.std_mean."""
+    """(standard deviation, mean), as torch.std_mean (a lone bool in place of dim is `unbiased`)."""
+    if isinstance(dim, bool):
+        return std_mean(x, None, dim if unbiased is None else unbiased, keepdim, correction=correction, axis=axis)
     return x.std(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
 
 
@@ -470,6 +498,33 @@ def _count(x: Tensor, edges, weight, op: str):
     return counts.astype(x.dtype, copy=False)
 
 
+def _linspace_as_torch(xp, lo, hi, steps):
+    """PyTorch's linspace: lo + i * step for the first half, hi - (steps - 1 - i) * step for the rest
+    (NumPy's lo + i * step throughout can differ in the last bit, which moves a value on an edge)."""
+    step = (hi - lo) / (steps - 1)
+    i = xp.arange(steps, dtype=xp.float64)
+    return xp.where(i < steps // 2, lo + i * step, hi - (steps - 1 - i) * step)
+
+
+def _count_equal_width(x: Tensor, lo, hi, bins, weight, op: str):
+    """Counts in `bins` equal-width bins from lo to hi, binned as PyTorch bins them (its linear
+    interpolation): bin floor((v - lo) * bins / (hi - lo)), the last bin also holding hi; values
+    outside [lo, hi] are not counted.  A value a rounding away from an edge may fall in another
+    bin than the edges alone (`_count`) would put it in: PyTorch's bin, not the edges', is the answer."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: pass a floating-point tensor')
+    xp = backend.namespace(x.device)
+    v = x._data.reshape(-1)
+    w = xp.ones(v.shape, dtype=x.dtype) if weight is None else weight._data.reshape(-1).astype(x.dtype, copy=False)
+    inside = (v >= lo) & (v <= hi)
+    with backend.quiet():  # NaN values are outside (and their bin is never used)
+        pos = xp.floor((xp.where(inside, v, lo) - lo) * bins / (hi - lo)).astype(backend.int64)
+    pos = xp.minimum(pos, bins - 1)
+    counts = xp.zeros(bins, dtype=x.dtype)
+    backend.add_at(xp, counts, pos, xp.where(inside, w, 0))
+    return counts
+
+
 def _value_range(x: Tensor, lo, hi, widen: float):
     """(lo, hi) as given, else the data's min and max (0 and 1 for no data); an empty range is
     widened by `widen` on each side, as PyTorch does (0.5 for histogram, 1 for histc)."""
@@ -495,10 +550,11 @@ def histogram(input: Tensor, bins, *, range=None, weight=None, density=False):  
                 f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension 0"
             )
         lo, hi = _value_range(input, lo, hi, 0.5)
-        edges = xp.linspace(lo, hi, bins + 1).astype(input.dtype)
+        edges = _linspace_as_torch(xp, lo, hi, bins + 1).astype(input.dtype)
     hist = _count(input, edges, weight, "histogram")
     if density:
-        hist = hist / (hist.sum() * xp.diff(edges))
+        with backend.quiet():  # no data (or zero weight): 0 / 0 = nan, as in PyTorch
+            hist = hist / (hist.sum() * xp.diff(edges))
     return HistogramResult(input._make(hist, input.device, False), input._make(edges, input.device, False))
 
 
@@ -509,8 +565,7 @@ def histc(input: Tensor, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTor
         raise RuntimeError("torch.histc: max must be larger than min")
     lo, hi = (None, None) if min == max else (min, max)
     lo, hi = _value_range(input, lo, hi, 1.0)
-    edges = backend.namespace(input.device).linspace(lo, hi, bins + 1).astype(input.dtype)
-    return input._make(_count(input, edges, None, "histogram_cpu"), input.device, False)
+    return input._make(_count_equal_width(input, lo, hi, bins, None, "histogram_cpu"), input.device, False)
 
 
 # ---------------------------------------------------------------- statistics (tensor_methods/statistics.py)

@@ -20,7 +20,7 @@ from .backend import ShapeError
 from .ops.arithmetic import Cast, Clone
 from .ops.transfer import ToDevice
 from .tensor_methods.arithmetic import ArithmeticMixin
-from .tensor_methods.common import normalize_dim
+from .tensor_methods.common import check_memory_format, contiguous_format, normalize_dim, preserve_format
 from .tensor_methods.dtype import DtypeMixin
 from .tensor_methods.hooks import HooksMixin
 from .tensor_methods.indexing import IndexingMixin
@@ -171,10 +171,13 @@ class Tensor(
         t._counter = self._counter
         return t
 
-    def clone(self):
+    def clone(self, *, memory_format=preserve_format):
+        check_memory_format("clone", memory_format, self.ndim)
         return Clone.apply(self)
 
-    def contiguous(self):
+    def contiguous(self, memory_format=contiguous_format):
+        """self: tensorgrad's arrays are always contiguous (a memory format is checked, as PyTorch does)."""
+        check_memory_format("contiguous", memory_format, self.ndim)
         return self
 
     # ------------------------------------------------------------------ conversion
@@ -223,15 +226,24 @@ class Tensor(
         return array if dtype is None else array.astype(dtype, copy=False)
 
     # ------------------------------------------------------------------ dtype and device
-    def to(self, *args, device=None, dtype=None) -> Tensor:
-        """to(device), to(dtype), to(device, dtype) or to(other_tensor); self if nothing changes."""
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, str) or a is None:
-                device = a
-            else:
-                dtype = a
+    def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=preserve_format):
+        """to(device, dtype, non_blocking, copy), to(dtype, non_blocking, copy) or to(other_tensor,
+        non_blocking, copy), each with keywords too, as PyTorch's three forms; self if nothing changes
+        and copy is false.  non_blocking changes nothing here (transfers complete before returning)."""
+        args = list(args)
+        if args and isinstance(args[0], Tensor):
+            other = args.pop(0)
+            device, dtype = other.device, other.dtype
+        elif args and (isinstance(args[0], str) or args[0] is None):
+            device = args.pop(0)
+            if args and not isinstance(args[0], bool):
+                dtype = args.pop(0)
+        elif args and not isinstance(args[0], bool):
+            dtype = args.pop(0)
+        if len(args) > 2:
+            raise TypeError(f"to() takes at most 2 positional arguments after the device and dtype, got {len(args)}")
+        non_blocking, copy = args + [non_blocking, copy][len(args) :]  # noqa: F841 (nothing to wait for)
+        check_memory_format("to", memory_format, self.ndim)
         out = self
         if device is not None:
             out = out._to_device(backend.normalize_device(device))
@@ -240,6 +252,8 @@ class Tensor(
             out = Cast.apply(out, dtype=dtype)
             if not backend.is_floating(dtype):  # integers and bools carry no gradient (as in PyTorch)
                 out = out.detach()
+        if copy and out is self:
+            out = self.clone()
         return out
 
     def _to_device(self, device) -> Tensor:

@@ -645,6 +645,11 @@ OPS = [
     C("pdist_p_half", [(4, 3)], lambda lib, x: F(lib).pdist(x, p=0.5)),
     C("distance_modules", [(3, 4), (3, 4)], lambda lib, x, y: lib.nn.CosineSimilarity(dim=1)(x, y)
       + lib.nn.PairwiseDistance(p=1.5)(x, y)),
+    # PyTorch's norms below 1: the p < 1 branch of the backward (no zero entries: its masked case is
+    # in tests/test_errors.py), and p = 0, the count of nonzeros, a constant norm
+    C("normalize_p_half", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=0.5, dim=1), domain="nonzero"),
+    C("normalize_p_negative", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=-1.0, dim=1), domain="nonzero"),
+    C("normalize_p0", [(3, 4)], lambda lib, x: F(lib).normalize(x, p=0, dim=1), domain="nonzero"),
     # ================================================================ ops/masking.py
     C("where", [(3, 4), (3, 4)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),
     C("where_broadcast", [(3, 1), (4,)], lambda lib, x, y: lib.where(const(lib, x, COND_34), x, y)),

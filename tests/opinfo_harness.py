@@ -141,9 +141,17 @@ def op_id(info) -> str:
     return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
 
 
+# OpInfo variants that test another spelling than their name's: Tensor.normal_ for normal.in_place.
+VARIANT_ADAPTERS = {
+    "normal.in_place": (lambda x, *args, **kw: x.clone().normal_(*args, **kw), "Tensor.normal_"),
+}
+
+
 def tensorgrad_callable(info):
     """How tensorgrad spells this OpInfo, as (call, description), or None where it has no such name."""
     name = info.name
+    if op_id(info) in VARIANT_ADAPTERS:
+        return VARIANT_ADAPTERS[op_id(info)]
     if name in ADAPTERS:
         return ADAPTERS[name], f"adapted {name}"
     if name.startswith("nn.functional."):
@@ -270,6 +278,8 @@ class _Converter:
             return self.memo[id(v)]
         if isinstance(v, torch.dtype):
             return _torch_dtype_to_tg(v)
+        if isinstance(v, torch.memory_format):  # torch.channels_last -> tg.channels_last
+            return getattr(tg, str(v).removeprefix("torch."))
         if isinstance(v, torch.device) or (isinstance(v, str) and v == "cpu"):
             return self.device
         if isinstance(v, torch.Size):

@@ -71,3 +71,54 @@ def test_isclose_nan_and_errors():
     assert tg.allclose(a[[0, 2]], a[[0, 2]] + 1e-9) and not tg.allclose(a, a)
     with pytest.raises(RuntimeError, match="same dtype"):
         tg.isclose(a, a.double())
+
+
+# ------------------------------------------------------------------ to() forms and memory formats
+def test_to_takes_pytorchs_positional_forms_and_copy():
+    x = tg.ones(2, 3)
+    assert x.to("cpu", tg.float64, False, False).dtype == tg.float64  # (device, dtype, non_blocking, copy)
+    assert x.to(tg.float64, False, True).dtype == tg.float64  # (dtype, non_blocking, copy)
+    assert x.to(tg.zeros(1, dtype=tg.int64), True).dtype == tg.int64  # (other, non_blocking)
+    assert x.to("cpu") is x and x.to(tg.float32) is x  # nothing changes: self, as in PyTorch
+    copied = x.to("cpu", copy=True)
+    assert copied is not x and copied.dtype == x.dtype
+    copied.add_(1)
+    assert x.numpy().max() == 1  # a copy, not a view
+    assert x.to(tg.float32, False, True) is not x
+    with pytest.raises(TypeError, match="at most 2 positional"):
+        x.to(tg.float64, False, False, False)
+
+
+def test_memory_formats_are_checked_as_pytorch_checks_them():
+    x4, x3 = tg.ones(2, 3, 4, 5), tg.ones(3, 4, 5)
+    for t in (x4.clone(memory_format=tg.channels_last), x4.to(memory_format=tg.channels_last),
+              x4.float(memory_format=tg.channels_last), x3.contiguous(memory_format=tg.contiguous_format),
+              x3.long(memory_format=tg.preserve_format), x3.clone(memory_format=tg.contiguous_format)):  # fmt: skip
+        assert isinstance(t, tg.Tensor)
+    np.testing.assert_array_equal(x4.clone(memory_format=tg.channels_last).numpy(), x4.numpy())  # values kept
+    # channels_last needs a 4-d tensor, channels_last_3d a 5-d one: PyTorch's refusals, and ours
+    t3, t4 = torch.ones(3, 4, 5), torch.ones(2, 3, 4, 5)
+    for call in (
+        lambda lib, x, _: x.clone(memory_format=lib.channels_last),
+        lambda lib, x, _: x.float(memory_format=lib.channels_last),
+        lambda lib, _, x: x.to(memory_format=lib.channels_last_3d),
+    ):
+        with pytest.raises(RuntimeError, match="required rank"):
+            call(torch, t3, t4)
+        with pytest.raises(RuntimeError, match="required rank"):
+            call(tg, x3, x4)
+    with pytest.raises(TypeError, match="memory_format must be a memory format"):
+        x3.clone(memory_format="channels_last")
+
+
+@given(x=S.float_arrays(low=-1e6, high=1e6))
+def test_half_rounds_through_float32_as_pytorch(x):
+    """float64 -> float16 rounds twice (through float32), as PyTorch: NumPy's direct rounding differs
+    from PyTorch's in the last bit near a tie."""
+    ours = tg.tensor(x).half().numpy()
+    np.testing.assert_array_equal(ours, torch.tensor(x).half().numpy())
+    # just below the tie between the float16 values 2.685546875 and 2.6875: float32 rounds it onto
+    # the tie, which float16 then rounds to even (2.6875); rounded once, it is 2.685546875
+    below_tie = np.array([2.685546875 + 2.0**-10 - 2.0**-30])
+    assert below_tie.astype(np.float16)[0] == 2.685546875
+    assert tg.tensor(below_tie).half().numpy()[0] == torch.tensor(below_tie).half().item() == 2.6875

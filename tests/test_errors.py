@@ -203,8 +203,10 @@ def test_masked_fill_needs_a_bool_mask():
         x.masked_fill(tg.tensor([[0, 1, 0], [1, 0, 0]]), 0.0)
     with pytest.raises(TypeError, match="masked_fill: mask must be a bool tensor, got ndarray"):
         x.masked_fill(np.zeros((2, 3), dtype=bool), 0.0)
-    with pytest.raises(ValueError, match=r"masked_fill: .*\(2, 1, 3\).*\(2, 3\)"):
-        x.masked_fill(tg.tensor(np.zeros((2, 1, 3), dtype=bool)), 0.0)
+    with pytest.raises(ValueError, match=r"masked_fill_: .*\(2, 1, 3\).*\(2, 3\)"):
+        x.masked_fill_(tg.tensor(np.zeros((2, 1, 3), dtype=bool)), 0.0)  # in place: the mask must fit self
+    with pytest.raises(ValueError, match=r"masked_fill: shapes \(2, 3\) and \(2, 2\) cannot be broadcast"):
+        x.masked_fill(tg.tensor(np.zeros((2, 2), dtype=bool)), 0.0)
     with pytest.raises(TypeError, match="where: condition must be a bool tensor"):
         tg.where(tg.tensor([1, 0]), randn(2), randn(2))
 
@@ -233,8 +235,8 @@ def test_argument_errors():
         tg.randint(3, 3, (2,))
     with pytest.raises(TypeError, match="random floats need a floating dtype"):
         tg.randn(2, dtype=tg.int64)
-    with pytest.raises(NotImplementedError, match="without replacement"):
-        tg.multinomial(tg.tensor([0.5, 0.5]), 2)
+    with pytest.raises(RuntimeError, match="cannot sample 3 > 2 categories without replacement"):
+        tg.multinomial(tg.tensor([0.5, 0.5]), 3)
     with pytest.raises(ValueError, match=r"tril: needs at least 2 dims, got shape \(3,\)"):
         tg.tril(randn(3))
 
@@ -317,3 +319,69 @@ def test_multinomial_sampling_at_temperature_nan_fails_loudly():
         tg.multinomial((logits / float("nan")).softmax(-1), 1)
     with pytest.raises(RuntimeError, match="prob_dist must be 1 or 2 dim"):
         tg.multinomial(tg.ones(2, 2, 2), 1)
+
+
+# ------------------------------------------------------------------ PyTorch's refusals
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: tg.arange(0, -3, 2), RuntimeError, "inconsistent with step sign"),
+        (lambda: tg.arange(0, 3, 0), RuntimeError, "step must be nonzero"),
+        (lambda: tg.ones(2).isclose(tg.ones(2), atol=-0.4), RuntimeError, "atol must be greater than or equal to zero"),
+        (lambda: tg.ones(2).isclose(tg.ones(2), rtol=-0.4), RuntimeError, "rtol must be greater than or equal to zero"),
+        (lambda: tg.linspace(tg.ones(2), tg.ones(2), 3), RuntimeError, "only supports 0-dimensional start"),
+        (lambda: F.embedding(tg.tensor([[0, 0]]), tg.ones(1, 1, 1)), ValueError, "'weight' must be 2-D"),
+        (lambda: F.avg_pool2d(tg.ones(3, 3, 3), (2, 2), divisor_override=0), RuntimeError, "must not be zero"),
+        (lambda: F.conv1d(tg.ones(1, 1, 4), tg.ones(1, 1, 2), tg.ones(1, dtype=tg.float64)), TypeError, "bias is"),
+        (lambda: tg.multinomial(tg.ones(2), 0), RuntimeError, "n_sample <= 0"),
+        (lambda: tg.multinomial(tg.ones(2), 3), RuntimeError, "without replacement"),
+        (lambda: tg.ones(3).normal_(0, -1), RuntimeError, "std >= 0.0"),
+        (lambda: tg.ones(2, 3).flatten(1, 0), RuntimeError, "start_dim"),
+    ],
+)
+def test_pytorchs_refusals(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_linspace_takes_a_0d_tensor_value_in_the_requested_dtype():
+    """A float32 0-d start gives float64 steps when dtype=float64 (NumPy would compute in float32)."""
+    start = tg.tensor(4.3, dtype=tg.float32)
+    out = tg.linspace(start, -3, 50, dtype=tg.float64).numpy()
+    np.testing.assert_array_equal(out, np.linspace(float(np.float32(4.3)), -3, 50))
+
+
+def test_multinomial_without_replacement_draws_distinct_classes():
+    probs = tg.tensor(np.array([[0.1, 0.2, 0.0, 0.7], [1.0, 1.0, 1.0, 1.0]]))
+    firsts = []
+    for _ in range(400):
+        ids = tg.multinomial(probs, 3).numpy()
+        assert all(len(set(row)) == 3 for row in ids) and 2 not in ids[0]  # distinct; probability 0 never drawn
+        firsts.append(ids[0, 0])
+    freq = np.bincount(firsts, minlength=4) / len(firsts)
+    # the first draw is class c with probability p_c: a frequency's sd is <= 0.025 at n = 400, 0.1 is 4 sd
+    np.testing.assert_allclose(freq, [0.1, 0.2, 0.0, 0.7], atol=0.1)
+
+
+def test_softmax_dtype_and_empty_input():
+    x = tg.tensor([[1, 2, 3]])  # integers: dtype= casts first, as PyTorch
+    for fn in (tg.softmax, F.softmax, tg.log_softmax, F.log_softmax):
+        out = fn(x, 1, dtype=tg.float64)
+        assert out.dtype == tg.float64 and out.shape == (1, 3)
+    assert tg.ones(0, 3).softmax(0).shape == (0, 3) and tg.ones(2, 0).log_softmax(1).shape == (2, 0)
+    assert tg.ones(0).logsumexp(0).item() == -np.inf  # PyTorch: an empty sum's log
+
+
+def test_normalize_takes_p_zero_and_negative_p():
+    torch = pytest.importorskip("torch")
+    x = np.array([[0.0, 2.0, -3.0], [1.0, 1.0, 0.5]])
+    for p in (0.0, -1.0, 0.5):
+        t = torch.tensor(x, requires_grad=True)
+        y = torch.nn.functional.normalize(t, p=p, dim=1)
+        y.backward(torch.ones_like(y))
+        ours = tg.tensor(x, requires_grad=True)
+        out = F.normalize(ours, p=p, dim=1)
+        out.backward(tg.ones(*out.shape, dtype=tg.float64))
+        # float64, the same formulas in another order: rounding only
+        np.testing.assert_allclose(out.numpy(), y.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(ours.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)

@@ -200,3 +200,84 @@ def test_errors():
         F.silu(x, inplace=True)
     with pytest.raises(TypeError, match="exponent must be a number or a tensor"):
         x ** "2"
+
+
+# ------------------------------------------------------------------ PyTorch's conventions at the edges
+def test_rpow_with_a_tensor_base_is_base_to_the_power():
+    base, exponent = tg.tensor([2.0, 3.0], requires_grad=True), tg.tensor([3.0, 0.5], requires_grad=True)
+    out = exponent.__rpow__(base)
+    np.testing.assert_allclose(out.numpy(), [8.0, 3.0**0.5])
+    out.sum().backward()
+    np.testing.assert_allclose(base.grad.numpy(), [3.0 * 4.0, 0.5 * 3.0**-0.5])
+    np.testing.assert_allclose(exponent.grad.numpy(), [8.0 * np.log(2.0), 3.0**0.5 * np.log(3.0)])
+
+
+def test_pow_gradient_at_zero_to_a_negative_power_is_pytorchs():
+    """d(x^y)/dy = x^y log x: inf * -inf = -inf at x = 0, y < 0 (not nan); 0 where x = 0, y >= 0."""
+    torch = pytest.importorskip("torch")
+    x = tg.tensor([0.0, 0.0, -1.0], dtype=tg.float64, requires_grad=True)
+    y = tg.tensor([-0.5, 2.0, 0.5], dtype=tg.float64, requires_grad=True)
+    (x**y).sum().backward()
+    tx, ty = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in ([0.0, 0.0, -1.0], [-0.5, 2.0, 0.5]))
+    (tx**ty).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())  # [-inf, 0, nan]
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_invert_and_positive_as_pytorch():
+    ints = tg.tensor([0, 5, -3])
+    np.testing.assert_array_equal((~ints).numpy(), [-1, -6, 2])
+    assert (~tg.tensor(7)).shape == () and (~tg.tensor(7)).item() == -8  # 0-d stays a tensor
+    np.testing.assert_array_equal((~tg.tensor([True, False])).numpy(), [False, True])
+    with pytest.raises(TypeError, match="integer and bool"):
+        ~tg.tensor([1.5])
+    x = tg.tensor([1.0, -2.0], requires_grad=True)
+    assert +x is x  # PyTorch's positive: the tensor itself
+    with pytest.raises(RuntimeError, match="bool"):
+        +tg.tensor([True])
+
+
+def test_functions_of_two_numbers():
+    """torch.add(2.5, 3) is a 0-d tensor of the default dtype; torch.pow / remainder of two numbers refuse."""
+    for fn, expected in ((tg.add, 5.5), (tg.sub, -0.5), (tg.mul, 7.5), (tg.div, 2.5 / 3), (tg.floor_divide, 0.0)):
+        out = fn(2.5, 3)
+        assert isinstance(out, tg.Tensor) and out.shape == () and out.dtype == tg.float32
+        assert out.item() == pytest.approx(expected, rel=1e-6)  # float32: its rounding
+    assert tg.add(2, 3).dtype == tg.int64
+    for fn in (tg.pow, tg.remainder):
+        with pytest.raises(TypeError, match="must be a Tensor"):
+            fn(2, 3)
+    assert tg.floor_divide(7.0, tg.tensor([2.0])).item() == 3.0  # a number input, a tensor other
+
+
+def test_sign_and_abs_gradient_at_nan_are_zero_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x = tg.tensor([np.nan, -0.0, -2.0, np.inf], dtype=tg.float64, requires_grad=True)
+    np.testing.assert_array_equal(x.sign().numpy(), torch.tensor([np.nan, -0.0, -2.0, np.inf]).sign().numpy())
+    x.abs().sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, -1.0, 1.0])
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_minimum_pass_the_gradient_to_both_at_nan(op):
+    """PyTorch zeroes an input's gradient only where the other is strictly larger (smaller): at a NaN
+    no order holds, so both inputs get g; a tie splits it."""
+    torch = pytest.importorskip("torch")
+    a = tg.tensor([np.nan, 1.0, 2.0, 3.0], dtype=tg.float64, requires_grad=True)
+    b = tg.tensor([1.0, np.nan, 2.0, 0.0], dtype=tg.float64, requires_grad=True)
+    getattr(tg, op)(a, b).sum().backward()
+    ta, tb = (torch.tensor(v.detach().numpy(), requires_grad=True) for v in (a, b))
+    getattr(torch, op)(ta, tb).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), ta.grad.numpy())
+    np.testing.assert_array_equal(b.grad.numpy(), tb.grad.numpy())
+    assert a.grad.numpy()[0] == b.grad.numpy()[0] == 1.0
+
+
+def test_nan_and_inf_arithmetic_is_silent():
+    """log(-1), 0 / 0, inf - inf, exp(1000), a NaN cast to an integer: NaN / inf / the hardware's value,
+    without NumPy's RuntimeWarning (the suite makes tensorgrad's RuntimeWarnings errors)."""
+    x = tg.tensor([-1.0, 0.0, np.inf, 1000.0], dtype=tg.float64, requires_grad=True)
+    y = x.log() + x.sqrt() + (x - x) + x.exp() + x / x + x.sin()
+    y.sum().backward()
+    assert np.isnan(y.numpy()[:3]).all() and y.numpy()[3] == np.inf and np.isnan(x.grad.numpy()[:3]).all()
+    assert tg.tensor([np.nan, np.inf]).long().dtype == tg.int64

@@ -120,3 +120,66 @@ def test_einsum_errors():
         tg.einsum("ijk->i", a)
     with pytest.raises(ValueError, match="output label 'z'"):
         tg.einsum("ij->z", a)
+
+
+# ------------------------------------------------------------------ PyTorch's edge cases
+def test_cat_leaves_out_1d_empty_tensors():
+    """PyTorch's legacy rule: a (0,) tensor joins a tensor of any shape (and dim is that tensor's)."""
+    a = tg.ones(2, 3, requires_grad=True)
+    out = tg.cat([tg.zeros(0), a, tg.zeros(0)], dim=1)
+    assert out.shape == (2, 3)
+    out.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 3)))
+    assert tg.cat([tg.zeros(0), tg.zeros(0)]).shape == (0,)
+
+
+def test_masked_fill_broadcasts_self_with_the_mask():
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    mask = tg.tensor([[True, False, False], [False, False, True]])
+    out = x.masked_fill(mask, 0.0)
+    np.testing.assert_array_equal(out.numpy(), [[0, 2, 3], [1, 2, 0]])
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 2, 1])  # each row's unfilled places
+    with pytest.raises(tg.ShapeError):
+        x.clone().masked_fill_(mask, 0.0)  # in place: the mask must fit self
+
+
+def test_gather_index_select_unfold_transpose_of_0d_and_empty():
+    s = tg.tensor(1.5, requires_grad=True)
+    assert s.gather(0, tg.tensor([0])).shape == (1,)  # a 0-d input counts as 1-d
+    assert s.index_select(0, tg.tensor([0])).shape == ()
+    assert s.unfold(0, 1, 1).shape == (1,) and s.transpose(0, -1).shape == ()
+    empty = tg.ones(5, requires_grad=True).gather(0, tg.zeros(2, 0, dtype=tg.int64))
+    assert empty.shape == (2, 0)  # an empty index: no shape checks, an empty result (PyTorch)
+    with pytest.raises(tg.ShapeError):
+        tg.ones(5).gather(0, tg.zeros(2, 1, dtype=tg.int64))
+
+
+def test_scatter_refuses_a_src_of_another_dtype():
+    x, index = tg.zeros(3, 5, dtype=tg.float64), tg.tensor([[0, 1]])
+    for op in ("scatter", "scatter_add"):
+        with pytest.raises(RuntimeError, match="dtype"):
+            getattr(x, op)(0, index, tg.ones(1, 2, dtype=tg.float32))
+    with pytest.raises(RuntimeError, match="dtype"):
+        x.scatter_reduce(0, index, tg.ones(1, 2, dtype=tg.float32), "sum")
+
+
+def test_scatter_reduce_amax_of_0d_inputs():
+    x, src = tg.tensor(1.5, dtype=tg.float64, requires_grad=True), tg.tensor(2.5, dtype=tg.float64, requires_grad=True)
+    out = x.scatter_reduce(0, tg.tensor(0), src, "amax", include_self=True)
+    out.backward()
+    assert out.item() == 2.5 and x.grad.item() == 0.0 and src.grad.item() == 1.0
+
+
+def test_circular_pad_crops_then_wraps_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.arange(2 * 4 * 5, dtype=np.float64).reshape(1, 2, 4, 5)
+    for pad in [(-1, 1, -2, 1), (2, -1, 0, -1), (-2, -2, 1, 1)]:
+        ours = F.pad(tg.tensor(x), pad, mode="circular").numpy()
+        np.testing.assert_array_equal(ours, torch.nn.functional.pad(torch.tensor(x), pad, mode="circular").numpy())
+    for mode in ("reflect", "replicate"):  # negative amounts crop; an empty batch is fine
+        np.testing.assert_array_equal(
+            F.pad(tg.tensor(x), (-1, 2, 1, -2), mode=mode).numpy(),
+            torch.nn.functional.pad(torch.tensor(x), (-1, 2, 1, -2), mode=mode).numpy(),
+        )
+        assert F.pad(tg.ones(0, 3, 3), (1, 1), mode=mode).shape == (0, 3, 5)

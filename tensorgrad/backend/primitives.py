@@ -7,14 +7,13 @@
   `cupyx.scipy.special` on the GPU, imports that only the backend may make.
 - `special`: any other of SciPy's special functions (gammaln, digamma, i0e, ndtri, ...), by name:
   `scipy.special` on the host, `cupyx.scipy.special` on the GPU.
-- `quiet`: NumPy warns where an IEEE operation gives nan or inf (log(0), 0/0); PyTorch and CuPy do
-  not, so ops whose math meets them (at poles, on nan inputs) compute inside it.
 - `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
+- `quiet`: IEEE arithmetic without NumPy's RuntimeWarnings (log(-1) is NaN, 1/0 is inf, a NaN cast
+  to an integer is what the hardware gives), as PyTorch and CuPy compute it: silently.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -27,6 +26,13 @@ def ensure_array(xp, value):
     if isinstance(value, np.generic):
         return xp.asarray(value)
     return value
+
+
+def quiet():
+    """A context where NumPy computes NaN, inf and overflowing casts silently (np.errstate, which
+    is local to the thread and the block; CuPy and the GPU never warn).  Used narrowly: around the
+    one expression of an op where PyTorch would make a NaN or an inf without a word."""
+    return np.errstate(invalid="ignore", divide="ignore", over="ignore")
 
 
 def add_at(xp, target, index, values):
@@ -117,10 +123,3 @@ def special(xp, name, *args):
     import cupyx.scipy.special  # noqa: PLC0415
 
     return getattr(cupyx.scipy.special, name)(*args).astype(dtype, copy=False)
-
-
-def quiet(xp):
-    """A context in which NumPy does not warn of nan or inf results (CuPy never does)."""
-    if xp is np or xp is strict.xp:
-        return np.errstate(all="ignore")
-    return contextlib.nullcontext()

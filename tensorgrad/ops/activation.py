@@ -102,11 +102,13 @@ class SiLU(Function):
     def forward(self, x):
         s = sigmoid(self.xp, x)
         self.save_for_backward(x, s)
-        return x * s
+        with backend.quiet():  # x = -inf: -inf * 0 = nan, as in PyTorch
+            return x * s
 
     def backward(self, g):
         x, s = self.saved
-        return g * s * (1 + x * (1 - s))
+        with backend.quiet():  # x = +-inf: 0 * inf = nan, as in PyTorch
+            return g * s * (1 + x * (1 - s))
 
 
 class Softplus(Function):
@@ -151,22 +153,29 @@ class Hardsigmoid(Function):
 
 
 class Softsign(Function):
-    """z = x / (1 + |x|).   dz/dx = ((1 + |x|) - x sign(x)) / (1 + |x|)^2 = 1 / (1 + |x|)^2."""
+    """z = x / (1 + |x|).   dz/dx = ((1 + |x|) - x sign(x)) / (1 + |x|)^2 = 1 / (1 + |x|)^2.
+
+    At x = +-inf PyTorch's softsign (x / (|x| + 1), differentiated as that quotient) gives
+    inf / inf = nan for z and for dz/dx; so do these.
+    """
 
     def forward(self, x):
         d = 1 + self.xp.abs(x)
         self.save_for_backward(d)
-        return x / d
+        with backend.quiet():  # inf / inf = nan
+            return x / d
 
     def backward(self, g):
         (d,) = self.saved
-        return g / (d * d)
+        with backend.quiet():  # d * d overflows to inf for |x| > 1e154: the gradient is 0 there
+            return self.xp.where(d == self.xp.inf, self.xp.nan, g / (d * d))
 
 
 class ELU(Function):
     """z = x for x > 0, alpha (exp(x) - 1) otherwise.
 
-    dz/dx = 1 for x > 0;  alpha exp(x) = z + alpha otherwise.
+    dz/dx = 1 for x > 0;  alpha exp(x) = z + alpha otherwise (NaN at a NaN x, as PyTorch's
+    vectorized CPU loop gives; its scalar loop, which short arrays take, passes g on instead).
     """
 
     def forward(self, x, alpha=1.0):
@@ -183,7 +192,7 @@ class ELU(Function):
 class CELU(Function):
     """z = x for x > 0, alpha (exp(x / alpha) - 1) otherwise (continuously differentiable at 0).
 
-    dz/dx = 1 for x > 0;  exp(x / alpha) = z / alpha + 1 otherwise.
+    dz/dx = 1 for x > 0;  exp(x / alpha) = z / alpha + 1 otherwise (NaN at a NaN x, as ELU).
     """
 
     def forward(self, x, alpha=1.0):
@@ -220,11 +229,13 @@ class Mish(Function):
     def forward(self, x):
         t = self.xp.tanh(softplus(self.xp, x))
         self.save_for_backward(x, t)
-        return x * t
+        with backend.quiet():  # x = -inf: -inf * 0 = nan, as in PyTorch
+            return x * t
 
     def backward(self, g):
         x, t = self.saved
-        return g * (t + x * (1 - t * t) * sigmoid(self.xp, x))
+        with backend.quiet():  # x = +-inf: inf * 0 = nan, as in PyTorch
+            return g * (t + x * (1 - t * t) * sigmoid(self.xp, x))
 
 
 SELU_ALPHA = 1.6732632423543772848170429916717

@@ -3,6 +3,9 @@ ops (sign, round, floor, ceil, trunc, division with rounding), whose derivative 
 exists (as in PyTorch), frac and nan_to_num, the binary functions of two reals (atan2, hypot,
 logaddexp, lerp, fmax / fmin), and the copies (clone, a dtype cast).
 
+inf - inf, 0 / 0, x % 0, inf ** 0 and the like are NaN or inf silently, as in PyTorch: those
+expressions are computed in `backend.quiet()`, where NumPy does not warn.
+
 Binary ops broadcast like NumPy; each backward returns the gradient shaped like the broadcast
 output and the engine sums it back to each input's shape (autograd.unbroadcast).  Either input
 of a binary op may be a Python number, whose gradient is not needed.
@@ -16,11 +19,22 @@ from .. import backend
 from ..autograd import Function
 
 
+def sign(xp, x):
+    """PyTorch's sign: [x > 0] - [x < 0], so sign(nan) = 0 (NumPy's np.sign gives nan) and sign(-0.0) = 0;
+    a bool is its own sign."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    if x.dtype.kind != "f":
+        return xp.sign(x)
+    return (x > 0).astype(x.dtype) - (x < 0)
+
+
 class Add(Function):
     """z = x + y.   dz/dx = 1, dz/dy = 1   =>   dx = g, dy = g."""
 
     def forward(self, x, y):
-        return x + y
+        with backend.quiet():  # inf + -inf = nan
+            return x + y
 
     def backward(self, g):
         return g, g
@@ -30,7 +44,8 @@ class Sub(Function):
     """z = x - y.   dx = g, dy = -g."""
 
     def forward(self, x, y):
-        return x - y
+        with backend.quiet():  # inf - inf = nan
+            return x - y
 
     def backward(self, g):
         return g, -g
@@ -41,12 +56,14 @@ class Mul(Function):
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
-        return x * y
+        with backend.quiet():  # 0 * inf = nan
+            return x * y
 
     def backward(self, g):
         x, y = self.saved
-        dx = g * y if self.needs_grad(0) else None
-        dy = g * x if self.needs_grad(1) else None
+        with backend.quiet():  # 0 * inf = nan
+            dx = g * y if self.needs_grad(0) else None
+            dy = g * x if self.needs_grad(1) else None
         return dx, dy
 
 
@@ -54,14 +71,16 @@ class Div(Function):
     """z = x / y.   dx = g / y,  dy = -g * x / y**2 = -g * z / y."""
 
     def forward(self, x, y):
-        z = x / y
+        with backend.quiet():  # x / 0 = +-inf, 0 / 0 = nan
+            z = x / y
         self.save_for_backward(y, z)
         return z
 
     def backward(self, g):
         y, z = self.saved
-        dx = g / y
-        dy = -dx * z if self.needs_grad(1) else None
+        with backend.quiet():  # as in the forward
+            dx = g / y
+            dy = -dx * z if self.needs_grad(1) else None
         return dx, dy
 
 
@@ -83,52 +102,49 @@ class Pow(Function):
 
     def forward(self, x, exponent):
         self.save_for_backward(x, exponent)
-        return x**exponent
+        with backend.quiet():  # 0 ** -1 = inf, (-1) ** 0.5 = nan, overflow = inf
+            return x**exponent
 
     def backward(self, g):
         x, p = self.saved
         if p == 0:
             return self.xp.zeros_like(g)
-        if p == 2:
-            return g * 2 * x
-        return g * p * x ** (p - 1)
+        with backend.quiet():  # as in the forward
+            if p == 2:
+                return g * 2 * x
+            return g * p * x ** (p - 1)
 
 
 class PowTensor(Function):
     """z = x ** y with a tensor exponent, or a number base (2 ** x).
 
-    dz/dx = y x^(y-1)   (0 where y = 0: z = 1 does not depend on x, even at x = 0)
-    dz/dy = x^y log(x) = z log(x)   (0 where x = 0 and y >= 0, PyTorch's limit)
-    A negative base to a fractional power is nan, with nan gradients (as in PyTorch); it is
-    computed on a stand-in base of 1 and then set, so NumPy does not warn.
+    dz/dx = y x^(y-1)             =>  dx = g y x^(y-1), and 0 where y = 0 (z = 1 does not depend on x,
+                                      even at x = 0)
+    dz/dy = x^y log(x) = z log(x)  =>  dy = g z log(x), and 0 where x = 0 and y >= 0 (PyTorch's
+                                      limit: z is 0 or 1 there)
+    Elsewhere IEEE arithmetic decides, as in PyTorch's formulas: a negative base to a fractional
+    power is nan (and so are its gradients), 0 to a negative power is inf, log(0) = -inf, so
+    dy = g * inf * -inf = -inf there; computed in `backend.quiet()`, where NumPy does not warn.
     """
 
     def forward(self, x, y):
         xp = self.xp
         dtype = x.dtype if hasattr(x, "dtype") else y.dtype
         x, y = (xp.asarray(v, dtype=dtype) if isinstance(v, (int, float)) else v for v in (x, y))  # a number base
-        bad = False
-        if dtype.kind == "f":
-            bad = (x < 0) & (y != xp.floor(y))
-            z = xp.where(bad, xp.nan, xp.where(bad, 1, x) ** y)
-        else:
-            z = x**y  # integers: no gradient
-        self.save_for_backward(x, y, z, bad)
+        with backend.quiet():
+            z = x**y
+        self.save_for_backward(x, y, z)
         return z
 
     def backward(self, g):
         xp = self.xp
-        x, y, z, bad = self.saved
+        x, y, z = self.saved
         dx = dy = None
-        if self.needs_grad(0):
-            pole = (x == 0) & (y < 1)  # 0 ** (y - 1) is infinite: computed on 1 instead, then set
-            dx = g * y * xp.where(pole | bad, 1, x) ** (y - 1)
-            dx = xp.where(pole, xp.copysign(xp.inf, g * y), dx)
-            dx = xp.where(y == 0, 0, xp.where(bad, xp.nan, dx))
-        if self.needs_grad(1):
-            logx = xp.log(xp.where(x > 0, x, 1))  # log of 0 or of a negative: set below
-            logx = xp.where(x < 0, xp.nan, logx)
-            dy = xp.where((x == 0) & (y >= 0), 0, g * z * logx)
+        with backend.quiet():
+            if self.needs_grad(0):
+                dx = xp.where(y == 0, 0, g * y * x ** (y - 1))
+            if self.needs_grad(1):
+                dy = xp.where((x == 0) & (y >= 0), 0, g * z * xp.log(x))
         return dx, dy
 
 
@@ -140,11 +156,13 @@ class Fmod(Function):
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
-        return self.xp.fmod(x, y)
+        with backend.quiet():  # fmod(x, 0) = nan, fmod(inf, y) = nan
+            return self.xp.fmod(x, y)
 
     def backward(self, g):
         x, y = self.saved
-        dy = -g * self.xp.trunc(x / y) if self.needs_grad(1) else None
+        with backend.quiet():  # x / 0 = +-inf, 0 / 0 = nan
+            dy = -g * self.xp.trunc(x / y) if self.needs_grad(1) else None
         return g, dy
 
 
@@ -156,11 +174,13 @@ class Remainder(Function):
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
-        return self.xp.remainder(x, y)
+        with backend.quiet():  # remainder(x, 0) = nan, remainder(inf, y) = nan
+            return self.xp.remainder(x, y)
 
     def backward(self, g):
         x, y = self.saved
-        dy = -g * self.xp.floor_divide(x, y) if self.needs_grad(1) else None
+        with backend.quiet():  # floor(x / 0) = +-inf, floor(0 / 0) = nan
+            dy = -g * self.xp.floor_divide(x, y) if self.needs_grad(1) else None
         return g, dy
 
 
@@ -174,12 +194,14 @@ class Copysign(Function):
 
     def backward(self, g):
         x, z = self.saved
-        ratio = self.xp.where(x == 0, 0, z / self.xp.where(x == 0, 1, x))
+        with backend.quiet():  # inf / inf = nan: set just below
+            ratio = self.xp.where(x == 0, 0, z / self.xp.where(x == 0, 1, x))
         return g * ratio, (self.xp.zeros_like(g) if self.needs_grad(1) else None)
 
 
 class Abs(Function):
-    """z = |x|.   dz/dx = sign(x), and 0 at x = 0 (PyTorch's subgradient)   =>   dx = g sign(x)."""
+    """z = |x|.   dz/dx = sign(x), and 0 at x = 0 (PyTorch's subgradient)   =>   dx = g sign(x)
+    (PyTorch's sign, 0 at NaN too)."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -187,7 +209,7 @@ class Abs(Function):
 
     def backward(self, g):
         (x,) = self.saved
-        return g * self.xp.sign(x)
+        return g * sign(self.xp, x)
 
 
 class Clamp(Function):
@@ -225,19 +247,18 @@ class Piecewise(Function):
 
     def forward(self, x, y=None, mode="floor", decimals=0):
         xp = self.xp
-        if mode == "sign":  # nan -> 0, as in PyTorch (NumPy keeps nan); a bool is its own sign
-            if x.dtype.kind == "b":
-                return x.copy()
-            return xp.where(xp.isnan(x), 0, xp.sign(x)) if x.dtype.kind == "f" else xp.sign(x)
+        if mode == "sign":
+            return sign(xp, x)
         if mode == "round":
             return xp.round(x, decimals)
         if mode in ("floor", "ceil", "trunc"):
             return getattr(xp, mode)(x) if x.dtype.kind == "f" else x.copy()
-        if mode == "div_floor":
-            return xp.floor_divide(x, y)
-        if mode == "div_trunc":
-            floating = (x.dtype if hasattr(x, "dtype") else y.dtype).kind == "f"
-            return xp.trunc(x / y) if floating else (x - xp.fmod(x, y)) // y
+        with backend.quiet():  # x / 0 = +-inf, 0 / 0 = nan
+            if mode == "div_floor":
+                return xp.floor_divide(x, y)
+            if mode == "div_trunc":
+                floating = (x.dtype if hasattr(x, "dtype") else y.dtype).kind == "f"
+                return xp.trunc(x / y) if floating else (x - xp.fmod(x, y)) // y
         raise ValueError(f"unknown rounding mode {mode!r}")
 
     def backward(self, g):
@@ -256,10 +277,21 @@ class Clone(Function):
 
 
 class Cast(Function):
-    """z = x converted to another dtype.   dx = g converted back to x's dtype."""
+    """z = x converted to another dtype.   dx = g converted back to x's dtype.
+
+    float64 to float16 goes through float32, as PyTorch's conversion does (c10::Half is made from a
+    float): rounding twice, which differs from NumPy's direct rounding in the last bit near a tie.
+    A float cast to an integer that cannot hold it (NaN, inf, out of range) is what the hardware
+    gives, and an overflowing float cast is inf, silently as in PyTorch (`backend.quiet()`).
+    """
 
     def forward(self, x, dtype):
         self.save_for_backward(x.dtype)
+        if x.dtype.kind == "f" and (dtype.kind != "f" or dtype.itemsize < x.dtype.itemsize):
+            with backend.quiet():
+                if dtype.itemsize == 2 and dtype.kind == "f" and x.dtype.itemsize == 8:
+                    x = x.astype(backend.float32)
+                return x.astype(dtype)
         return x.astype(dtype)
 
     def backward(self, g):
@@ -272,7 +304,7 @@ class Frac(Function):
     dz/dx = 1   =>   dx = g."""
 
     def forward(self, x):
-        with backend.quiet(self.xp):  # inf - inf = nan for x = +-inf, as in PyTorch
+        with backend.quiet():  # inf - inf = nan for x = +-inf, as in PyTorch
             return x - self.xp.trunc(x)
 
     def backward(self, g):
@@ -307,7 +339,7 @@ class Atan2(Function):
     def backward(self, g):
         y, x = self.saved
         xp = self.xp
-        with backend.quiet(xp):
+        with backend.quiet():
             r2 = x * x + y * y
             recip = xp.where(r2 == 0, 0, 1 / r2)  # PyTorch's 0 where r^2 is 0 (or underflows to 0)
             dy = g * x * recip if self.needs_grad(0) else None  # x * 0 = 0 for a finite x when r = inf
@@ -326,7 +358,7 @@ class Hypot(Function):
 
     def backward(self, g):
         x, y, z = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             dx = g * x / z if self.needs_grad(0) else None
             dy = g * y / z if self.needs_grad(1) else None
         return dx, dy
@@ -342,14 +374,14 @@ class LogAddExp(Function):
     def forward(self, x, y, base="e"):
         xp = self.xp
         self.save_for_backward(x, y, base)
-        with backend.quiet(xp):  # -inf - -inf inside NumPy's logaddexp: the answer is -inf
+        with backend.quiet():  # -inf - -inf inside NumPy's logaddexp: the answer is -inf
             return xp.logaddexp(x, y) if base == "e" else xp.logaddexp2(x, y)
 
     def backward(self, g):
         xp = self.xp
         x, y, base = self.saved
         power = xp.exp if base == "e" else xp.exp2
-        with backend.quiet(xp):
+        with backend.quiet():
             dx = g / (1 + power(y - x)) if self.needs_grad(0) else None
             dy = g / (1 + power(x - y)) if self.needs_grad(1) else None
         return dx, dy
@@ -365,14 +397,14 @@ class Lerp(Function):
     def forward(self, x, y, w):
         xp = self.xp
         self.save_for_backward(x, y, w)
-        with backend.quiet(xp):
+        with backend.quiet():
             if isinstance(w, (int, float)):  # a number weight picks one formula (CuPy's where needs arrays)
                 return x + w * (y - x) if abs(w) < 0.5 else y - (y - x) * (1 - w)
             return xp.where(xp.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w))
 
     def backward(self, g):
         x, y, w = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             dx = g * (1 - w) if self.needs_grad(0) else None
             dy = g * w if self.needs_grad(1) else None
             dw = g * (y - x) if self.needs_grad(2) else None
@@ -417,7 +449,7 @@ class Ldexp(Function):
 
     def forward(self, x, n):
         xp = self.xp
-        with backend.quiet(xp):
+        with backend.quiet():
             scale = xp.exp2(n.astype(x.dtype) if n.dtype.kind != "f" else n)
             z = x * scale
         self.save_for_backward(scale, z)
@@ -425,7 +457,7 @@ class Ldexp(Function):
 
     def backward(self, g):
         scale, z = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             dx = g * scale if self.needs_grad(0) else None
             dn = g * z * math.log(2) if self.needs_grad(1) else None
         return dx, dn

@@ -3,9 +3,10 @@ and the trigonometric functions, their inverses and the hyperbolic ones, expm1 /
 reciprocal, sinc, logit and the degree-radian conversions, each with its derivative.  (tanh, also
 elementary, is with the activations.)
 
-At the edges of a domain (acos(2), log1p(-1), rsqrt(0)) the answer is nan or inf, as in PyTorch;
-those ops compute inside `backend.quiet`, so NumPy does not warn about it (CuPy never does).
-"""
+Outside their domain they are NaN or inf, silently, as in PyTorch: log(-1) = nan, log(0) = -inf,
+sqrt(-1) = nan, exp(1000) = inf, sin(inf) = nan, acos(2) = nan, rsqrt(0) = inf, and the
+derivatives there too (1 / 0 = inf).  Those expressions are computed in `backend.quiet()`, where
+NumPy does not warn (CuPy never does)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ class Exp(Function):
     """z = exp(x).   dx = g * exp(x) = g * z (the output is reused)."""
 
     def forward(self, x):
-        z = self.xp.exp(x)
+        with backend.quiet():  # overflow: inf
+            z = self.xp.exp(x)
         self.save_for_backward(z)
         return z
 
@@ -33,18 +35,21 @@ class Log(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return self.xp.log(x)
+        with backend.quiet():  # log(0) = -inf, log(x < 0) = nan
+            return self.xp.log(x)
 
     def backward(self, g):
         (x,) = self.saved
-        return g / x
+        with backend.quiet():  # g / 0 = +-inf
+            return g / x
 
 
 class Exp2(Function):
     """z = 2^x = exp(x ln 2).   dz/dx = ln 2 * 2^x   =>   dx = g * z * ln 2 (the output is reused)."""
 
     def forward(self, x):
-        z = self.xp.exp2(x)
+        with backend.quiet():  # overflow: inf
+            z = self.xp.exp2(x)
         self.save_for_backward(z)
         return z
 
@@ -58,11 +63,13 @@ class Log2(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return self.xp.log2(x)
+        with backend.quiet():  # log2(0) = -inf, log2(x < 0) = nan
+            return self.xp.log2(x)
 
     def backward(self, g):
         (x,) = self.saved
-        return g / (x * math.log(2))
+        with backend.quiet():  # g / 0 = +-inf
+            return g / (x * math.log(2))
 
 
 class Log10(Function):
@@ -70,24 +77,28 @@ class Log10(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return self.xp.log10(x)
+        with backend.quiet():  # log10(0) = -inf, log10(x < 0) = nan
+            return self.xp.log10(x)
 
     def backward(self, g):
         (x,) = self.saved
-        return g / (x * math.log(10))
+        with backend.quiet():  # g / 0 = +-inf
+            return g / (x * math.log(10))
 
 
 class Sqrt(Function):
     """z = sqrt(x).   dz/dx = 1 / (2 sqrt(x))   =>   dx = g / (2 z)."""
 
     def forward(self, x):
-        z = self.xp.sqrt(x)
+        with backend.quiet():  # sqrt(x < 0) = nan
+            z = self.xp.sqrt(x)
         self.save_for_backward(z)
         return z
 
     def backward(self, g):
         (z,) = self.saved
-        return g / (2 * z)
+        with backend.quiet():  # g / 0 = +-inf
+            return g / (2 * z)
 
 
 class Sin(Function):
@@ -95,11 +106,13 @@ class Sin(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return self.xp.sin(x)
+        with backend.quiet():  # sin(+-inf) = nan
+            return self.xp.sin(x)
 
     def backward(self, g):
         (x,) = self.saved
-        return g * self.xp.cos(x)
+        with backend.quiet():  # cos(+-inf) = nan
+            return g * self.xp.cos(x)
 
 
 class Cos(Function):
@@ -107,24 +120,28 @@ class Cos(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return self.xp.cos(x)
+        with backend.quiet():  # cos(+-inf) = nan
+            return self.xp.cos(x)
 
     def backward(self, g):
         (x,) = self.saved
-        return -g * self.xp.sin(x)
+        with backend.quiet():  # sin(+-inf) = nan
+            return -g * self.xp.sin(x)
 
 
 class Tan(Function):
     """z = tan(x).   dz/dx = 1 / cos^2(x) = 1 + tan^2(x)   =>   dx = g (1 + z^2)."""
 
     def forward(self, x):
-        z = self.xp.tan(x)
+        with backend.quiet():  # tan(+-inf) = nan
+            z = self.xp.tan(x)
         self.save_for_backward(z)
         return z
 
     def backward(self, g):
         (z,) = self.saved
-        return g * (1 + z * z)
+        with backend.quiet():  # nan and inf pass on
+            return g * (1 + z * z)
 
 
 class Asin(Function):
@@ -132,12 +149,12 @@ class Asin(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return self.xp.arcsin(x)
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g / self.xp.sqrt(1 - x * x)
 
 
@@ -146,12 +163,12 @@ class Acos(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return self.xp.arccos(x)
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return -g / self.xp.sqrt(1 - x * x)
 
 
@@ -164,7 +181,7 @@ class Atan(Function):
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):  # x^2 overflows to inf for huge x: dx = 0, the limit
+        with backend.quiet():  # x^2 overflows to inf for huge x: dx = 0, the limit
             return g / (1 + x * x)
 
 
@@ -173,12 +190,12 @@ class Sinh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):  # overflows to +-inf past |x| ~ 710, as in PyTorch
+        with backend.quiet():  # overflows to +-inf past |x| ~ 710, as in PyTorch
             return self.xp.sinh(x)
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g * self.xp.cosh(x)
 
 
@@ -187,12 +204,12 @@ class Cosh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return self.xp.cosh(x)
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g * self.xp.sinh(x)
 
 
@@ -206,7 +223,7 @@ class Asinh(Function):
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g / self.xp.sqrt(x * x + 1)
 
 
@@ -216,12 +233,12 @@ class Acosh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return self.xp.arccosh(x)
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g / self.xp.sqrt(x * x - 1)
 
 
@@ -231,12 +248,12 @@ class Atanh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return self.xp.arctanh(x)
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g / (1 - x * x)
 
 
@@ -244,14 +261,14 @@ class Expm1(Function):
     """z = exp(x) - 1, exact for small x.   dz/dx = exp(x) = z + 1   =>   dx = g (z + 1)."""
 
     def forward(self, x):
-        with backend.quiet(self.xp):
+        with backend.quiet():
             z = self.xp.expm1(x)
         self.save_for_backward(z)
         return z
 
     def backward(self, g):
         (z,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g * (z + 1)
 
 
@@ -260,12 +277,12 @@ class Log1p(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return self.xp.log1p(x)
 
     def backward(self, g):
         (x,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return g / (1 + x)
 
 
@@ -273,14 +290,14 @@ class Rsqrt(Function):
     """z = 1 / sqrt(x) = x^(-1/2).   dz/dx = -x^(-3/2) / 2 = -z^3 / 2   =>   dx = -g z^3 / 2."""
 
     def forward(self, x):
-        with backend.quiet(self.xp):
+        with backend.quiet():
             z = 1 / self.xp.sqrt(x)
         self.save_for_backward(z)
         return z
 
     def backward(self, g):
         (z,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return -0.5 * g * z * z * z
 
 
@@ -288,14 +305,14 @@ class Reciprocal(Function):
     """z = 1 / x.   dz/dx = -1 / x^2 = -z^2   =>   dx = -g z^2."""
 
     def forward(self, x):
-        with backend.quiet(self.xp):
+        with backend.quiet():
             z = 1 / x
         self.save_for_backward(z)
         return z
 
     def backward(self, g):
         (z,) = self.saved
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return -g * z * z
 
 
@@ -309,7 +326,7 @@ class Sinc(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        with backend.quiet(self.xp):
+        with backend.quiet():
             return self.xp.sinc(x)
 
     def backward(self, g):
@@ -317,7 +334,7 @@ class Sinc(Function):
         (x,) = self.saved
         px = math.pi * x
         denominator = px * x  # 0 also where x^2 underflows: there the slope is ~ -pi^2 x / 3, i.e. 0
-        with backend.quiet(xp):
+        with backend.quiet():
             slope = (px * xp.cos(px) - xp.sin(px)) / denominator
         return g * xp.where(denominator == 0, 0, slope)
 
@@ -346,13 +363,13 @@ class Logit(Function):
         xp = self.xp
         self.save_for_backward(x, eps)
         xc = x if eps is None else xp.clip(x, eps, 1 - eps)
-        with backend.quiet(xp):
+        with backend.quiet():
             return xp.log(xc / (1 - xc))
 
     def backward(self, g):
         xp = self.xp
         x, eps = self.saved
-        with backend.quiet(xp):
+        with backend.quiet():
             dx = g / (x * (1 - x))
         outside = (x < 0) | (x > 1) if eps is None else (x < eps) | (x > 1 - eps)
         return xp.where(outside, xp.nan if eps is None else 0, dx)

@@ -203,6 +203,7 @@ class ScatterReduce(Function):
         # P and Z of the docstring, kept for the backward
         nonzero_prod = xp.where(x == 0, one, x) if include_self else xp.where(reached, one, x)
         zeros = (x == 0).astype(x.dtype) if include_self else xp.zeros(x.shape, dtype=x.dtype)
+        zeros = backend.ensure_array(xp, zeros)  # 0-d: NumPy's == gives a scalar, add_at needs an array
         scatter_reduce_at(xp, nonzero_prod, idx, xp.where(s == 0, one, s), "prod")
         backend.add_at(xp, zeros, idx, (s == 0).astype(x.dtype))
         return xp.where(zeros > 0, xp.zeros((), dtype=x.dtype), nonzero_prod), (nonzero_prod, zeros)
@@ -218,7 +219,7 @@ class ScatterReduce(Function):
         elif reduce in ("amax", "amin"):
             x_wins = (x == out) & (include_self | ~reached)  # x[p] is a member equal to z[p]
             s_wins = s == out[idx]
-            winners = x_wins.astype(g.dtype)
+            winners = backend.ensure_array(xp, x_wins.astype(g.dtype))  # 0-d: NumPy's == gives a scalar
             backend.add_at(xp, winners, idx, s_wins.astype(g.dtype))
             share = g / xp.maximum(winners, 1)
             dx, ds = share * x_wins, share[idx] * s_wins

@@ -7,7 +7,9 @@ NLLLoss reduces itself, because its mean divides by a sum of class weights.
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
+from .arithmetic import sign
 
 
 class NLLLoss(Function):
@@ -113,7 +115,7 @@ class SquaredError(Function):
 
 
 class AbsoluteError(Function):
-    """loss = |x - y|.   dx = sign(x - y) g (0 where x == y, as PyTorch),   dy = -dx."""
+    """loss = |x - y|.   dx = sign(x - y) g (0 where x == y, and where x - y is NaN, as PyTorch),   dy = -dx."""
 
     def forward(self, x, y):
         d = x - y
@@ -122,7 +124,7 @@ class AbsoluteError(Function):
 
     def backward(self, g):
         (d,) = self.saved
-        dx = self.xp.sign(d) * g
+        dx = sign(self.xp, d) * g
         return dx, -dx
 
 
@@ -132,11 +134,18 @@ class Normalize(Function):
     Where n > eps, d = n and dn/dx_i = sign(x_i) |x_i|^(p-1) / n^(p-1) (= x_i / n for p = 2), so
         dx_i = g_i / d - (sum_j g_j x_j) / d^2 * dn/dx_i
     where n <= eps, d = eps is a constant and dx = g / eps.
+    PyTorch's other norms: p = 0 counts the nonzero x_i (n is piecewise constant: dn/dx = 0); for
+    p < 1 (negative too) a zero x_i makes |x_i|^p infinite, so n = 0, and its dn/dx_i is taken as 0
+    (PyTorch's norm backward), computed as sign(x_i) |x_i|^(p-1) n^(1-p).
     """
 
     def forward(self, x, p, dim, eps):
         xp = self.xp
-        n = (xp.abs(x) ** p).sum(axis=dim, keepdims=True) ** (1 / p)
+        if p == 0:
+            n = (x != 0).sum(axis=dim, keepdims=True).astype(x.dtype)
+        else:
+            with backend.quiet():  # p < 0: |0|^p = inf, and inf^(1/p) = 0
+                n = (xp.abs(x) ** p).sum(axis=dim, keepdims=True) ** (1 / p)
         d = xp.maximum(n, eps)
         self.save_for_backward(x, n, d, p, dim, eps)
         return x / d
@@ -144,7 +153,13 @@ class Normalize(Function):
     def backward(self, g):
         xp = self.xp
         x, n, d, p, dim, eps = self.saved
-        dn = xp.sign(x) * (xp.abs(x) / xp.where(n > 0, n, 1)) ** (p - 1)  # dn/dx (n > eps rows)
+        if p == 0:
+            dn = xp.zeros_like(x)
+        elif p < 1:
+            with backend.quiet():  # |0|^(p-1) = inf: masked to 0; n = 0: n^(1-p) = 0
+                dn = sign(xp, x) * xp.where(x == 0, 0, xp.abs(x) ** (p - 1)) * n ** (1 - p)
+        else:
+            dn = xp.sign(x) * (xp.abs(x) / xp.where(n > 0, n, 1)) ** (p - 1)  # dn/dx (n > eps rows)
         gx = (g * x).sum(axis=dim, keepdims=True)
         return g / d - xp.where(n > eps, gx / (d * d), 0) * dn
 

@@ -12,13 +12,18 @@ def source_positions(xp, n, before, after, mode):
         reflect:   j < 0 -> -j;          j >= n -> 2 (n - 1) - j     (the edge is not repeated)
         replicate: clip(j, 0, n - 1)
         circular:  j mod n
+    A negative amount crops.  Circular padding (as PyTorch's) crops first and wraps around what is
+    left: the m = n - c0 - c1 positions from c0 = max(-before, 0), so j' = -max(before, 0) ..
+    m + max(after, 0) - 1 copies c0 + (j' mod m).
     """
+    if mode == "circular":
+        c0 = max(-before, 0)
+        m = n - c0 - max(-after, 0)
+        return c0 + xp.arange(-max(before, 0), m + max(after, 0)) % m
     j = xp.arange(-before, n + after)
     if mode == "reflect":
         return xp.where(j < 0, -j, xp.where(j >= n, 2 * (n - 1) - j, j))
-    if mode == "replicate":
-        return xp.clip(j, 0, n - 1)
-    return j % n
+    return xp.clip(j, 0, n - 1)
 
 
 class ConstantPad(Function):

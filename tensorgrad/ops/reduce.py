@@ -3,6 +3,7 @@ non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch."""
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 from .scan import exclusive_cumprod
 
@@ -93,7 +94,8 @@ class Var(Function):
         d = x - m
         denom = max(_count(x.shape, dim) - correction, 0)
         self.save_for_backward(d, dim, keepdim, denom)
-        return (d * d).sum(axis=dim, keepdims=keepdim) / denom
+        with backend.quiet():  # N <= c: a division by 0, nan (PyTorch warns once, a UserWarning, not NumPy's)
+            return (d * d).sum(axis=dim, keepdims=keepdim) / denom
 
     def backward(self, g):
         d, dim, keepdim, denom = self.saved
@@ -150,22 +152,27 @@ class Prod(Function):
 
 class Logsumexp(Function):
     """z = log sum_i exp(x_i) over `dim`, computed as m + log sum_i exp(x_i - m), m = max x (no overflow;
-    m is taken as 0 where it is infinite, so a row of -inf gives -inf).
+    m is taken as 0 where it is infinite, so a row of -inf gives -inf, and so does an empty row).
 
     dz/dx_i = exp(x_i) / sum_k exp(x_k) = exp(x_i - z)   =>   dx = g exp(x - z)   (a softmax).
     """
 
     def forward(self, x, dim, keepdim=False):
         xp = self.xp
-        m = x.max(axis=dim, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, 0)
-        z = xp.log(xp.exp(x - m).sum(axis=dim, keepdims=True)) + m
+        if x.size:
+            m = x.max(axis=dim, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, 0)
+        else:  # an empty x has no max; its sums are 0, so z = log 0 = -inf (PyTorch's answer)
+            m = xp.zeros([1 if i in dim else n for i, n in enumerate(x.shape)], dtype=x.dtype)
+        with backend.quiet():  # log 0 = -inf: an empty sum, or a row of -inf
+            z = xp.log(xp.exp(x - m).sum(axis=dim, keepdims=True)) + m
         self.save_for_backward(x, z, dim, keepdim)
         return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
 
     def backward(self, g):
         x, z, dim, keepdim = self.saved
-        return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)
+        with backend.quiet():  # x = z = inf: inf - inf = nan, as in PyTorch
+            return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)
 
 
 class Nansum(Function):

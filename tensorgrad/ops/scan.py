@@ -55,6 +55,8 @@ class Cumprod(Function):
         xp = self.xp
         x, dim = self.saved
         n = x.shape[dim]
+        if n == 0:  # an empty scan: no S_{n-1} to start from, and no gradient to give
+            return xp.zeros_like(g)
         exclusive = exclusive_cumprod(xp, x, dim)  # E
         s = xp.zeros_like(g)
         s[_slice(dim, n - 1)] = g[_slice(dim, n - 1)]

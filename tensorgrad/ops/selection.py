@@ -73,8 +73,10 @@ def cumulative_extreme_indices(xp, x, dim, largest):
 class Maximum(Function):
     """z = max(x, y) elementwise.
 
-    dz/dx = 1 where x > y, 0 where x < y; at a tie PyTorch splits the gradient in halves:
-        dx = g * ([x > y] + [x == y] / 2),   dy = g * ([y > x] + [x == y] / 2).
+    dz/dx = 1 where x > y, 0 where x < y; at a tie PyTorch splits the gradient in halves.  As in
+    PyTorch's formula, an input's gradient is zeroed only where the other is strictly larger, so
+    where x or y is NaN (z is NaN, no order holds) both get g:
+        dx = g * ([not x < y] - [x == y] / 2),   dy = g * ([not y < x] - [x == y] / 2).
     """
 
     def forward(self, x, y):
@@ -84,13 +86,13 @@ class Maximum(Function):
     def backward(self, g):
         x, y = self.saved
         tie = (x == y).astype(g.dtype) * 0.5
-        dx = g * ((x > y) + tie) if self.needs_grad(0) else None
-        dy = g * ((y > x) + tie) if self.needs_grad(1) else None
+        dx = g * (~(x < y) - tie) if self.needs_grad(0) else None
+        dy = g * (~(y < x) - tie) if self.needs_grad(1) else None
         return dx, dy
 
 
 class Minimum(Function):
-    """z = min(x, y) elementwise.   dx = g * ([x < y] + [x == y] / 2),  dy likewise."""
+    """z = min(x, y) elementwise.   dx = g * ([not x > y] - [x == y] / 2),  dy likewise (NaN: both g)."""
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
@@ -99,8 +101,8 @@ class Minimum(Function):
     def backward(self, g):
         x, y = self.saved
         tie = (x == y).astype(g.dtype) * 0.5
-        dx = g * ((x < y) + tie) if self.needs_grad(0) else None
-        dy = g * ((y < x) + tie) if self.needs_grad(1) else None
+        dx = g * (~(x > y) - tie) if self.needs_grad(0) else None
+        dy = g * (~(y > x) - tie) if self.needs_grad(1) else None
         return dx, dy
 
 

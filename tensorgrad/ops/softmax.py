@@ -18,8 +18,11 @@ class Softmax(Function):
     """
 
     def forward(self, x, dim):
-        e = self.xp.exp(x - x.max(axis=dim, keepdims=True))
-        y = e / e.sum(axis=dim, keepdims=True)
+        if x.size:
+            e = self.xp.exp(x - x.max(axis=dim, keepdims=True))
+            y = e / e.sum(axis=dim, keepdims=True)
+        else:  # empty: nothing to normalise (and no max to shift by)
+            y = x.copy()
         self.save_for_backward(y, dim)
         return y
 
@@ -37,12 +40,14 @@ class LogSoftmax(Function):
 
     def forward(self, x, dim):
         xp = self.xp
-        shifted = x - x.max(axis=dim, keepdims=True)
-        y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        if x.size:
+            shifted = x - x.max(axis=dim, keepdims=True)
+            y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        else:  # empty: nothing to normalise (no max, and the log of an empty sum)
+            y = x.copy()
         self.save_for_backward(y, dim)
         return y
 
     def backward(self, g):
         y, dim = self.saved
         return g - self.xp.exp(y) * g.sum(axis=dim, keepdims=True)
-

@@ -72,6 +72,12 @@ class ArithmeticMixin(TensorBase):
     def __neg__(self):
         return Neg.apply(self)
 
+    def __pos__(self):
+        """+x is x itself (PyTorch's positive: no copy, no graph node); refused for bool tensors."""
+        if self.dtype == backend.bool_:
+            raise RuntimeError("positive: the + operator is not supported on a bool tensor")
+        return self
+
     def __pow__(self, exponent):
         if isinstance(exponent, TensorBase):
             return PowTensor.apply(*self._operands(exponent, "pow"))
@@ -83,7 +89,9 @@ class ArithmeticMixin(TensorBase):
         return Pow.apply(a, exponent)
 
     def __rpow__(self, base):
-        """base ** x for a Python number base (a tensor base is __pow__)."""
+        """base ** x: a Python number base, or a tensor base (as `base.__pow__(x)`, PyTorch's answer)."""
+        if isinstance(base, TensorBase):
+            return base.__pow__(self)
         if not isinstance(base, (int, float)):
             raise TypeError(f"pow: the base must be a number or a tensor, got {type(base).__name__}")
         a, b = self._operands(base, "pow")
@@ -214,9 +222,11 @@ class ArithmeticMixin(TensorBase):
         return self._compare(other, lambda a, b: a >= b)
 
     def __invert__(self):
-        if self.dtype != backend.bool_:
-            raise TypeError(f"~ is only defined for bool tensors here, got {self.dtype}")
-        return self._make(~self._data, self.device, False)
+        """~x: logical not of a bool tensor, bitwise not of an integer one (no gradient)."""
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~ (bitwise_not) is only implemented on integer and bool tensors, got {self.dtype}")
+        xp = backend.namespace(self.device)
+        return self._make(backend.ensure_array(xp, ~self._data), self.device, False)  # 0-d: an array, not a scalar
 
     def __and__(self, other):
         return self._compare(other, lambda a, b: a & b)
@@ -230,6 +240,9 @@ class ArithmeticMixin(TensorBase):
             raise TypeError(f"isclose(): argument 'other' must be a Tensor, not {type(other).__name__}")
         if other.dtype != self.dtype:
             raise RuntimeError(f"isclose(): the inputs must have the same dtype, got {self.dtype} and {other.dtype}")
+        for name, tol in (("rtol", rtol), ("atol", atol)):
+            if tol < 0:
+                raise RuntimeError(f"isclose(): {name} must be greater than or equal to zero, got {tol}")
         xp = backend.namespace(self.device)
         return self._compare(other, lambda a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

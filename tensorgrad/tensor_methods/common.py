@@ -14,9 +14,44 @@ from ..backend import ShapeError
 # `isinstance(x, TensorBase)` for "is x a Tensor", and make results through the op's `apply`,
 # `self._make` or `self._constant`.
 __all__ = [
-    "TensorBase", "accepts_keepdims", "broadcast_shapes", "normalize_dim", "normalize_dims", "shape_arg",
+    "MemoryFormat", "TensorBase", "accepts_keepdims", "broadcast_shapes", "channels_last", "channels_last_3d",
+    "check_memory_format", "contiguous_format", "normalize_dim", "normalize_dims", "preserve_format", "shape_arg",
     "torch_dtype_name",
 ]  # fmt: skip
+
+
+class MemoryFormat:
+    """PyTorch's memory formats (tg.preserve_format, tg.contiguous_format, tg.channels_last,
+    tg.channels_last_3d).  tensorgrad's arrays are always in row-major (contiguous) order, and the
+    values do not depend on the layout, so a format is checked (as PyTorch checks it) and otherwise
+    changes nothing."""
+
+    __slots__ = ("name", "ndim")
+
+    def __init__(self, name: str, ndim: int | None = None):
+        self.name, self.ndim = name, ndim  # ndim: the rank a channels-last format requires
+
+    def __repr__(self):
+        return f"tensorgrad.{self.name}"
+
+
+preserve_format = MemoryFormat("preserve_format")
+contiguous_format = MemoryFormat("contiguous_format")
+channels_last = MemoryFormat("channels_last", 4)
+channels_last_3d = MemoryFormat("channels_last_3d", 5)
+
+
+def check_memory_format(op: str, memory_format, ndim: int):
+    """The memory_format= of clone, contiguous, to, float, ...: refused as PyTorch refuses it (not a
+    format, channels_last on a tensor that is not 4-d, channels_last_3d not 5-d)."""
+    if memory_format is None:
+        return
+    if not isinstance(memory_format, MemoryFormat):
+        raise TypeError(
+            f"{op}(): memory_format must be a memory format (e.g. tg.contiguous_format), got {memory_format!r}"
+        )
+    if memory_format.ndim is not None and ndim != memory_format.ndim:
+        raise RuntimeError(f"{op}(): required rank {memory_format.ndim} tensor to use {memory_format.name} format")
 
 
 def accepts_keepdims(fn):

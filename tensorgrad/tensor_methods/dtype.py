@@ -5,7 +5,7 @@ Cast; integer and bool results carry no gradient."""
 from __future__ import annotations
 
 from .. import backend
-from .common import TensorBase
+from .common import TensorBase, preserve_format
 
 # PyTorch's legacy type names, as Tensor.type() speaks them
 _TYPE_NAMES = {
@@ -18,29 +18,29 @@ _TYPE_NAMES = {
 class DtypeMixin(TensorBase):
     __slots__ = ()
 
-    def float(self):
-        return self.to(backend.float32)
+    def float(self, memory_format=preserve_format):
+        return self.to(backend.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(backend.float64)
+    def double(self, memory_format=preserve_format):
+        return self.to(backend.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(backend.float16)
+    def half(self, memory_format=preserve_format):
+        return self.to(backend.float16, memory_format=memory_format)
 
-    def long(self):
-        return self.to(backend.int64)
+    def long(self, memory_format=preserve_format):
+        return self.to(backend.int64, memory_format=memory_format)
 
-    def int(self):
-        return self.to(backend.int32)
+    def int(self, memory_format=preserve_format):
+        return self.to(backend.int32, memory_format=memory_format)
 
-    def short(self):
-        return self.to(backend.as_dtype("int16"))
+    def short(self, memory_format=preserve_format):
+        return self.to(backend.as_dtype("int16"), memory_format=memory_format)
 
-    def byte(self):
-        return self.to(backend.uint8)
+    def byte(self, memory_format=preserve_format):
+        return self.to(backend.uint8, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(backend.bool_)
+    def bool(self, memory_format=preserve_format):
+        return self.to(backend.bool_, memory_format=memory_format)
 
     def type(self, dtype=None):
         """type() -> PyTorch's type name ("torch.FloatTensor"); type(dtype or that name) -> converted."""

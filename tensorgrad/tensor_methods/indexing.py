@@ -114,10 +114,18 @@ class IndexingMixin(TensorBase):
             raise TypeError(f"{op}: src must be a tensor, got {type(src).__name__}")
         if src.device != self.device:
             raise backend.DeviceError(f"{op}: input on {self.device}, src on {src.device}")
-        return src if src.dtype == self.dtype else src.to(self.dtype)
+        if src.dtype != self.dtype:  # PyTorch refuses rather than casts
+            raise RuntimeError(f"{op}: expected self.dtype to be equal to src.dtype, got {self.dtype} and {src.dtype}")
+        return src
 
     def gather(self, dim, index):
         """out[i][j][k] = self[i][index[i][j][k]][k] (dim=1); the gradient is scattered back, repeats adding."""
+        if isinstance(index, TensorBase) and index.numel() == 0:  # PyTorch checks no shapes then: empty out
+            normalize_dim(dim, self.ndim, "gather")
+            return self.reshape(-1)[:0].reshape(index.shape)
+        if self.ndim == 0 and isinstance(index, TensorBase) and index.ndim == 1:  # a 0-d input counts as 1-d
+            normalize_dim(dim, 0, "gather")
+            return self.reshape(1).gather(0, index)
         d, index = self._along_checks("gather", dim, index)
         return Gather.apply(self, index._data, dim=d)
 
@@ -158,6 +166,8 @@ class IndexingMixin(TensorBase):
         index = self._index_tensor(index, "index_select", d, self.shape[d] if self.ndim else 1)
         if index.ndim > 1:
             raise ShapeError(f"index_select: index must be 1-d, got shape {index.shape}")
+        if self.ndim == 0:  # a 0-d input (taken as 1-d) gives a 0-d result, as in PyTorch
+            return IndexSelect.apply(self.reshape(1), index._data.reshape(-1), dim=0).reshape(())
         return IndexSelect.apply(self, index._data.reshape(-1), dim=d)
 
     def repeat_interleave(self, repeats, dim=None, output_size=None):
@@ -188,12 +198,14 @@ class IndexingMixin(TensorBase):
 
     # ------------------------------------------------------------------ masks (ops/masking.py)
     def masked_fill(self, mask, value):
-        """value where mask is True, self elsewhere; mask is a bool tensor broadcastable to self."""
+        """value where mask is True, self elsewhere; mask is a bool tensor, broadcast with self (the
+        result has the broadcast shape, as PyTorch's out-of-place masked_fill; masked_fill_ keeps self's)."""
         if not isinstance(mask, TensorBase) or mask.dtype != backend.bool_:
             got = mask.dtype if isinstance(mask, TensorBase) else type(mask).__name__
             raise TypeError(f"masked_fill: mask must be a bool tensor, got {got}")
-        if broadcast_shapes("masked_fill", self.shape, mask.shape) != self.shape:
-            raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {self.shape}")
+        shape = broadcast_shapes("masked_fill", self.shape, mask.shape)
+        if shape != self.shape:
+            return self.expand(*shape).masked_fill(mask, value)
         if isinstance(value, TensorBase):
             if value.ndim != 0:
                 raise RuntimeError(

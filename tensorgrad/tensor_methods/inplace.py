@@ -251,6 +251,8 @@ class InplaceMixin(TensorBase):
         """Fill with samples of N(mean, std^2), from `generator` (a tg.Generator of this tensor's
         device) or the device's default generator (seeded by tg.manual_seed)."""
         self._check_inplace("normal_")  # a leaf that requires grad: PyTorch's error before drawing
+        if std < 0:
+            raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
         z = backend.generator_for(self.device, generator, "normal_").normal(self.shape, self._draw_dtype("normal_"))
         return self._write("normal_", SetItem, (z * std + mean,), index=Ellipsis)  # new values: dy_old = 0
 

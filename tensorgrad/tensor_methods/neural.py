@@ -14,14 +14,19 @@ from .common import TensorBase, normalize_dim
 class NeuralNetMixin(TensorBase):
     __slots__ = ()
 
-    def softmax(self, dim):
+    def softmax(self, dim, dtype=None):
+        """Softmax along dim; dtype casts the input first (so integers may go in), as in PyTorch."""
+        if dtype is not None:
+            return self.to(dtype).softmax(dim)
         self._require_float("softmax")
         if self.ndim == 0:  # one element: softmax is 1 (through the graph, so its gradient is 0)
             normalize_dim(dim, 0, "softmax")
             return self.reshape(1).softmax(0).reshape(())
         return Softmax.apply(self, dim=normalize_dim(dim, self.ndim, "softmax"))
 
-    def log_softmax(self, dim):
+    def log_softmax(self, dim, dtype=None):
+        if dtype is not None:
+            return self.to(dtype).log_softmax(dim)
         self._require_float("log_softmax")
         if self.ndim == 0:
             normalize_dim(dim, 0, "log_softmax")

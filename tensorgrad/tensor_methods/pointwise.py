@@ -247,7 +247,7 @@ class PointwiseMixin(TensorBase):
             else:
                 arrays.append(other)
         xp = backend.namespace(self.device)
-        with backend.quiet(xp):
+        with backend.quiet():
             out = fn(xp, self._data, *arrays)
         return self._make(backend.ensure_array(xp, out), self.device, False)
 

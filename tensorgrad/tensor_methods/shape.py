@@ -6,6 +6,8 @@ gradients are those ops' backwards."""
 
 from __future__ import annotations
 
+import math
+
 from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
@@ -63,7 +65,10 @@ class ShapeMixin(TensorBase):
         if self.ndim == 0:
             return self.reshape(1)
         s, e = normalize_dim(start_dim, self.ndim, "flatten"), normalize_dim(end_dim, self.ndim, "flatten")
-        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1 :])
+        if s > e:
+            raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        # the merged size written out, not -1: with a zero-size dim elsewhere, -1 would be ambiguous
+        return self.reshape(self.shape[:s] + (math.prod(self.shape[s : e + 1]),) + self.shape[e + 1 :])
 
     def permute(self, *dims):
         dims = tuple(normalize_dim(d, self.ndim, "permute") for d in shape_arg(dims))
@@ -74,7 +79,8 @@ class ShapeMixin(TensorBase):
     def transpose(self, dim0, dim1):
         axes = list(range(self.ndim))
         d0, d1 = normalize_dim(dim0, self.ndim, "transpose"), normalize_dim(dim1, self.ndim, "transpose")
-        axes[d0], axes[d1] = axes[d1], axes[d0]
+        if axes:  # a 0-d tensor has no axes to swap (dims 0 and -1 name it, as in PyTorch)
+            axes[d0], axes[d1] = axes[d1], axes[d0]
         return Permute.apply(self, axes=tuple(axes))
 
     @property
@@ -165,7 +171,9 @@ class ShapeMixin(TensorBase):
         n = self.shape[d] if self.ndim else 1
         if not 0 <= size <= n or step < 1:
             raise ShapeError(f"unfold: size {size} and step {step} do not fit dim {dimension} of size {n}")
-        return Unfold.apply(self if self.ndim else self.reshape(1), dim=d, size=size, step=step)
+        if self.ndim == 0:  # PyTorch: the one element as a window of size 0 or 1, shape (size,)
+            return Unfold.apply(self.reshape(1), dim=0, size=size, step=step).reshape(size)
+        return Unfold.apply(self, dim=d, size=size, step=step)
 
     # ------------------------------------------------------------------ spellings of the views above
     def movedim(self, source, destination):

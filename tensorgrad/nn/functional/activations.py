@@ -30,12 +30,12 @@ from ...tensor import Tensor
 from ...tensor_methods.common import normalize_dim
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:
-    return input.softmax(dim)
+def softmax(input: Tensor, dim: int, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return input.softmax(dim, dtype)
 
 
-def log_softmax(input: Tensor, dim: int) -> Tensor:
-    return input.log_softmax(dim)
+def log_softmax(input: Tensor, dim: int, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return input.log_softmax(dim, dtype)
 
 
 def relu(input: Tensor) -> Tensor:

@@ -11,20 +11,26 @@ from .padding import pad
 
 
 def pair(v, op, name):
+    """An int or a pair (a 1-tuple stands for both sides, as PyTorch's int-or-pair arguments take it)."""
     v = (v, v) if isinstance(v, int) else tuple(int(a) for a in v)
+    if len(v) == 1:
+        v = v * 2
     if len(v) != 2:
         raise ValueError(f"{op}: {name} must be an int or a pair, got {v}")
     return v
 
 
-def spatial(op, input: Tensor, weight: Tensor | None = None):
-    """(N, C, H, W) or unbatched (C, H, W) input; returns (4-d input, batched?)."""
+def spatial(op, input: Tensor, weight: Tensor | None = None, bias: Tensor | None = None):
+    """(N, C, H, W) or unbatched (C, H, W) input; returns (4-d input, batched?).  weight and bias
+    must have the input's dtype (PyTorch refuses to mix them)."""
     if input.ndim not in (3, 4):
         raise ShapeError(f"{op}: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape {input.shape}")
     if not backend.is_floating(input.dtype):
         raise TypeError(f"{op}: expected a floating-point input, got dtype {input.dtype}")
     if weight is not None and weight.dtype != input.dtype:
         raise TypeError(f"{op}: input is {input.dtype} but weight is {weight.dtype} (as in PyTorch, cast one)")
+    if bias is not None and bias.dtype != input.dtype:
+        raise TypeError(f"{op}: input is {input.dtype} but bias is {bias.dtype} (as in PyTorch, cast one)")
     return (input, True) if input.ndim == 4 else (input.unsqueeze(0), False)
 
 
@@ -41,7 +47,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            groups: int = 1) -> Tensor:  # fmt: skip
     """2-d cross-correlation, as PyTorch: input (N, C, H, W), weight (O, C / groups, KH, KW), bias (O,).
     padding: an int, a pair, "valid" (0) or "same" (output size = input size; stride 1)."""
-    x, batched = spatial("conv2d", input, weight)
+    x, batched = spatial("conv2d", input, weight, bias)
     stride, dilation = pair(stride, "conv2d", "stride"), pair(dilation, "conv2d", "dilation")
     if weight.ndim != 4:
         raise ShapeError(f"conv2d: weight must be 4-d (out_channels, in_channels / groups, KH, KW), got {weight.shape}")
@@ -94,7 +100,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """The transposed convolution (the adjoint of conv2d's input map): input (N, C, H, W), weight
     (C, O / groups, KH, KW); output side (H - 1) * stride - 2 * padding + dilation * (KH - 1) +
     output_padding + 1."""
-    x, batched = spatial("conv_transpose2d", input, weight)
+    x, batched = spatial("conv_transpose2d", input, weight, bias)
     if weight.ndim != 4 or weight.shape[0] != x.shape[1] or groups < 1 or x.shape[1] % groups:
         raise ShapeError(
             f"conv_transpose2d: weight {weight.shape} does not fit an input of {x.shape[1]} channels with "

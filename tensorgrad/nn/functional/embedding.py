@@ -39,6 +39,8 @@ def check_ids(ids: Tensor, n: int, op: str, what: str, ignore_index=None):
 
 def embedding(input: Tensor, weight: Tensor) -> Tensor:
     """Rows of weight (V, D) picked by integer ids of any shape -> (*ids.shape, D)."""
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape {weight.shape}")
     check_ids(input, weight.shape[0], "embedding", "the token ids")
     return Embedding.apply(input, weight)
 

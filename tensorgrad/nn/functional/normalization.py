@@ -24,8 +24,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """input / max(||input||_p, eps) along dim (one op: ops/losses.py)."""
     if out is not None:
         raise NotImplementedError("normalize: out= is not supported")
-    if not p > 0 or p == float("inf"):
-        raise ValueError(f"normalize: p must be a positive finite number, got {p}")
+    if p != p or abs(p) == float("inf"):
+        raise ValueError(f"normalize: p must be a finite number, got {p}")
     if not backend.is_floating(input.dtype):
         raise TypeError(f"normalize: expected a floating-point tensor, got dtype {input.dtype}")
     return Normalize.apply(input, p=p, dim=normalize_dim(dim, input.ndim, "normalize"), eps=eps)

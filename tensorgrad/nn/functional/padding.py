@@ -28,8 +28,16 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             f"pad: {mode} padding pads the last 1-3 dims of an input with 1 or 2 more (batch, channels); "
             f"got padding {pad} for an input of shape {input.shape}"
         )
-    for n, (b, a) in zip(input.shape, pads):
-        if min(b, a) < 0 or (mode == "reflect" and max(b, a) >= n) or (mode == "circular" and max(b, a) > n) or n == 0:
-            limit = {"reflect": "smaller than", "circular": "at most", "replicate": "(non-negative) for"}[mode]
+    # PyTorch's limits: a batch dim (the first of k + 2) may be empty, no other dim; a padded dim
+    # must stay non-empty (negative amounts crop); reflect pads less than the dim, circular at most
+    # it, and circular crops leave an element to wrap around
+    first = 1 if input.ndim == k + 2 else 0
+    if 0 in input.shape[first:]:
+        raise ShapeError(f"pad: {mode} padding needs non-empty dims (but the batch dim), got input {input.shape}")
+    limit = {"reflect": "smaller than", "circular": "at most", "replicate": "leaving at least one element of"}[mode]
+    for n, (b, a) in zip(input.shape[-k:], pads[-k:]):
+        cropped = max(-b, 0) + max(-a, 0)
+        fits = {"reflect": max(b, a) < n, "circular": max(b, a) <= n and cropped < n, "replicate": True}[mode]
+        if n + b + a < 1 or not fits:
             raise ShapeError(f"pad: {mode} padding {pad} must be {limit} the padded dims of the input {input.shape}")
     return IndexPad.apply(input, pads=tuple(pads), mode=mode)

@@ -62,7 +62,9 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     x, batched = spatial("avg_pool2d", input)
     kernel, stride, pads, _, out = _pool_geometry("avg_pool2d", x, kernel_size, stride, padding, 1, ceil_mode)
     xp = backend.namespace(x.device)
-    if divisor_override:
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("avg_pool2d: divisor_override must not be zero")
         divisor = float(divisor_override)
     else:
         counts = _window_counts(xp, x.shape[2:], kernel, stride, pads, out, count_include_pad)
