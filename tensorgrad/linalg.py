@@ -1,16 +1,33 @@
-"""tg.linalg, as torch.linalg: cross, vecdot and the norms (vector_norm, matrix_norm, norm).
+"""tg.linalg, as torch.linalg: cross, vecdot, the norms (vector_norm, matrix_norm, norm), and the
+matrix functions and decompositions (det, slogdet, inv, solve, solve_triangular, cholesky, eigh,
+eigvalsh, svdvals, qr, pinv, and their compositions matrix_power, matrix_rank, multi_dot, cond,
+tensorinv, tensorsolve, vander), with the top-level spellings torch has for some (logdet,
+pinverse, cholesky_solve, cholesky_inverse, triangular_solve; tg.X).
 
 The vector norms, the norms of the singular values (ord 2, -2, 'nuc') and the cross product have
-their own backward (ops/linalg.py); vecdot and the other matrix norms are compositions (a product
-and a sum; sums of |A| and a max or min), so their gradients are those ops' backwards."""
+their own backward (ops/linalg.py), as do the decompositions (ops/decompositions.py); vecdot, the
+other matrix norms and the compositions above take their gradients from the ops they are made of.
+A matrix an op cannot take (singular, not positive-definite) raises tg.linalg.LinAlgError, a
+RuntimeError, as torch.linalg.LinAlgError."""
 
 from __future__ import annotations
 
+import collections
+import math
+
+from . import backend
+from .backend import LinAlgError, ShapeError
+from .functions import cat
+from .ops.decompositions import QR, Cholesky, Det, Eigh, Eigvalsh, Inv, Pinv, SlogDet, Solve, SolveTriangular, Svdvals
 from .tensor import Tensor
-from .tensor_methods.common import normalize_dim, torch_dtype_name
+from .tensor_methods.common import broadcast_shapes, normalize_dim, torch_dtype_name
 from .tensor_methods.linalg import linalg_cross, matrix_norm, vector_norm
 
-__all__ = ["cross", "matrix_norm", "norm", "vecdot", "vector_norm"]
+__all__ = [
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
+    "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+    "solve_triangular", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
+]  # fmt: skip
 
 
 def cross(input: Tensor, other: Tensor, *, dim=-1) -> Tensor:
@@ -45,3 +62,461 @@ def norm(A: Tensor, ord=None, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     if len(dim) == 1:
         return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+# ============================================================ matrix functions and decompositions
+# (ops/decompositions.py holds their backwards; the rest here are compositions of them)
+DetResult = collections.namedtuple("slogdet", ["sign", "logabsdet"])
+EighResult = collections.namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+QRResult = collections.namedtuple("qr", ["Q", "R"])
+InvExResult = collections.namedtuple("inv_ex", ["inverse", "info"])
+SolveExResult = collections.namedtuple("solve_ex", ["result", "info"])
+CholeskyExResult = collections.namedtuple("cholesky_ex", ["L", "info"])
+TriangularSolveResult = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def _floating(op: str, A: Tensor):
+    """The decompositions take float32 / float64 (NumPy's and CuPy's LAPACK have no float16)."""
+    if not backend.is_floating(A.dtype):
+        raise RuntimeError(
+            f"{op}: Expected a floating point or complex tensor as input. Got {torch_dtype_name(A.dtype)}"
+        )
+    if A.dtype == backend.float16:
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half")
+
+
+def _matrices(op: str, A: Tensor, name="A", square=True):
+    """A stack of (square) float matrices, with PyTorch's errors."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{op}: argument '{name}' must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2:
+        raise ShapeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise ShapeError(
+            f"{op}: {name} must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    _floating(op, A)
+
+
+def _same_dtype(op: str, A: Tensor, B: Tensor, names=("A", "B")):
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            f"{op}: Expected {names[0]} and {names[1]} to have the same dtype, but found {names[0]} of type "
+            f"{torch_dtype_name(A.dtype)} and {names[1]} of type {torch_dtype_name(B.dtype)} instead"
+        )
+
+
+def _batch_prefix(A: Tensor, index: int) -> str:
+    return f"(Batch element {index}): " if A.ndim > 2 else ""
+
+
+def _first_failure(A: Tensor, name: str):
+    """(batch index, matrix) of the first matrix of A on which backend.linalg(name) fails (a host
+    search, on the error path only)."""
+    xp = backend.namespace(A.device)
+    stack = A._data.reshape((-1,) + A.shape[-2:])
+    for i in range(stack.shape[0]):
+        try:
+            backend.linalg(xp, name, stack[i], error="")
+        except LinAlgError:
+            return i, stack[i]
+    return 0, stack[0]
+
+
+def _cholesky_error(op: str, A: Tensor) -> str:
+    xp = backend.namespace(A.device)
+    index, a = _first_failure(A, "cholesky")
+    order = a.shape[-1]
+    for k in range(1, a.shape[-1] + 1):
+        try:
+            backend.linalg(xp, "cholesky", a[:k, :k], error="")
+        except LinAlgError:
+            order = k
+            break
+    return (
+        f"{op}: {_batch_prefix(A, index)}The factorization could not be completed because the input is not "
+        f"positive-definite (the leading minor of order {order} is not positive-definite)."
+    )
+
+
+def _singular_error(op: str, A: Tensor) -> str:
+    index, _ = _first_failure(A, "inv")
+    return (
+        f"{op}: {_batch_prefix(A, index)}The inversion could not be completed because the input matrix is singular."
+    )
+
+
+def det(A: Tensor) -> Tensor:
+    """det A of every matrix of the stack (..., n, n)."""
+    _matrices("linalg.det", A)
+    return Det.apply(A)
+
+
+def slogdet(A: Tensor):
+    """(sign, log|det A|): the sign (-1, 0 or 1) without a gradient, log|det A| with gA = g A^-T."""
+    _matrices("linalg.slogdet", A)
+    packed = SlogDet.apply(A)
+    return DetResult(packed[..., 0].detach(), packed[..., 1])
+
+
+def logdet(A: Tensor) -> Tensor:
+    """log det A: log|det A| where det A > 0, nan where it is negative, -inf where it is 0."""
+    _matrices("logdet", A)
+    sign, logabsdet = slogdet(A)
+    return logabsdet.masked_fill(sign < 0, math.nan)
+
+
+def inv(A: Tensor) -> Tensor:
+    """A^-1; a singular matrix raises LinAlgError (on CuPy at the next read)."""
+    _matrices("linalg.inv", A)
+    error = "linalg.inv: The inversion could not be completed because the input matrix is singular."
+    try:
+        return Inv.apply(A, error=error)
+    except LinAlgError:
+        raise LinAlgError(_singular_error("linalg.inv", A)) from None
+
+
+def inv_ex(A: Tensor, *, check_errors=False):
+    """(A^-1, info): info 0 where A inverted, else 1 (and the inverse nan), without raising
+    unless check_errors."""
+    _matrices("linalg.inv_ex", A)
+    info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
+    try:
+        return InvExResult(inv(A), info)
+    except LinAlgError:
+        if check_errors:
+            raise
+        return InvExResult(A * math.nan, info + 1)
+
+
+def _solve_shapes(op: str, A: Tensor, B: Tensor, left: bool):
+    """PyTorch's solve shapes: B (..., n, k), or a vector (..., n) where B has one dim fewer than A
+    and A's batch shape (B.shape == A.shape[:-1]) or is 1-D.  Returns (A, B, vector) with A and B
+    broadcast to one batch shape and B a stack of matrices."""
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    if vector:
+        B = B.unsqueeze(-1)
+    elif not left:
+        B = B.mT
+    n = A.shape[-1]
+    if B.shape[-2] != n:
+        shown = B.mT if not left and not vector else B
+        raise ShapeError(
+            f"{op}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+            f"({A.shape[-2]}x{A.shape[-1]} and {shown.shape[-2]}x{shown.shape[-1]})"
+        )
+    batch = broadcast_shapes(op, A.shape[:-2], B.shape[:-2])
+    if A.shape[:-2] != batch:
+        A = A.expand(*batch, *A.shape[-2:])
+    if B.shape[:-2] != batch:
+        B = B.expand(*batch, *B.shape[-2:])
+    return A, B, vector
+
+
+def solve(A: Tensor, B: Tensor, *, left=True) -> Tensor:
+    """X with A X = B (left) or X A = B; B a stack of matrices or vectors; batch dims broadcast."""
+    _matrices("linalg.solve", A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.solve: argument 'B' must be Tensor, not {type(B).__name__}")
+    _same_dtype("linalg.solve", A, B)
+    if A.ndim < 2:
+        raise ShapeError("linalg.solve: The input tensor A must have at least 2 dimensions.")
+    a, b, vector = _solve_shapes("linalg.solve", A if left else A.mT, B, left)
+    error = "torch.linalg.solve: The solver failed because the input matrix is singular."
+    x = Solve.apply(a, b, error=error)
+    if vector:
+        return x.squeeze(-1)
+    return x if left else x.mT
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left=True, check_errors=False):
+    """(X, info) as solve, info 0 where solved, else 1 (X nan), raising only if check_errors."""
+    _matrices("linalg.solve_ex", A)
+    info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
+    try:
+        return SolveExResult(solve(A, B, left=left), info)
+    except LinAlgError:
+        if check_errors:
+            raise
+        x = solve(A * 0 + A._constant(backend.namespace(A.device).eye(A.shape[-1], dtype=A.dtype)), B, left=left)
+        return SolveExResult(x * math.nan, info + 1)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper, left=True, unitriangular=False) -> Tensor:
+    """X with A X = B (left) or X A = B, A triangular (upper or lower; only that triangle read, its
+    diagonal taken as ones where unitriangular).  A zero on the diagonal gives inf / nan, no error."""
+    op = "linalg.solve_triangular"
+    _matrices(op, A)
+    if not isinstance(B, Tensor) or B.ndim < 2:
+        raise ShapeError(f"{op}: The input tensor B must have at least 2 dimensions.")
+    _same_dtype(op, A, B, ("A", "B"))
+    if not left:  # X A = B  <=>  A^T X^T = B^T, with A^T triangular the other way
+        return solve_triangular(A.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
+    if B.shape[-2] != A.shape[-1]:
+        raise ShapeError(
+            f"{op}: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    broadcast_shapes(op, A.shape[:-2], B.shape[:-2])
+    return SolveTriangular.apply(A, B, upper=bool(upper), unitriangular=bool(unitriangular))
+
+
+def cholesky(A: Tensor, upper=False, *, out=None, _op="linalg.cholesky") -> Tensor:
+    """L lower with L L^T = A (A's lower triangle read), or U = L^T with U^T U = A (A's upper
+    triangle read) where upper.  Not positive-definite: LinAlgError."""
+    if out is not None:
+        raise TypeError(f"{_op}: out= is not supported")
+    _matrices(_op, A)
+    if upper:
+        return cholesky(A.mT, _op=_op).mT
+    try:
+        return Cholesky.apply(A, error=f"{_op}: The factorization could not be completed because the input is not "
+                              "positive-definite.")
+    except LinAlgError:
+        raise LinAlgError(_cholesky_error(_op, A)) from None
+
+
+def cholesky_ex(A: Tensor, *, upper=False, check_errors=False):
+    """(L, info): info 0 where factorized, else 1 (L nan), raising only if check_errors."""
+    _matrices("linalg.cholesky_ex", A)
+    info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
+    try:
+        return CholeskyExResult(cholesky(A, upper, _op="linalg.cholesky_ex"), info)
+    except LinAlgError:
+        if check_errors:
+            raise
+        return CholeskyExResult(A * math.nan, info + 1)
+
+
+def _uplo(op: str, UPLO):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO.upper()
+
+
+def eigh(A: Tensor, UPLO="L"):  # noqa: N803 (PyTorch's name)
+    """(L, V): A = V diag(L) V^T, L ascending, A symmetric (its lower triangle read, or the upper
+    one with UPLO='U')."""
+    _matrices("linalg.eigh", A)
+    n = A.shape[-1]
+    packed = Eigh.apply(A, uplo=_uplo("linalg.eigh", UPLO))
+    return EighResult(packed[..., n, :], packed[..., :n, :])
+
+
+def eigvalsh(A: Tensor, UPLO="L") -> Tensor:  # noqa: N803
+    """The eigenvalues of a symmetric A, ascending."""
+    _matrices("linalg.eigvalsh", A)
+    return Eigvalsh.apply(A, uplo=_uplo("linalg.eigvalsh", UPLO))
+
+
+def svdvals(A: Tensor) -> Tensor:
+    """The singular values of every matrix (..., m, n), descending: (..., min(m, n))."""
+    _matrices("linalg.svdvals", A, square=False)
+    return Svdvals.apply(A)
+
+
+def qr(A: Tensor, mode="reduced"):
+    """(Q, R), A = Q R: 'reduced' (Q (m, k), R (k, n), k = min(m, n)), 'complete' (Q (m, m)) or
+    'r' (R alone, Q empty; no backward)."""
+    _matrices("linalg.qr", A, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
+        )
+    m, n = A.shape[-2:]
+    qcols = m if mode == "complete" else min(m, n)
+    packed = QR.apply(A, mode="complete" if mode == "complete" else "reduced", r_only=mode == "r")
+    batch = A.shape[:-2]
+    q = packed[..., : m * qcols].reshape(*batch, m, qcols)
+    r = packed[..., m * qcols :].reshape(*batch, qcols, n)
+    if mode == "r":
+        q = A._constant(backend.namespace(A.device).zeros((0,), dtype=A.dtype))
+    return QRResult(q, r)
+
+
+def _tolerances(A: Tensor, atol, rtol):
+    """PyTorch's pinv / matrix_rank tolerances: rtol = eps * max(m, n) where neither is given, 0
+    where only atol is; tensors broadcast over the batch."""
+    eps = float(backend.namespace(A.device).finfo(A.dtype).eps)
+    if rtol is None:
+        rtol = eps * max(A.shape[-2:]) if atol is None or (not isinstance(atol, Tensor) and atol <= 0) else 0.0
+    atol = 0.0 if atol is None else atol
+
+    def arr(v):
+        return v._data[..., None] if isinstance(v, Tensor) else v
+
+    return arr(atol), arr(rtol)
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian=False) -> Tensor:
+    """A^+, the singular values at or below max(atol, rtol * s_max) dropped; with hermitian, A is
+    taken as symmetric from its lower triangle."""
+    _matrices("linalg.pinv", A, square=hermitian)
+    atol_, rtol_ = _tolerances(A, atol, rtol)
+    return Pinv.apply(A, atol=atol_, rtol=rtol_, hermitian=bool(hermitian))
+
+
+def pinverse(input: Tensor, rcond=1e-15) -> Tensor:  # noqa: A002
+    """torch.pinverse: pinv with rtol = rcond."""
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian=False, tol=None) -> Tensor:
+    """The number of singular values above max(atol, rtol * s_max) (int64, no gradient)."""
+    _matrices("linalg.matrix_rank", A, square=hermitian)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    xp = backend.namespace(A.device)
+    data = A.tril()._data + xp.tril(A._data, -1).swapaxes(-1, -2) if hermitian else A._data
+    s = backend.svd(xp, data)[1]
+    atol_, rtol_ = _tolerances(A, atol, rtol)
+    if s.shape[-1] == 0:
+        return A._constant(xp.zeros(s.shape[:-1], dtype=backend.int64))
+    cutoff = xp.maximum(atol_, rtol_ * s.max(axis=-1, keepdims=True))
+    return A._constant((s > cutoff).sum(axis=-1).astype(backend.int64))
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A^n by repeated squaring (matmuls); n = 0 the identity, n < 0 a power of A^-1."""
+    if A.ndim < 2:
+        raise ShapeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise ShapeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they are {A.shape[-2]} by "
+            f"{A.shape[-1]} matrices"
+        )
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"linalg.matrix_power: argument 'n' must be int, not {type(n).__name__}")
+    xp = backend.namespace(A.device)
+    if n == 0:
+        return A._constant(xp.broadcast_to(xp.eye(A.shape[-1], dtype=A.dtype), A.shape).copy())
+    if n < 0:
+        A, n = inv(A), -n
+    result, square = None, A
+    while n:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        if n:
+            square = square @ square
+    return result
+
+
+def multi_dot(tensors) -> Tensor:
+    """tensors[0] @ tensors[1] @ ...: the first may be a vector (a row), the last a vector (a
+    column), the others matrices."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        allowed = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if t.ndim not in allowed:
+            which = "first" if i == 0 else "last" if i == len(tensors) - 1 else None
+            raise ShapeError(
+                f"multi_dot(): the {which} tensor must be 1D or 2D but got {t.ndim}D" if which
+                else f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D"
+            )
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(
+                f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{torch_dtype_name(tensors[0].dtype)} and tensor {i} {torch_dtype_name(t.dtype)}"
+            )
+    for i in range(len(tensors) - 1):
+        a, b = tensors[i], tensors[i + 1]
+        if a.shape[-1] != b.shape[0]:
+            raise ShapeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
+                f"multiplied"
+            )
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = out @ t
+    return out
+
+
+def cond(A: Tensor, p=None) -> Tensor:
+    """The condition number: s_max / s_min (p None or 2), s_min / s_max (-2), else
+    norm(A, p) * norm(A^-1, p) (square A)."""
+    _matrices("linalg.cond", A, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return big / small if p != -2 else small / big
+    if p not in ("fro", "nuc", math.inf, -math.inf, 1, -1):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def tensorinv(A: Tensor, ind=2) -> Tensor:
+    """The inverse of A read as a map from its last dims to its first ind dims:
+    A (i1..ik, j1..jl) -> (j1..jl, i1..ik), with prod(i) = prod(j)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise ShapeError(
+            f"Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
+            f"but got {cols} != {rows}"
+        )
+    return inv(A.reshape(rows, cols)).reshape(*A.shape[ind:], *A.shape[:ind])
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B: A's dims `dims` moved to the end first."""
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
+    rows = B.numel()
+    out_shape = A.shape[B.ndim :]
+    cols = math.prod(out_shape)
+    if A.shape[: B.ndim] != B.shape or rows != cols:
+        raise ShapeError(
+            f"Expected self to satisfy the requirement prod(result_shape) == prod(other.shape), but got "
+            f"{cols} != {rows}"
+        )
+    return solve(A.reshape(rows, cols), B.reshape(rows)).reshape(*out_shape)
+
+
+def vander(x: Tensor, N=None) -> Tensor:
+    """The Vandermonde matrix (..., n, N): x^0, x^1, ..., x^(N-1) (products, so x = 0 is fine)."""
+    if x.ndim < 1:
+        raise ShapeError("linalg.vander: x must have at least one dimension.")
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        if N < 1:
+            raise RuntimeError("N must be greater than 1.")
+        return x.unsqueeze(-1) * 0 + 1
+    ones = x.unsqueeze(-1)[..., :1] * 0 + 1
+    powers = x.unsqueeze(-1).expand(*x.shape, N - 1).cumprod(-1)
+    return cat([ones.to(powers.dtype), powers], dim=-1)
+
+
+def diagonal(A: Tensor, *, offset=0, dim1=-2, dim2=-1) -> Tensor:
+    """The diagonals of the matrices of A (dims dim1, dim2), as Tensor.diagonal."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+# ------------------------------------------------------------ top-level spellings (torch.X)
+def cholesky_solve(B: Tensor, L: Tensor, upper=False) -> Tensor:
+    """X with A X = B, A = L L^T (or U^T U): two triangular solves."""
+    if upper:
+        L = L.mT
+    y = solve_triangular(L, B, upper=False)
+    return solve_triangular(L.mT, y, upper=True)
+
+
+def cholesky_inverse(L: Tensor, upper=False) -> Tensor:
+    """A^-1 from A's Cholesky factor: (L L^T)^-1 = L^-T L^-1 (or U^-1 U^-T)."""
+    _matrices("cholesky_inverse", L, name="input")
+    xp = backend.namespace(L.device)
+    eye = L._constant(xp.eye(L.shape[-1], dtype=L.dtype))
+    return cholesky_solve(eye, L, upper)
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve: (X, A clone) with op(A) X = b, op(A) = A or A^T."""
+    if transpose:
+        x = solve_triangular(A.mT, b, upper=not upper, unitriangular=unitriangular)
+    else:
+        x = solve_triangular(A, b, upper=upper, unitriangular=unitriangular)
+    return TriangularSolveResult(x, A.clone())

@@ -6,6 +6,9 @@
 - `erf`: NumPy has none; it comes from SciPy (or `math.erf`) on the host and from
   `cupyx.scipy.special` on the GPU, imports that only the backend may make.
 - `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
+- `svd`, `linalg`: numpy.linalg and cupy.linalg (batched), the strict device running NumPy's; a
+  singular (or not positive-definite) matrix raises LinAlgError on the host, where NumPy's LAPACK
+  reports it, and at the next read on CuPy (which returns inf / nan instead of raising).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import math
 import numpy as np
 
 from . import strict
+from .errors import LinAlgError
+from .host import defer_check
 
 
 def ensure_array(xp, value):
@@ -90,3 +95,28 @@ def svd(xp, a):
         u, s, vh = np.linalg.svd(a._a, full_matrices=False)
         return strict.StrictArray(u), strict.StrictArray(s), strict.StrictArray(vh)
     return xp.linalg.svd(a, full_matrices=False)
+
+
+def linalg(xp, name, *arrays, error=None, **kwargs):
+    """xp.linalg.<name>(*arrays, **kwargs) (inv, solve, det, slogdet, cholesky, eigh, qr, pinv),
+    its outputs as a tuple where it has several.  `error` (a message) makes a failure of the
+    factorization a LinAlgError: NumPy raises one at once; CuPy gives inf / nan, which a deferred
+    check turns into the same error at the next read."""
+    if xp is np or xp is strict.xp:
+        raw = [a._a if isinstance(a, strict.StrictArray) else a for a in arrays]
+        try:
+            out = getattr(np.linalg, name)(*raw, **kwargs)
+        except np.linalg.LinAlgError as e:
+            raise LinAlgError(error or str(e)) from None
+        outs = tuple(out) if isinstance(out, tuple) else (out,)
+        if xp is strict.xp:
+            outs = tuple(strict.StrictArray(np.asarray(o)) for o in outs)
+    else:
+        out = getattr(xp.linalg, name)(*arrays, **kwargs)
+        outs = tuple(out) if isinstance(out, tuple) else (out,)
+        if error is not None and outs[0].size:
+            def fail():
+                raise LinAlgError(error)
+
+            defer_check(~xp.isfinite(outs[0]).all(), fail)
+    return outs if len(outs) > 1 else outs[0]
