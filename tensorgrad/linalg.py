@@ -17,8 +17,21 @@ import math
 
 from . import backend
 from .backend import LinAlgError, ShapeError
-from .functions import cat
-from .ops.decompositions import QR, Cholesky, Det, Eigh, Eigvalsh, Inv, Pinv, SlogDet, Solve, SolveTriangular, Svdvals
+from .functions import cat, where
+from .ops.decompositions import (
+    QR,
+    Cholesky,
+    CholeskySolve,
+    Det,
+    Eigh,
+    Eigvalsh,
+    Inv,
+    Pinv,
+    SlogDet,
+    Solve,
+    SolveTriangular,
+    Svdvals,
+)
 from .tensor import Tensor
 from .tensor_methods.common import broadcast_shapes, normalize_dim, torch_dtype_name
 from .tensor_methods.linalg import linalg_cross, matrix_norm, vector_norm
@@ -141,9 +154,7 @@ def _cholesky_error(op: str, A: Tensor) -> str:
 
 def _singular_error(op: str, A: Tensor) -> str:
     index, _ = _first_failure(A, "inv")
-    return (
-        f"{op}: {_batch_prefix(A, index)}The inversion could not be completed because the input matrix is singular."
-    )
+    return f"{op}: {_batch_prefix(A, index)}The inversion could not be completed because the input matrix is singular."
 
 
 def det(A: Tensor) -> Tensor:
@@ -153,10 +164,10 @@ def det(A: Tensor) -> Tensor:
 
 
 def slogdet(A: Tensor):
-    """(sign, log|det A|): the sign (-1, 0 or 1) without a gradient, log|det A| with gA = g A^-T."""
+    """(sign, log|det A|): the sign (-1, 0 or 1; piecewise constant, its gradient 0), log|det A|."""
     _matrices("linalg.slogdet", A)
     packed = SlogDet.apply(A)
-    return DetResult(packed[..., 0].detach(), packed[..., 1])
+    return DetResult(packed[..., 0], packed[..., 1])
 
 
 def logdet(A: Tensor) -> Tensor:
@@ -270,8 +281,9 @@ def cholesky(A: Tensor, upper=False, *, out=None, _op="linalg.cholesky") -> Tens
     if upper:
         return cholesky(A.mT, _op=_op).mT
     try:
-        return Cholesky.apply(A, error=f"{_op}: The factorization could not be completed because the input is not "
-                              "positive-definite.")
+        return Cholesky.apply(
+            A, error=f"{_op}: The factorization could not be completed because the input is not positive-definite."
+        )
     except LinAlgError:
         raise LinAlgError(_cholesky_error(_op, A)) from None
 
@@ -388,8 +400,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: argument 'n' must be int, not {type(n).__name__}")
     xp = backend.namespace(A.device)
-    if n == 0:
-        return A._constant(xp.broadcast_to(xp.eye(A.shape[-1], dtype=A.dtype), A.shape).copy())
+    if n == 0:  # the identity, in the graph (a zero gradient), as PyTorch's
+        eye = A._constant(xp.eye(A.shape[-1], dtype=A.dtype))
+        return where(A._constant(xp.ones(A.shape, dtype=bool)), eye, A)
     if n < 0:
         A, n = inv(A), -n
     result, square = None, A
@@ -413,7 +426,8 @@ def multi_dot(tensors) -> Tensor:
         if t.ndim not in allowed:
             which = "first" if i == 0 else "last" if i == len(tensors) - 1 else None
             raise ShapeError(
-                f"multi_dot(): the {which} tensor must be 1D or 2D but got {t.ndim}D" if which
+                f"multi_dot(): the {which} tensor must be 1D or 2D but got {t.ndim}D"
+                if which
                 else f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D"
             )
         if t.dtype != tensors[0].dtype:
@@ -469,7 +483,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
     rows = B.numel()
     out_shape = A.shape[B.ndim :]
     cols = math.prod(out_shape)
-    if A.shape[: B.ndim] != B.shape or rows != cols:
+    if rows != cols:
         raise ShapeError(
             f"Expected self to satisfy the requirement prod(result_shape) == prod(other.shape), but got "
             f"{cols} != {rows}"
@@ -478,14 +492,13 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
 
 
 def vander(x: Tensor, N=None) -> Tensor:
-    """The Vandermonde matrix (..., n, N): x^0, x^1, ..., x^(N-1) (products, so x = 0 is fine)."""
-    if x.ndim < 1:
-        raise ShapeError("linalg.vander: x must have at least one dimension.")
+    """The Vandermonde matrix (..., n, N): x^0, x^1, ..., x^(N-1) (products, so x = 0 is fine); a
+    0-d x is taken as one element."""
+    if x.ndim == 0:
+        x = x.reshape(1)
     N = x.shape[-1] if N is None else N
     if N <= 1:
-        if N < 1:
-            raise RuntimeError("N must be greater than 1.")
-        return x.unsqueeze(-1) * 0 + 1
+        raise RuntimeError("N must be greater than 1.")
     ones = x.unsqueeze(-1)[..., :1] * 0 + 1
     powers = x.unsqueeze(-1).expand(*x.shape, N - 1).cumprod(-1)
     return cat([ones.to(powers.dtype), powers], dim=-1)
@@ -498,11 +511,18 @@ def diagonal(A: Tensor, *, offset=0, dim1=-2, dim2=-1) -> Tensor:
 
 # ------------------------------------------------------------ top-level spellings (torch.X)
 def cholesky_solve(B: Tensor, L: Tensor, upper=False) -> Tensor:
-    """X with A X = B, A = L L^T (or U^T U): two triangular solves."""
-    if upper:
-        L = L.mT
-    y = solve_triangular(L, B, upper=False)
-    return solve_triangular(L.mT, y, upper=True)
+    """X with A X = B, A = L L^T (or U^T U, upper), from the factor's triangle: two triangular solves."""
+    _matrices("cholesky_solve", L, name="input2")
+    if not isinstance(B, Tensor) or B.ndim < 2:
+        raise ShapeError("cholesky_solve: The input tensor B must have at least 2 dimensions.")
+    _same_dtype("cholesky_solve", B, L, ("self", "input2"))
+    if B.shape[-2] != L.shape[-1]:
+        raise ShapeError(
+            f"cholesky_solve: Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-1]} by "
+            f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}"
+        )
+    broadcast_shapes("cholesky_solve", B.shape[:-2], L.shape[:-2])
+    return CholeskySolve.apply(B, L, upper=bool(upper))
 
 
 def cholesky_inverse(L: Tensor, upper=False) -> Tensor:

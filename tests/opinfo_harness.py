@@ -111,6 +111,7 @@ ADAPTERS = {
     "T": lambda x: x.T,
     "zero_": lambda x: x.clone().zero_(),
     "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
+    "linalg.pinv.singular": lambda a, b, **kw: tg.linalg.pinv(a @ b.mT, **kw),  # op id: a variant's own lambda
 }
 
 
@@ -140,8 +141,9 @@ def op_id(info) -> str:
 def tensorgrad_callable(info):
     """How tensorgrad spells this OpInfo, as (call, description), or None where it has no such name."""
     name = info.name
-    if name in ADAPTERS:
-        return ADAPTERS[name], f"adapted {name}"
+    for key in (op_id(info), name):
+        if key in ADAPTERS:
+            return ADAPTERS[key], f"adapted {key}"
     if name.startswith("nn.functional."):
         fname = name[len("nn.functional.") :]
         fn = getattr(F, fname, None)

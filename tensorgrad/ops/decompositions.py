@@ -274,10 +274,11 @@ class QR(Function):
 
         gA = (G_Q + Q copyltu(M)) R^-T,      copyltu(M) = tril(M) + tril(M, -1)^T
 
-    (M's lower triangle mirrored onto the upper).  mode='r' (R alone) has no backward, as in PyTorch;
-nor has mode='complete' with m > n (Q's last m - n columns are not determined by A).
+    (M's lower triangle mirrored onto the upper).
     m < n:  A = [X | Y] with X (m, m) = Q U and Y = Q V, R = [U | V].  Y's change enters Q only
     through X, so gY = Q G_V and X takes the square case with G_Q + Y G_V^T in place of G_Q.
+    mode='r' (R alone) has no backward, as in PyTorch; nor has mode='complete' with m > n (Q's
+    last m - n columns are not determined by A).
     """
 
     def forward(self, a, mode, r_only=False):
@@ -285,7 +286,8 @@ nor has mode='complete' with m > n (Q's last m - n columns are not determined by
         q, r = backend.linalg(xp, "qr", a, mode=mode)
         self.save_for_backward(q, r, mode, r_only)
         batch = a.shape[:-2]
-        return xp.concatenate([q.reshape(batch + (-1,)), r.reshape(batch + (-1,))], axis=-1)
+        flat = [q.reshape(batch + (q.shape[-2] * q.shape[-1],)), r.reshape(batch + (r.shape[-2] * r.shape[-1],))]
+        return xp.concatenate(flat, axis=-1)
 
     def backward(self, g):
         q, r, mode, r_only = self.saved
@@ -297,9 +299,7 @@ nor has mode='complete' with m > n (Q's last m - n columns are not determined by
                 "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
             )
         if mode == "complete" and m > n:
-            raise RuntimeError(
-                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
-            )
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
         gq = g[..., : q.shape[-2] * q.shape[-1]].reshape(q.shape)
         gr = g[..., q.shape[-2] * q.shape[-1] :].reshape(r.shape)
         if m >= n:
@@ -330,15 +330,15 @@ class Pinv(Function):
 
         gA = -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)
 
-    With hermitian, A is read as the symmetric matrix of its lower triangle and gA is the formula
-    at that matrix (as PyTorch's, which does not fold the upper triangle's gradient onto the lower).
+    With hermitian, X is the pseudo-inverse of the symmetric matrix of A's lower triangle, and gA
+    is the formula above with that X and A itself, as PyTorch's (for a symmetric A, the usual case,
+    it is the gradient; PyTorch's own tests call it on symmetrized inputs only).
     """
 
     def forward(self, a, atol, rtol, hermitian=False):
         xp = self.xp
-        if hermitian:  # A read from its lower triangle; the gradient is the formula's at that A
-            a = xp.tril(a) + mT(xp.tril(a, -1))
-        u, s, vh = backend.svd(xp, a)
+        sym = xp.tril(a) + mT(xp.tril(a, -1)) if hermitian else a  # hermitian: the lower triangle read
+        u, s, vh = backend.svd(xp, sym)
         if s.shape[-1]:
             cutoff = xp.maximum(atol, rtol * s.max(axis=-1, keepdims=True))
         else:
@@ -356,3 +356,35 @@ class Pinv(Function):
         eye_m, eye_n = xp.eye(m, dtype=a.dtype), xp.eye(n, dtype=a.dtype)
         gt = mT(g)
         return -mT(x) @ g @ mT(x) + (eye_m - a @ x) @ gt @ x @ mT(x) + mT(x) @ x @ gt @ (eye_n - x @ a)
+
+
+class CholeskySolve(Function):
+    """X = A^-1 B from A's Cholesky factor: A = L L^T (lower) or U^T U (upper), only the factor's
+    triangle read.  Two triangular solves forward.  As for Solve, gB = A^-1 G (two more) and
+    gA = -gB X^T; A is a product of the factor, and dA = dL L^T + L dL^T gives
+
+        <gA, dA> = <(gA + gA^T) L, dL>:      gL = (gA + gA^T) L        (upper: gU = U (gA + gA^T))
+
+    over the whole factor, as PyTorch's (whose gradient is not restricted to the triangle read).
+    """
+
+    def forward(self, b, factor, upper):
+        xp = self.xp
+        factor = tri(xp, factor, upper)
+        x = self.solve(factor, b, upper)
+        self.save_for_backward(factor, x, upper)
+        return x
+
+    def solve(self, factor, b, upper):
+        lower = mT(factor) if upper else factor
+        y = triangular_solve(self.xp, lower, b, upper=False)  # L Y = B
+        return triangular_solve(self.xp, mT(lower), y, upper=True)  # L^T X = Y
+
+    def backward(self, g):
+        factor, x, upper = self.saved
+        gb = self.solve(factor, g, upper)
+        if not self.needs_grad(1):
+            return gb, None
+        ga = -gb @ mT(x)
+        sym = ga + mT(ga)
+        return gb, (factor @ sym if upper else sym @ factor)
