@@ -32,6 +32,7 @@ from .ops.decompositions import (
     SolveTriangular,
     Svdvals,
 )
+from .ops.decompositions import SVD as _SVD
 from .tensor import Tensor
 from .tensor_methods.common import broadcast_shapes, normalize_dim, torch_dtype_name
 from .tensor_methods.linalg import linalg_cross, matrix_norm, vector_norm
@@ -39,7 +40,7 @@ from .tensor_methods.linalg import linalg_cross, matrix_norm, vector_norm
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-    "solve_triangular", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
+    "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ]  # fmt: skip
 
 
@@ -81,6 +82,8 @@ def norm(A: Tensor, ord=None, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 # (ops/decompositions.py holds their backwards; the rest here are compositions of them)
 DetResult = collections.namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = collections.namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+SVDResult = collections.namedtuple("svd", ["U", "S", "Vh"])
+TorchSVDResult = collections.namedtuple("svd", ["U", "S", "V"])
 QRResult = collections.namedtuple("qr", ["Q", "R"])
 InvExResult = collections.namedtuple("inv_ex", ["inverse", "info"])
 SolveExResult = collections.namedtuple("solve_ex", ["result", "info"])
@@ -327,6 +330,25 @@ def svdvals(A: Tensor) -> Tensor:
     return Svdvals.apply(A)
 
 
+def svd(A: Tensor, full_matrices=True, *, driver=None):
+    """(U, S, Vh), A = U diag(S) Vh, S descending: U (..., m, m) and Vh (..., n, n) with
+    full_matrices, else (..., m, k) and (..., k, n), k = min(m, n)."""
+    _matrices("linalg.svd", A, square=False)
+    if driver is not None:
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend."
+        )
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    mu, nv = (m, n) if full_matrices else (k, k)
+    packed = _SVD.apply(A, full_matrices=bool(full_matrices))
+    batch = A.shape[:-2]
+    u = packed[..., : m * mu].reshape(*batch, m, mu)
+    s = packed[..., m * mu : m * mu + k]
+    vh = packed[..., m * mu + k :].reshape(*batch, nv, n)
+    return SVDResult(u, s, vh)
+
+
 def qr(A: Tensor, mode="reduced"):
     """(Q, R), A = Q R: 'reduced' (Q (m, k), R (k, n), k = min(m, n)), 'complete' (Q (m, m)) or
     'r' (R alone, Q empty; no backward)."""
@@ -531,6 +553,24 @@ def cholesky_inverse(L: Tensor, upper=False) -> Tensor:
     xp = backend.namespace(L.device)
     eye = L._constant(xp.eye(L.shape[-1], dtype=L.dtype))
     return cholesky_solve(eye, L, upper)
+
+
+def torch_svd(input: Tensor, some=True, compute_uv=True):  # noqa: A002
+    """torch.svd: (U, S, V), V = Vh^T (not Vh); some=False gives the full U and V; without
+    compute_uv, U and V are zero-filled (m, m) and (n, n)."""
+    _matrices("svd", input, square=False)
+    if not compute_uv:
+        xp = backend.namespace(input.device)
+        m, n = input.shape[-2:]
+        zeros = [input._constant(xp.zeros(input.shape[:-2] + (d, d), dtype=input.dtype)) for d in (m, n)]
+        return TorchSVDResult(zeros[0], svdvals(input), zeros[1])
+    u, s, vh = svd(input, full_matrices=not some)
+    return TorchSVDResult(u, s, vh.mT)
+
+
+def torch_qr(input: Tensor, some=True):  # noqa: A002
+    """torch.qr: linalg.qr with mode 'reduced' (some) or 'complete'."""
+    return qr(input, "reduced" if some else "complete")
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper=True, transpose=False, unitriangular=False):

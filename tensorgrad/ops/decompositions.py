@@ -1,15 +1,17 @@
 """Matrix functions and decompositions with a backward of their own: inv, solve, solve_triangular,
-det, slogdet, cholesky, eigh / eigvalsh, svdvals, qr and pinv, batched over the leading dims.
+det, slogdet, cholesky, cholesky_solve, eigh / eigvalsh, svd / svdvals, qr and pinv, batched over the leading dims.
 
 Notation: A^T swaps the last two dims, <X, Y> = sum_ij X_ij Y_ij (so tr(G^T dY) = <G, dY>), and an
 op's gradient gA is read off from the first-order change of the output:  <G, dY> = <gA, dA>.
-Ops with several outputs (slogdet, eigh, qr) return them packed into one array that tg.linalg
+Ops with several outputs (slogdet, eigh, qr, svd) return them packed into one array that tg.linalg
 slices apart, so one node holds the decomposition and its backward sees every output's gradient.
 The factorizations come from numpy.linalg / cupy.linalg through `backend.linalg`; a triangular
 solve is written here (back substitution), as neither library has a batched one.
 """
 
 from __future__ import annotations
+
+import math
 
 from .. import backend
 from ..autograd import Function
@@ -388,3 +390,51 @@ class CholeskySolve(Function):
         ga = -gb @ mT(x)
         sym = ga + mT(ga)
         return gb, (factor @ sym if upper else sym @ factor)
+
+
+class SVD(Function):
+    """A = U diag(S) V^T (A (..., m, n), k = min(m, n); S descending), packed as U, S and V^T
+    flattened side by side.  Assumes distinct, nonzero singular values (the gradient through U and
+    V has 1 / (s_j^2 - s_i^2) and 1 / s_i in it); the signs of u_i, v_i are LAPACK's.
+
+    Perturbing A (thin U (m, k), V (n, k)), with F_ij = 1 / (s_j^2 - s_i^2) (i != j), J = U^T gU,
+    K = V^T gV, and skew(X) = X - X^T (the standard derivation, e.g. Townsend's notes):
+
+        gA = U [ (F o skew(J)) S + diag(gS) + S (F o skew(K)) ] V^T
+             + (I - U U^T) gU S^-1 V^T          (m > k: the part of gU outside U's columns)
+             + U S^-1 gV^T (I - V V^T)          (n > k: likewise for V)
+
+    (gV = gVh^T.)  With full_matrices, the columns of U (or V) past k are not determined by A: only
+    the first k take part, as in PyTorch.  With no gradient through U and V this is U diag(gS) V^T.
+    """
+
+    def forward(self, a, full_matrices):
+        xp = self.xp
+        u, s, vh = backend.linalg(xp, "svd", a, full_matrices=full_matrices)
+        self.save_for_backward(u, s, vh)
+        batch = a.shape[:-2]
+        parts = [u, s, vh]
+        return xp.concatenate([p.reshape(batch + (math.prod(p.shape[len(batch) :]),)) for p in parts], axis=-1)
+
+    def backward(self, g):
+        u, s, vh = self.saved
+        xp = self.xp
+        m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+        nu, ns = u.shape[-2] * u.shape[-1], k
+        gu = g[..., :nu].reshape(u.shape)[..., :, :k]
+        gs = g[..., nu : nu + ns]
+        gvh = g[..., nu + ns :].reshape(vh.shape)[..., :k, :]
+        u, vh = u[..., :, :k], vh[..., :k, :]
+        v, gv = mT(vh), mT(gvh)
+        s2 = s * s
+        e = s2[..., None, :] - s2[..., :, None] + xp.eye(k, dtype=s.dtype)  # s_j^2 - s_i^2, 1 on the diagonal
+        j, kk = mT(u) @ gu, mT(v) @ gv
+        inner = ((j - mT(j)) * s[..., None, :] + s[..., :, None] * (kk - mT(kk))) / e + diag_embed(xp, gs)
+        ga = u @ inner @ vh
+        if m > k:
+            gu_s = gu / s[..., None, :]
+            ga = ga + (gu_s - u @ (mT(u) @ gu_s)) @ vh
+        elif n > k:
+            gv_s = gv / s[..., None, :]
+            ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
+        return ga
