@@ -305,7 +305,7 @@ def cholesky_ex(A: Tensor, *, upper=False, check_errors=False):
 
 def _uplo(op: str, UPLO):
     if UPLO not in ("L", "U", "l", "u"):
-        raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return UPLO.upper()
 
 
