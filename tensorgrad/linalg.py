@@ -39,6 +39,7 @@ from .tensor_methods.linalg import linalg_cross, matrix_norm, vector_norm
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
+    "lstsq",
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
     "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ]  # fmt: skip
@@ -88,6 +89,7 @@ QRResult = collections.namedtuple("qr", ["Q", "R"])
 InvExResult = collections.namedtuple("inv_ex", ["inverse", "info"])
 SolveExResult = collections.namedtuple("solve_ex", ["result", "info"])
 CholeskyExResult = collections.namedtuple("cholesky_ex", ["L", "info"])
+LstsqResult = collections.namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
 TriangularSolveResult = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
 
@@ -408,6 +410,37 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian=False, tol=None) -
         return A._constant(xp.zeros(s.shape[:-1], dtype=backend.int64))
     cutoff = xp.maximum(atol_, rtol_ * s.max(axis=-1, keepdims=True))
     return A._constant((s > cutoff).sum(axis=-1).astype(backend.int64))
+
+
+def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
+    """The least-squares solution X = A^+ B (the minimum-norm one where A is wide), with PyTorch's
+    other outputs per driver: residuals sum_i (A X - B)_i^2 (m > n and every A of full rank,
+    except for gelsy), rank (gelsy, gelsd, gelss) and the singular values (gelsd, gelss), the last
+    two without a gradient; empty where the driver gives none.  X's gradient is pinv's."""
+    op = "torch.linalg.lstsq"
+    _matrices("linalg.lstsq", A, square=False)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.lstsq: argument 'B' must be Tensor, not {type(B).__name__}")
+    _same_dtype(op, A, B, ("input", "other"))
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    vector = B.ndim == A.ndim - 1
+    b = B.unsqueeze(-1) if vector else B
+    if b.shape[-2] != A.shape[-2]:
+        raise ShapeError(f"{op}: input.size(-2) should match other.size(-2)")
+    m, n = A.shape[-2:]
+    rtol = float(backend.namespace(A.device).finfo(A.dtype).eps) * max(m, n) if rcond is None else rcond
+    x = pinv(A, rtol=rtol) @ b
+    xp = backend.namespace(A.device)
+    empty = A._constant(xp.zeros((0,), dtype=A.dtype))
+    residuals = A.reshape(-1)[:0]  # in the graph, as PyTorch's (empty)
+    no_rank = A._constant(xp.zeros((0,), dtype=backend.int64))
+    rank = matrix_rank(A.detach(), rtol=rtol) if driver != "gels" else no_rank
+    values = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
+    if m > n and driver != "gelsy" and (rank.numel() == 0 or bool((rank == n).all())):
+        residuals = ((A @ x - b) ** 2).sum(-2)
+    return LstsqResult(x.squeeze(-1) if vector else x, residuals, rank, values)
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:

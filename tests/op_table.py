@@ -395,6 +395,8 @@ OPS = [
     C("tensorsolve", [(6, 6), (2, 3)],
       lambda lib, x, b: lib.linalg.tensorsolve(shifted(lib, x).reshape(2, 3, 2, 3), b)),
     C("vander", [(2, 4)], lambda lib, x: lib.linalg.vander(x, N=5)),
+    C("lstsq", [(2, 4, 3), (4, 2)], lambda lib, a, b: (lambda r: r.solution.sum(-2) + r.residuals)(
+        lib.linalg.lstsq(a, b.expand(2, 4, 2), driver="gelsd"))),
     # ================================================================ ops/dropout.py
     # (no case: its mask is random; test_gradcheck_ops.py::test_gradcheck_dropout reseeds to check it)
     # ================================================================ ops/einsum.py

@@ -112,6 +112,7 @@ ADAPTERS = {
     "zero_": lambda x: x.clone().zero_(),
     "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
     "linalg.pinv.singular": lambda a, b, **kw: tg.linalg.pinv(a @ b.mT, **kw),  # op id: a variant's own lambda
+    "linalg.lstsq.grad_oriented": lambda a, b, driver: tg.linalg.lstsq(a, b, driver=driver)[:2],
 }
 
 
