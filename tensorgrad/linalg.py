@@ -128,38 +128,50 @@ def _batch_prefix(A: Tensor, index: int) -> str:
     return f"(Batch element {index}): " if A.ndim > 2 else ""
 
 
-def _first_failure(A: Tensor, name: str):
-    """(batch index, matrix) of the first matrix of A on which backend.linalg(name) fails (a host
-    search, on the error path only)."""
-    xp = backend.namespace(A.device)
+def _matrix_list(A: Tensor) -> list:
+    """The matrices of A's stack, one by one (for the host searches of the error paths)."""
     stack = A._data.reshape((-1,) + A.shape[-2:])
-    for i in range(stack.shape[0]):
-        try:
-            backend.linalg(xp, name, stack[i], error="")
-        except LinAlgError:
-            return i, stack[i]
-    return 0, stack[0]
+    return [stack[i] for i in range(stack.shape[0])]
 
 
-def _cholesky_error(op: str, A: Tensor) -> str:
-    xp = backend.namespace(A.device)
-    index, a = _first_failure(A, "cholesky")
-    order = a.shape[-1]
+def _cholesky_info(xp, a) -> int:
+    """potrf's info for one matrix: the order of the first leading minor that is not
+    positive-definite, 0 where there is none (a host search, on the error path only)."""
     for k in range(1, a.shape[-1] + 1):
         try:
             backend.linalg(xp, "cholesky", a[:k, :k], error="")
         except LinAlgError:
-            order = k
-            break
+            return k
+    return 0
+
+
+def _infos(A: Tensor, kind: str) -> list:
+    """LAPACK's info of every matrix of A: getrf's ("inv") or potrf's ("cholesky")."""
+    xp = backend.namespace(A.device)
+    if kind == "inv":
+        return [backend.lu_info(a) for a in _matrix_list(A)]
+    return [_cholesky_info(xp, a) for a in _matrix_list(A)]
+
+
+def _info_tensor(A: Tensor, infos: list) -> Tensor:
+    xp = backend.namespace(A.device)
+    return A._constant(xp.asarray(infos, dtype=backend.int32).reshape(A.shape[:-2]))
+
+
+def _cholesky_error(op: str, A: Tensor, infos: list) -> str:
+    index = next(i for i, info in enumerate(infos) if info)
     return (
         f"{op}: {_batch_prefix(A, index)}The factorization could not be completed because the input is not "
-        f"positive-definite (the leading minor of order {order} is not positive-definite)."
+        f"positive-definite (the leading minor of order {infos[index]} is not positive-definite)."
     )
 
 
-def _singular_error(op: str, A: Tensor) -> str:
-    index, _ = _first_failure(A, "inv")
-    return f"{op}: {_batch_prefix(A, index)}The inversion could not be completed because the input matrix is singular."
+def _singular_error(op: str, A: Tensor, infos: list) -> str:
+    index = next((i for i, info in enumerate(infos) if info), 0)
+    return (
+        f"{op}: {_batch_prefix(A, index)}The diagonal element {infos[index]} is zero, the inversion could not be "
+        "completed because the input matrix is singular."
+    )
 
 
 def det(A: Tensor) -> Tensor:
@@ -189,12 +201,12 @@ def inv(A: Tensor) -> Tensor:
     try:
         return Inv.apply(A, error=error)
     except LinAlgError:
-        raise LinAlgError(_singular_error("linalg.inv", A)) from None
+        raise LinAlgError(_singular_error("linalg.inv", A, _infos(A, "inv"))) from None
 
 
 def inv_ex(A: Tensor, *, check_errors=False):
-    """(A^-1, info): info 0 where A inverted, else 1 (and the inverse nan), without raising
-    unless check_errors."""
+    """(A^-1, info): info 0 where A inverted, else getrf's (the first zero pivot, 1-based; the
+    whole stack's inverse nan then), without raising unless check_errors."""
     _matrices("linalg.inv_ex", A)
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
@@ -202,7 +214,7 @@ def inv_ex(A: Tensor, *, check_errors=False):
     except LinAlgError:
         if check_errors:
             raise
-        return InvExResult(A * math.nan, info + 1)
+        return InvExResult(A * math.nan, _info_tensor(A, _infos(A, "inv")))
 
 
 def _solve_shapes(op: str, A: Tensor, B: Tensor, left: bool):
@@ -290,11 +302,12 @@ def cholesky(A: Tensor, upper=False, *, out=None, _op="linalg.cholesky") -> Tens
             A, error=f"{_op}: The factorization could not be completed because the input is not positive-definite."
         )
     except LinAlgError:
-        raise LinAlgError(_cholesky_error(_op, A)) from None
+        raise LinAlgError(_cholesky_error(_op, A, _infos(A, "cholesky"))) from None
 
 
 def cholesky_ex(A: Tensor, *, upper=False, check_errors=False):
-    """(L, info): info 0 where factorized, else 1 (L nan), raising only if check_errors."""
+    """(L, info): info 0 where factorized, else potrf's (the order of the first leading minor not
+    positive-definite; the whole stack's L nan then), raising only if check_errors."""
     _matrices("linalg.cholesky_ex", A)
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
@@ -302,7 +315,8 @@ def cholesky_ex(A: Tensor, *, upper=False, check_errors=False):
     except LinAlgError:
         if check_errors:
             raise
-        return CholeskyExResult(A * math.nan, info + 1)
+        read = A.mT if upper else A  # the triangle factorized
+        return CholeskyExResult(A * math.nan, _info_tensor(A, _infos(read, "cholesky")))
 
 
 def _uplo(op: str, UPLO):

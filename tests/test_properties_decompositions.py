@@ -139,15 +139,22 @@ def test_singular_and_not_positive_definite_raise_linalg_error():
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     ours, theirs = both(lambda lib, a: lib.linalg.inv(a), singular)
     assert issubclass(ours[0], tg.linalg.LinAlgError) and issubclass(ours[0], RuntimeError)
-    assert theirs[0] is torch.linalg.LinAlgError and "singular" in ours[1]
+    assert theirs[0] is torch.linalg.LinAlgError and ours[1] == theirs[1]
+    stack = np.stack([np.eye(3), [[1.0, 2, 3], [2, 4, 6], [1, 0, 1]], [[0.0, 0, 0], [0, 1, 0], [0, 0, 1]]])
+    ours, theirs = both(lambda lib, a: lib.linalg.inv(a), stack)
+    assert ours[1] == theirs[1] and "(Batch element 1)" in ours[1]
+    np.testing.assert_array_equal(tg.linalg.inv_ex(tg.tensor(stack)).info.numpy(),
+                                  torch.linalg.inv_ex(torch.tensor(stack)).info.numpy())  # fmt: skip
     ours, theirs = both(lambda lib, a: lib.linalg.solve(a, a), singular)
     assert issubclass(ours[0], tg.linalg.LinAlgError) and ours[1] == theirs[1]
     not_pd = np.array([[[4.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]])
     ours, theirs = both(lambda lib, a: lib.linalg.cholesky(a), not_pd)
     assert issubclass(ours[0], tg.linalg.LinAlgError) and ours[1] == theirs[1]
     assert "(Batch element 1)" in ours[1] and "order 2" in ours[1]
-    info = tg.linalg.cholesky_ex(tg.tensor(not_pd)).info
-    assert info.numpy().tolist() == [1, 1]  # (no per-matrix info yet: every matrix is marked)
+    for upper in (False, True):
+        ours = tg.linalg.cholesky_ex(tg.tensor(not_pd), upper=upper).info
+        theirs = torch.linalg.cholesky_ex(torch.tensor(not_pd), upper=upper).info
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 @pytest.mark.parametrize(

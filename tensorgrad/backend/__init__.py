@@ -39,7 +39,7 @@ from .dtypes import (
 from .errors import DeviceError, LinAlgError, ShapeError
 from .host import _pending_checks as _pending_checks  # tests/conftest.py clears it between tests
 from .host import defer_check, from_host, run_deferred_checks, storage_of, to_device, to_numpy
-from .primitives import add_at, ensure_array, erf, has_reduce_at, linalg, reduce_at, svd
+from .primitives import add_at, ensure_array, erf, has_reduce_at, linalg, lu_info, reduce_at, svd
 from .random import Generator, generator_for, manual_seed, rng
 
 __all__ = [
@@ -47,7 +47,7 @@ __all__ = [
     "cuda_is_available",
     "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
     "from_host", "generator_for", "has_reduce_at",
-    "import_nccl", "int32", "int64", "is_array", "is_floating", "linalg", "manual_seed", "namespace",
+    "import_nccl", "int32", "int64", "is_array", "is_floating", "linalg", "lu_info", "manual_seed", "namespace",
     "normalize_device", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32", "storage_of",
     "strict", "svd", "synchronize", "to_device", "to_numpy", "uint8",
 ]  # fmt: skip

@@ -120,3 +120,22 @@ def linalg(xp, name, *arrays, error=None, **kwargs):
 
             defer_check(~xp.isfinite(outs[0]).all(), fail)
     return outs if len(outs) > 1 else outs[0]
+
+
+def lu_info(a) -> int:
+    """LAPACK getrf's info for one square matrix (host or device array; read on the host, on the
+    error path only): the 1-based index of the first zero pivot of LU with partial pivoting (the
+    largest |entry| of the column, the first of ties), 0 where there is none."""
+    if isinstance(a, strict.StrictArray):
+        a = a._a
+    u = np.array(a.get() if hasattr(a, "get") else a, dtype=np.float64)
+    n = u.shape[-1]
+    info = 0
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(u[j:, j])))
+        if u[p, j] == 0:
+            info = info or j + 1
+            continue
+        u[[j, p]] = u[[p, j]]
+        u[j + 1 :, j:] -= np.outer(u[j + 1 :, j] / u[j, j], u[j, j:])
+    return info
