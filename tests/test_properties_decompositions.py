@@ -122,6 +122,24 @@ def test_rectangular_ops_match_torch(batch, m, n, data, device):
     )  # fmt: skip
 
 
+@given(batch=batches, n=sizes, scale=st.sampled_from([0.01, 0.3, 1.0, 4.0]), data=st.data(),
+       device=S.devices(cuda=False))  # fmt: skip
+def test_matrix_exp(batch, n, scale, data, device):
+    """exp(A) exp(-A) = I, exp of a diagonal is the exp of its entries, and against PyTorch (every
+    Pade degree and some squarings: 1-norms from 0 to 48)."""
+    x = data.draw(S.float_arrays(batch + (n, n))) * scale
+    A = tg.tensor(x, device=device)
+    eye = np.broadcast_to(np.eye(n), x.shape)
+    # exp(A) has entries up to e^(||A||_1) ~ e^48 here: the product's error is relative to that
+    big = np.exp(np.abs(x).sum(-2).max())
+    np.testing.assert_allclose((tg.matrix_exp(A) @ tg.matrix_exp(-A)).numpy(), eye, rtol=0, atol=1e-12 * big**2)
+    diagonal = np.eye(n) * x
+    np.testing.assert_allclose(tg.linalg.matrix_exp(tg.tensor(diagonal)).numpy(), np.eye(n) * np.exp(diagonal),
+                               rtol=1e-13, atol=0)  # fmt: skip
+    if scale < 4:
+        against_torch(lambda lib, A: lib.matrix_exp(A), [x], device)
+
+
 # ------------------------------------------------------------------ PyTorch's errors and edge cases
 def both(fn, *arrays):
     """fn on both libraries, each raising or not: (ours, theirs) as (exception type, message)."""
