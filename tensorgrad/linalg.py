@@ -38,10 +38,10 @@ from .tensor_methods.common import broadcast_shapes, normalize_dim, torch_dtype_
 from .tensor_methods.linalg import linalg_cross, matrix_norm, vector_norm
 
 __all__ = [
-    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
-    "lstsq",
-    "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-    "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+    "householder_product", "inv", "inv_ex", "lstsq", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+    "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ]  # fmt: skip
 
 
@@ -543,6 +543,32 @@ def matrix_exp(A: Tensor) -> Tensor:
     for _ in range(scale):
         r = r @ r
     return r
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of A
+    below the diagonal with a 1 on it (LAPACK's orgqr; A (..., m, n), m >= n >= k = tau's last
+    size).  A composition (k rank-one updates), so its gradient is theirs."""
+    op = "torch.linalg.householder_product"
+    _matrices("linalg.householder_product", A, name="input", square=False)
+    m, n = A.shape[-2:]
+    if m < n:
+        raise ShapeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if tau.shape[-1] > n:
+        raise ShapeError(f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if A.ndim - tau.ndim != 1 or tau.shape[:-1] != A.shape[:-2]:
+        raise ShapeError(f"{op}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                         f"{list(tau.shape[:-1])}")  # fmt: skip
+    _same_dtype(op, A, tau, ("input", "tau"))
+    xp = backend.namespace(A.device)
+    v = A.tril(-1) + A._constant(xp.eye(m, n, dtype=A.dtype))  # the reflectors' vectors, column by column
+    q = A._constant(xp.broadcast_to(xp.eye(m, dtype=A.dtype), A.shape[:-2] + (m, m)).copy())
+    for i in range(tau.shape[-1]):
+        vi = v[..., :, i : i + 1]
+        q = q - (q @ vi) * tau[..., i, None, None] @ vi.mT
+    if tau.shape[-1] == 0:  # no reflector: the identity's columns, in the graph (a zero gradient), as PyTorch's
+        return where(A._constant(xp.ones(A.shape, dtype=bool)), q[..., :, :n], A)
+    return q[..., :, :n]
 
 
 def multi_dot(tensors) -> Tensor:

@@ -397,6 +397,7 @@ OPS = [
     C("vander", [(2, 4)], lambda lib, x: lib.linalg.vander(x, N=5)),
     # matrix_exp: a 1-norm up to 6 takes the degree-13 Pade approximant alone; x 4 (up to 24) adds squarings
     C("matrix_exp", [(2, 3, 3)], lambda lib, x: lib.matrix_exp(x) + lib.linalg.matrix_exp(x * 4) / 100),
+    C("householder_product", [(2, 4, 3), (2, 2)], lambda lib, a, tau: lib.linalg.householder_product(a, tau)),
     C("lstsq", [(2, 4, 3), (4, 2)], lambda lib, a, b: (lambda r: r.solution.sum(-2) + r.residuals)(
         lib.linalg.lstsq(a, b.expand(2, 4, 2), driver="gelsd"))),
     # ================================================================ ops/dropout.py
