@@ -204,9 +204,20 @@ def inv(A: Tensor) -> Tensor:
         raise LinAlgError(_singular_error("linalg.inv", A, _infos(A, "inv"))) from None
 
 
+def _where_failed(fn, A: Tensor, info: Tensor):
+    """fn(A) with the matrices of A that failed (info != 0) replaced by the identity, and nan in
+    their results: the other matrices of the stack keep their values and gradients."""
+    xp = backend.namespace(A.device)
+    bad = info._data != 0
+    eye = A._constant(xp.eye(A.shape[-1], dtype=A.dtype))
+    out = fn(where(A._constant(bad[..., None, None]), eye, A))
+    mask = bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim))  # batch dims aligned from the right
+    return out.masked_fill(A._constant(mask), math.nan)
+
+
 def inv_ex(A: Tensor, *, check_errors=False):
-    """(A^-1, info): info 0 where A inverted, else getrf's (the first zero pivot, 1-based; the
-    whole stack's inverse nan then), without raising unless check_errors."""
+    """(A^-1, info): info 0 where A inverted, else getrf's (the first zero pivot, 1-based; that
+    matrix's inverse nan), without raising unless check_errors."""
     _matrices("linalg.inv_ex", A)
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
@@ -214,7 +225,8 @@ def inv_ex(A: Tensor, *, check_errors=False):
     except LinAlgError:
         if check_errors:
             raise
-        return InvExResult(A * math.nan, _info_tensor(A, _infos(A, "inv")))
+        info = _info_tensor(A, _infos(A, "inv"))
+        return InvExResult(_where_failed(inv, A, info), info)
 
 
 def _solve_shapes(op: str, A: Tensor, B: Tensor, left: bool):
@@ -258,7 +270,8 @@ def solve(A: Tensor, B: Tensor, *, left=True) -> Tensor:
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left=True, check_errors=False):
-    """(X, info) as solve, info 0 where solved, else 1 (X nan), raising only if check_errors."""
+    """(X, info) as solve, info 0 where solved, else getrf's (that system's X nan), raising only if
+    check_errors."""
     _matrices("linalg.solve_ex", A)
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
@@ -266,8 +279,8 @@ def solve_ex(A: Tensor, B: Tensor, *, left=True, check_errors=False):
     except LinAlgError:
         if check_errors:
             raise
-        x = solve(A * 0 + A._constant(backend.namespace(A.device).eye(A.shape[-1], dtype=A.dtype)), B, left=left)
-        return SolveExResult(x * math.nan, info + 1)
+        info = _info_tensor(A, _infos(A, "inv"))
+        return SolveExResult(_where_failed(lambda a: solve(a, B, left=left), A, info), info)
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper, left=True, unitriangular=False) -> Tensor:
@@ -307,7 +320,7 @@ def cholesky(A: Tensor, upper=False, *, out=None, _op="linalg.cholesky") -> Tens
 
 def cholesky_ex(A: Tensor, *, upper=False, check_errors=False):
     """(L, info): info 0 where factorized, else potrf's (the order of the first leading minor not
-    positive-definite; the whole stack's L nan then), raising only if check_errors."""
+    positive-definite; that matrix's L nan), raising only if check_errors."""
     _matrices("linalg.cholesky_ex", A)
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
@@ -316,7 +329,8 @@ def cholesky_ex(A: Tensor, *, upper=False, check_errors=False):
         if check_errors:
             raise
         read = A.mT if upper else A  # the triangle factorized
-        return CholeskyExResult(A * math.nan, _info_tensor(A, _infos(read, "cholesky")))
+        info = _info_tensor(A, _infos(read, "cholesky"))
+        return CholeskyExResult(_where_failed(lambda a: cholesky(a, upper), A, info), info)
 
 
 def _uplo(op: str, UPLO):
@@ -606,7 +620,7 @@ def multi_dot(tensors) -> Tensor:
 
 def cond(A: Tensor, p=None) -> Tensor:
     """The condition number: s_max / s_min (p None or 2), s_min / s_max (-2), else
-    norm(A, p) * norm(A^-1, p) (square A)."""
+    norm(A, p) * norm(A^-1, p) (square A; inf where A is singular, as PyTorch)."""
     _matrices("linalg.cond", A, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
         s = svdvals(A)
@@ -614,7 +628,8 @@ def cond(A: Tensor, p=None) -> Tensor:
         return big / small if p != -2 else small / big
     if p not in ("fro", "nuc", math.inf, -math.inf, 1, -1):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+    inverse, info = inv_ex(A)
+    return (matrix_norm(A, p) * matrix_norm(inverse, p)).masked_fill(info != 0, math.inf)
 
 
 def tensorinv(A: Tensor, ind=2) -> Tensor:

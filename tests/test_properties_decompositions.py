@@ -178,8 +178,13 @@ def test_singular_and_not_positive_definite_raise_linalg_error():
     stack = np.stack([np.eye(3), [[1.0, 2, 3], [2, 4, 6], [1, 0, 1]], [[0.0, 0, 0], [0, 1, 0], [0, 0, 1]]])
     ours, theirs = both(lambda lib, a: lib.linalg.inv(a), stack)
     assert ours[1] == theirs[1] and "(Batch element 1)" in ours[1]
-    np.testing.assert_array_equal(tg.linalg.inv_ex(tg.tensor(stack)).info.numpy(),
-                                  torch.linalg.inv_ex(torch.tensor(stack)).info.numpy())  # fmt: skip
+    ours, theirs = tg.linalg.inv_ex(tg.tensor(stack)), torch.linalg.inv_ex(torch.tensor(stack))
+    np.testing.assert_array_equal(ours.info.numpy(), theirs.info.numpy())
+    np.testing.assert_allclose(ours.inverse.numpy()[0], theirs.inverse.numpy()[0])  # the invertible one's
+    assert np.isnan(ours.inverse.numpy()[1:]).all()
+    for p in ("fro", 1):  # norm(A) norm(A^-1): inf where A is singular, as PyTorch
+        np.testing.assert_allclose(tg.linalg.cond(tg.tensor(stack), p).numpy(),
+                                   torch.linalg.cond(torch.tensor(stack), p).numpy())  # fmt: skip
     ours, theirs = both(lambda lib, a: lib.linalg.solve(a, a), singular)
     assert issubclass(ours[0], tg.linalg.LinAlgError) and ours[1] == theirs[1]
     not_pd = np.array([[[4.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]])
