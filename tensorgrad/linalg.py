@@ -194,10 +194,11 @@ def logdet(A: Tensor) -> Tensor:
     return logabsdet.masked_fill(sign < 0, math.nan)
 
 
-def inv(A: Tensor) -> Tensor:
+def inv(A: Tensor, *, _check=True) -> Tensor:
     """A^-1; a singular matrix raises LinAlgError (on CuPy at the next read)."""
     _matrices("linalg.inv", A)
     error = "linalg.inv: The inversion could not be completed because the input matrix is singular."
+    error = error if _check else None
     try:
         return Inv.apply(A, error=error)
     except LinAlgError:
@@ -215,10 +216,27 @@ def _where_failed(fn, A: Tensor, info: Tensor):
     return out.masked_fill(A._constant(mask), math.nan)
 
 
+def _deferred_ex(A: Tensor, out: Tensor, check_errors: bool):
+    """An _ex form on CuPy, whose failures surface at the next read, not at once: the result
+    computed without the deferred error, and info 1 where it is not finite (not LAPACK's index)."""
+    xp = backend.namespace(A.device)
+    bad = ~xp.isfinite(out._data)
+    bad = bad.reshape(bad.shape[:-2] + (-1,)).any(axis=-1)  # out: A's batch shape and one matrix each
+    if check_errors:
+
+        def fail():
+            raise LinAlgError("linalg: the factorization could not be completed (info > 0)")
+
+        backend.defer_check(bad.any(), fail)
+    return out, A._constant(bad.astype(backend.int32))
+
+
 def inv_ex(A: Tensor, *, check_errors=False):
     """(A^-1, info): info 0 where A inverted, else getrf's (the first zero pivot, 1-based; that
     matrix's inverse nan), without raising unless check_errors."""
     _matrices("linalg.inv_ex", A)
+    if A.device.startswith("cuda"):
+        return InvExResult(*_deferred_ex(A, inv(A, _check=False), check_errors))
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
         return InvExResult(inv(A), info)
@@ -253,7 +271,7 @@ def _solve_shapes(op: str, A: Tensor, B: Tensor, left: bool):
     return A, B, vector
 
 
-def solve(A: Tensor, B: Tensor, *, left=True) -> Tensor:
+def solve(A: Tensor, B: Tensor, *, left=True, _check=True) -> Tensor:
     """X with A X = B (left) or X A = B; B a stack of matrices or vectors; batch dims broadcast."""
     _matrices("linalg.solve", A)
     if not isinstance(B, Tensor):
@@ -263,7 +281,7 @@ def solve(A: Tensor, B: Tensor, *, left=True) -> Tensor:
         raise ShapeError("linalg.solve: The input tensor A must have at least 2 dimensions.")
     a, b, vector = _solve_shapes("linalg.solve", A if left else A.mT, B, left)
     error = "torch.linalg.solve: The solver failed because the input matrix is singular."
-    x = Solve.apply(a, b, error=error)
+    x = Solve.apply(a, b, error=error if _check else None)
     if vector:
         return x.squeeze(-1)
     return x if left else x.mT
@@ -273,6 +291,9 @@ def solve_ex(A: Tensor, B: Tensor, *, left=True, check_errors=False):
     """(X, info) as solve, info 0 where solved, else getrf's (that system's X nan), raising only if
     check_errors."""
     _matrices("linalg.solve_ex", A)
+    if A.device.startswith("cuda"):
+        _, info = _deferred_ex(A, inv(A, _check=False), check_errors)  # info from A alone
+        return SolveExResult(solve(A, B, left=left, _check=False), info)
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
         return SolveExResult(solve(A, B, left=left), info)
@@ -302,18 +323,17 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper, left=True, unitriangular=Fa
     return SolveTriangular.apply(A, B, upper=bool(upper), unitriangular=bool(unitriangular))
 
 
-def cholesky(A: Tensor, upper=False, *, out=None, _op="linalg.cholesky") -> Tensor:
+def cholesky(A: Tensor, upper=False, *, out=None, _op="linalg.cholesky", _check=True) -> Tensor:
     """L lower with L L^T = A (A's lower triangle read), or U = L^T with U^T U = A (A's upper
     triangle read) where upper.  Not positive-definite: LinAlgError."""
     if out is not None:
         raise TypeError(f"{_op}: out= is not supported")
     _matrices(_op, A)
     if upper:
-        return cholesky(A.mT, _op=_op).mT
+        return cholesky(A.mT, _op=_op, _check=_check).mT
+    error = f"{_op}: The factorization could not be completed because the input is not positive-definite."
     try:
-        return Cholesky.apply(
-            A, error=f"{_op}: The factorization could not be completed because the input is not positive-definite."
-        )
+        return Cholesky.apply(A, error=error if _check else None)
     except LinAlgError:
         raise LinAlgError(_cholesky_error(_op, A, _infos(A, "cholesky"))) from None
 
@@ -322,6 +342,8 @@ def cholesky_ex(A: Tensor, *, upper=False, check_errors=False):
     """(L, info): info 0 where factorized, else potrf's (the order of the first leading minor not
     positive-definite; that matrix's L nan), raising only if check_errors."""
     _matrices("linalg.cholesky_ex", A)
+    if A.device.startswith("cuda"):
+        return CholeskyExResult(*_deferred_ex(A, cholesky(A, upper, _check=False), check_errors))
     info = A._constant(backend.namespace(A.device).zeros(A.shape[:-2], dtype=backend.int32))
     try:
         return CholeskyExResult(cholesky(A, upper, _op="linalg.cholesky_ex"), info)
