@@ -297,6 +297,9 @@ from .functions import (  # noqa: A004 - PyTorch's names (abs, all, any, max, mi
 )
 from .gradcheck import GradcheckError, gradcheck
 from .hooks import grad as _autograd_grad
+from .linalg import cholesky, cholesky_inverse, cholesky_solve, logdet, matrix_exp, pinverse, triangular_solve
+from .linalg import torch_qr as qr  # torch.qr / torch.svd: (A, some=True) and V, not Vh (tg.linalg.qr / svd differ)
+from .linalg import torch_svd as svd
 from .random import Generator, default_generator
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
@@ -366,6 +369,8 @@ __all__ = [
     # linear algebra (tg.linalg holds cross, vecdot and the norms too)
     "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "baddbmm", "bmm", "cross", "dist", "dot", "ger", "inner",
     "kron", "mm", "mv", "norm", "outer", "tensordot", "trace", "vdot",
+    "cholesky", "cholesky_inverse", "cholesky_solve", "logdet", "matrix_exp", "pinverse", "qr", "svd",
+    "triangular_solve",
     # more shape and indexing (spellings of the ops above)
     "adjoint", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
     "broadcast_to", "cartesian_prod", "column_stack", "diag", "diag_embed", "diagflat", "diff", "dsplit", "dstack",

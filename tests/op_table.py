@@ -85,6 +85,26 @@ NAN = float("nan")
 IDX_SET = np.array([2, 0])  # distinct rows of a (3, 4) input (with a repeat the last write wins: no gradcheck)
 
 
+# Matrices for the decompositions (ops/decompositions.py), made from U(-2, 2) inputs by the case
+# itself, so that the finite differences see the same map: shifted by 4 I (U(-2, 2) entries of a
+# 3 x 3 matrix perturb 4 I by less than 4 in norm: no small pivot, well conditioned), or made
+# symmetric positive-definite (x x^T + I).
+def shifted(lib, x):
+    return x + 4 * lib.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def spd(lib, x):
+    return x @ x.mT + lib.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def tg_or_torch_triangular_solve(lib, b, a):
+    """triangular_solve(b, A, upper=False, transpose=True).solution: tg.triangular_solve on tensorgrad;
+    on PyTorch (whose spelling is deprecated and warns) the linalg one it stands for."""
+    if lib is tg:
+        return lib.triangular_solve(b, a, upper=False, transpose=True).solution
+    return lib.linalg.solve_triangular(a.tril().mT, b, upper=True)
+
+
 def iadd(lib, x, b):
     y = x * 1
     y += b
@@ -398,6 +418,52 @@ OPS = [
       lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_5), reduction="sum", ignore_index=2)),
     C("cross_entropy_3d", [(2, 4, 3)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, TARGETS_23))),
     C("cross_entropy_unbatched", [(4,)], lambda lib, x: F(lib).cross_entropy(x, const(lib, x, np.array(2)))),
+    # ================================================================ ops/decompositions.py
+    # Eigenvectors and singular vectors are defined up to sign (LAPACK's choice): they enter through
+    # sign-invariant functions (squares).  Random matrices have distinct eigen- and singular values.
+    C("det", [(2, 3, 3)], lambda lib, x: lib.linalg.det(x)),
+    C("slogdet", [(2, 3, 3)], lambda lib, x: lib.linalg.slogdet(x).logabsdet * lib.linalg.slogdet(x).sign),
+    C("logdet", [(3, 3)], lambda lib, x: lib.logdet(spd(lib, x))),
+    C("inv", [(2, 3, 3)], lambda lib, x: lib.linalg.inv(shifted(lib, x))),
+    C("solve_broadcast", [(2, 3, 3), (3, 2)], lambda lib, a, b: lib.linalg.solve(shifted(lib, a), b)),
+    C("solve_vector_right", [(3, 3), (2, 3)], lambda lib, a, b: lib.linalg.solve(shifted(lib, a), b, left=False)),
+    C("solve_triangular_upper", [(2, 3, 3), (3, 2)],
+      lambda lib, a, b: lib.linalg.solve_triangular(shifted(lib, a), b, upper=True)),
+    C("solve_triangular_unit_right", [(3, 3), (2, 3)],
+      lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True)),
+    C("triangular_solve_transpose", [(3, 2), (3, 3)],
+      lambda lib, b, a: lib.linalg.solve_triangular(shifted(lib, a).mT, b, upper=True)
+      + tg_or_torch_triangular_solve(lib, b, shifted(lib, a))),
+    C("cholesky", [(2, 3, 3)], lambda lib, x: lib.linalg.cholesky(spd(lib, x))),
+    C("cholesky_upper", [(3, 3)], lambda lib, x: lib.linalg.cholesky(spd(lib, x), upper=True)),
+    C("cholesky_solve", [(3, 2), (2, 3, 3)], lambda lib, b, x: lib.cholesky_solve(b, shifted(lib, x.tril()))),
+    C("cholesky_inverse_upper", [(3, 3)], lambda lib, x: lib.cholesky_inverse(shifted(lib, x.triu()), upper=True)),
+    C("eigh", [(2, 3, 3)], lambda lib, x: (lambda w, v: w.unsqueeze(-2) + v**2)(*lib.linalg.eigh(x + x.mT))),
+    C("eigvalsh_upper", [(3, 3)], lambda lib, x: lib.linalg.eigvalsh(x + x.mT, UPLO="U")),
+    C("svdvals", [(2, 4, 3)], lambda lib, x: lib.linalg.svdvals(x)),
+    C("svd_tall", [(2, 4, 3)], lambda lib, x: (lambda u, s, vh: (u**2).sum(-1) + s.sum(-1, keepdim=True) + (
+        vh**2).sum(-2).sum(-1, keepdim=True))(*lib.linalg.svd(x, full_matrices=False))),
+    C("svd_wide_full", [(3, 5)], lambda lib, x: (lambda u, s, vh: (u**2).sum() * s + (vh[:3]**2).sum(0)[:3])(
+        *lib.linalg.svd(x))),
+    C("qr_tall", [(2, 4, 3)], lambda lib, x: (lambda q, r: q.sum(-1) + r.sum(-2).sum(-1, keepdim=True))(
+        *lib.linalg.qr(x))),
+    C("qr_wide", [(3, 5)], lambda lib, x: (lambda q, r: q.sum() + r)(*lib.linalg.qr(x))),
+    C("pinv", [(2, 4, 3)], lambda lib, x: lib.linalg.pinv(x)),
+    C("pinv_hermitian", [(3, 3)], lambda lib, x: lib.linalg.pinv(x + x.mT, hermitian=True)),
+    C("matrix_power", [(3, 3)],
+      lambda lib, x: lib.linalg.matrix_power(x, 3) + lib.linalg.matrix_power(shifted(lib, x), -2)),
+    C("multi_dot", [(3,), (3, 4), (4, 2)], lambda lib, a, b, c: lib.linalg.multi_dot([a, b, c])),
+    # (cond's other p are norm(A) * norm(A^-1): PyTorch's backward of those fails, an in-place write of its own)
+    C("cond", [(3, 3)], lambda lib, x: lib.linalg.cond(x) + lib.linalg.cond(shifted(lib, x), -2)),
+    C("tensorinv", [(6, 6)], lambda lib, x: lib.linalg.tensorinv(shifted(lib, x).reshape(6, 2, 3), ind=1)),
+    C("tensorsolve", [(6, 6), (2, 3)],
+      lambda lib, x, b: lib.linalg.tensorsolve(shifted(lib, x).reshape(2, 3, 2, 3), b)),
+    C("vander", [(2, 4)], lambda lib, x: lib.linalg.vander(x, N=5)),
+    # matrix_exp: a 1-norm up to 6 takes the degree-13 Pade approximant alone; x 4 (up to 24) adds squarings
+    C("matrix_exp", [(2, 3, 3)], lambda lib, x: lib.matrix_exp(x) + lib.linalg.matrix_exp(x * 4) / 100),
+    C("householder_product", [(2, 4, 3), (2, 2)], lambda lib, a, tau: lib.linalg.householder_product(a, tau)),
+    C("lstsq", [(2, 4, 3), (4, 2)], lambda lib, a, b: (lambda r: r.solution.sum(-2) + r.residuals)(
+        lib.linalg.lstsq(a, b.expand(2, 4, 2), driver="gelsd"))),
     # ================================================================ ops/dropout.py
     # (no case: its mask is random; test_gradcheck_ops.py::test_gradcheck_dropout reseeds to check it)
     # ================================================================ ops/einsum.py

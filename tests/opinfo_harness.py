@@ -115,6 +115,8 @@ ADAPTERS = {
     "nn.functional.embedding": lambda weight, idx, **kw: F.embedding(idx, weight, **kw),
     "nn.functional.embedding_bag": lambda weight, idx, **kw: F.embedding_bag(idx, weight, **kw),
     "special.polygamma": lambda x, n, **kw: tg.special.polygamma(n, x, **kw),
+    "linalg.pinv.singular": lambda a, b, **kw: tg.linalg.pinv(a @ b.mT, **kw),  # op id: a variant's own lambda
+    "linalg.lstsq.grad_oriented": lambda a, b, driver: tg.linalg.lstsq(a, b, driver=driver)[:2],
 }
 
 
@@ -152,8 +154,9 @@ def tensorgrad_callable(info):
     name = info.name
     if op_id(info) in VARIANT_ADAPTERS:
         return VARIANT_ADAPTERS[op_id(info)]
-    if name in ADAPTERS:
-        return ADAPTERS[name], f"adapted {name}"
+    for key in (op_id(info), name):
+        if key in ADAPTERS:
+            return ADAPTERS[key], f"adapted {key}"
     if name.startswith("nn.functional."):
         fname = name[len("nn.functional.") :]
         fn = getattr(F, fname, None)

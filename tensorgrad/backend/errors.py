@@ -10,3 +10,8 @@ class DeviceError(RuntimeError):
 class ShapeError(RuntimeError, ValueError):
     """Shapes that do not fit an op.  PyTorch raises RuntimeError for these; it is a ValueError
     too, so both `except RuntimeError` (code ported from PyTorch) and `except ValueError` work."""
+
+
+class LinAlgError(RuntimeError):
+    """A matrix a linear algebra op cannot take (singular, not positive-definite, no convergence):
+    torch.linalg.LinAlgError, a RuntimeError too."""

@@ -10,6 +10,9 @@
 - `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
 - `quiet`: IEEE arithmetic without NumPy's RuntimeWarnings (log(-1) is NaN, 1/0 is inf, a NaN cast
   to an integer is what the hardware gives), as PyTorch and CuPy compute it: silently.
+- `svd`, `linalg`: numpy.linalg and cupy.linalg (batched), the strict device running NumPy's; a
+  singular (or not positive-definite) matrix raises LinAlgError on the host, where NumPy's LAPACK
+  reports it, and at the next read on CuPy (which returns inf / nan instead of raising).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import math
 import numpy as np
 
 from . import strict
+from .errors import LinAlgError
+from .host import defer_check
 
 
 def ensure_array(xp, value):
@@ -123,3 +128,49 @@ def special(xp, name, *args):
     import cupyx.scipy.special  # noqa: PLC0415
 
     return getattr(cupyx.scipy.special, name)(*args).astype(dtype, copy=False)
+
+
+def linalg(xp, name, *arrays, error=None, **kwargs):
+    """xp.linalg.<name>(*arrays, **kwargs) (inv, solve, det, slogdet, cholesky, eigh, qr, pinv),
+    its outputs as a tuple where it has several.  `error` (a message) makes a failure of the
+    factorization a LinAlgError: NumPy raises one at once; CuPy gives inf / nan, which a deferred
+    check turns into the same error at the next read (where the inputs were finite).  (CuPy's
+    cholesky of a matrix that is not positive-definite may leave finite values: not caught there.)"""
+    if xp is np or xp is strict.xp:
+        raw = [a._a if isinstance(a, strict.StrictArray) else a for a in arrays]
+        try:
+            out = getattr(np.linalg, name)(*raw, **kwargs)
+        except np.linalg.LinAlgError as e:
+            raise LinAlgError(error or str(e)) from None
+        outs = tuple(out) if isinstance(out, tuple) else (out,)
+        if xp is strict.xp:
+            outs = tuple(strict.StrictArray(np.asarray(o)) for o in outs)
+    else:
+        out = getattr(xp.linalg, name)(*arrays, **kwargs)
+        outs = tuple(out) if isinstance(out, tuple) else (out,)
+        if error is not None and outs[0].size:
+            def fail():
+                raise LinAlgError(error)
+
+            finite_in = xp.stack([xp.isfinite(a).all() for a in arrays]).all()  # nan in, nan out: no error
+            defer_check(finite_in & ~xp.isfinite(outs[0]).all(), fail)
+    return outs if len(outs) > 1 else outs[0]
+
+
+def lu_info(a) -> int:
+    """LAPACK getrf's info for one square matrix (host or device array; read on the host, on the
+    error path only): the 1-based index of the first zero pivot of LU with partial pivoting (the
+    largest |entry| of the column, the first of ties), 0 where there is none."""
+    if isinstance(a, strict.StrictArray):
+        a = a._a
+    u = np.array(a.get() if hasattr(a, "get") else a, dtype=np.float64)
+    n = u.shape[-1]
+    info = 0
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(u[j:, j])))
+        if u[p, j] == 0:
+            info = info or j + 1
+            continue
+        u[[j, p]] = u[[p, j]]
+        u[j + 1 :, j:] -= np.outer(u[j + 1 :, j] / u[j, j], u[j, j:])
+    return info

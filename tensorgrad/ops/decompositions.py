@@ -1,0 +1,440 @@
+"""Matrix functions and decompositions with a backward of their own: inv, solve, solve_triangular,
+det, slogdet, cholesky, cholesky_solve, eigh / eigvalsh, svd / svdvals, qr and pinv, batched over the leading dims.
+
+Notation: A^T swaps the last two dims, <X, Y> = sum_ij X_ij Y_ij (so tr(G^T dY) = <G, dY>), and an
+op's gradient gA is read off from the first-order change of the output:  <G, dY> = <gA, dA>.
+Ops with several outputs (slogdet, eigh, qr, svd) return them packed into one array that tg.linalg
+slices apart, so one node holds the decomposition and its backward sees every output's gradient.
+The factorizations come from numpy.linalg / cupy.linalg through `backend.linalg`; a triangular
+solve is written here (back substitution), as neither library has a batched one.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from ..autograd import Function
+
+
+def mT(x):
+    """The last two dims swapped (the transpose of every matrix of a stack)."""
+    return x.swapaxes(-1, -2)
+
+
+def tri(xp, x, upper, strict=False):
+    """The upper (or lower) triangle of every matrix, the diagonal left out where strict."""
+    return xp.triu(x, 1 if strict else 0) if upper else xp.tril(x, -1 if strict else 0)
+
+
+def triangular_solve(xp, a, b, upper, unitriangular=False):
+    """X with A X = B, A (..., n, n) triangular (only its triangle read; a unit diagonal taken as
+    ones where unitriangular), B (..., n, k): substitution, row by row,
+        lower:  x_i = (b_i - sum_{j<i} a_ij x_j) / a_ii        (i = 0, 1, ..., n-1)
+        upper:  x_i = (b_i - sum_{j>i} a_ij x_j) / a_ii        (i = n-1, ..., 0)
+    A zero on the diagonal gives inf / nan, as LAPACK's trsm (no error)."""
+    n = a.shape[-1]
+    batch = xp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    dtype = xp.result_type(a.dtype, b.dtype)
+    a = xp.broadcast_to(a, batch + a.shape[-2:]).astype(dtype, copy=False)
+    b = xp.broadcast_to(b, batch + b.shape[-2:]).astype(dtype, copy=False)
+    rows = [None] * n
+    order = range(n - 1, -1, -1) if upper else range(n)
+    for step, i in enumerate(order):
+        r = b[..., i : i + 1, :]
+        if step:  # rows already solved
+            lo, hi = (i + 1, n) if upper else (0, i)
+            solved = xp.concatenate([rows[j] for j in range(lo, hi)], axis=-2)
+            r = r - a[..., i : i + 1, lo:hi] @ solved
+        rows[i] = r if unitriangular else r / a[..., i : i + 1, i : i + 1]
+    if n == 0:
+        return xp.zeros(batch + b.shape[-2:], dtype=dtype)
+    return xp.concatenate(rows, axis=-2)
+
+
+def skew(m):
+    """(M - M^T) / 2, the antisymmetric part."""
+    return (m - mT(m)) / 2
+
+
+def diag_embed(xp, v):
+    """(..., n) -> (..., n, n) with v on the diagonal."""
+    return v[..., :, None] * xp.eye(v.shape[-1], dtype=v.dtype)
+
+
+class Inv(Function):
+    """Y = A^-1.  From A Y = I:  dA Y + A dY = 0, so dY = -Y dA Y and
+
+        <G, dY> = -tr(G^T Y dA Y) = <-Y^T G Y^T, dA>          gA = -Y^T G Y^T
+    """
+
+    def forward(self, a, error):
+        y = backend.linalg(self.xp, "inv", a, error=error)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, g):
+        (y,) = self.saved
+        return -mT(y) @ g @ mT(y)
+
+
+class Solve(Function):
+    """X = A^-1 B (A (..., n, n), B (..., n, k), one batch shape).  From A X = B:
+    dA X + A dX = dB, so dX = A^-1 (dB - dA X) and
+
+        <G, dX> = <A^-T G, dB - dA X>:      gB = A^-T G = solve(A^T, G),      gA = -gB X^T
+    """
+
+    def forward(self, a, b, error):
+        x = backend.linalg(self.xp, "solve", a, b, error=error)
+        self.save_for_backward(a, x)
+        return x
+
+    def backward(self, g):
+        a, x = self.saved
+        gb = backend.linalg(self.xp, "solve", mT(a), g)
+        return (-gb @ mT(x) if self.needs_grad(0) else None), gb
+
+
+class SolveTriangular(Function):
+    """X = A^-1 B with A triangular (upper or lower; with a unit diagonal where unitriangular),
+    only A's triangle read.  As for Solve,  gB = A^-T G  (A^T is triangular the other way) and
+    gA = -gB X^T, of which only the triangle that was read counts (the rest of A is not an input
+    of the op): gA = triu(-gB X^T) or tril(-gB X^T), without the diagonal where unitriangular."""
+
+    def forward(self, a, b, upper, unitriangular):
+        x = triangular_solve(self.xp, a, b, upper, unitriangular)
+        self.save_for_backward(a, x, upper, unitriangular)
+        return x
+
+    def backward(self, g):
+        a, x, upper, unit = self.saved
+        xp = self.xp
+        gb = triangular_solve(xp, mT(a), g, not upper, unit)
+        ga = tri(xp, -gb @ mT(x), upper, strict=unit) if self.needs_grad(0) else None
+        return ga, gb
+
+
+class Det(Function):
+    """d = det A.  Jacobi's formula:  d(det A) = tr(adj(A) dA),  so  gA = g adj(A)^T  (= g d A^-T
+    where A is invertible).  adj(A) is computed from the SVD A = U S V^T, so that a singular A
+    (where A^-T does not exist) has its gradient too:  adj(A) = adj(V^T) adj(S) adj(U), and for an
+    orthogonal Q adj(Q) = det(Q) Q^T, so
+
+        adj(A)^T = det(U) det(V) U diag(c) V^T,      c_i = prod_{j != i} s_j
+
+    (c from the products of the s_j before and after i: no division by a zero s_i).
+    """
+
+    def forward(self, a):
+        d = backend.linalg(self.xp, "det", a)
+        self.save_for_backward(a)
+        return d
+
+    def backward(self, g):
+        (a,) = self.saved
+        return g[..., None, None] * adjugate_t(self.xp, a)
+
+
+def adjugate_t(xp, a):
+    """adj(A)^T from the SVD (see Det)."""
+    n = a.shape[-1]
+    if n == 0 or a.size == 0:
+        return xp.zeros_like(a)
+    u, s, vh = backend.svd(xp, a)
+    ones = xp.ones_like(s[..., :1])
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s[..., 1:], axis=-1)], axis=-1), axis=-1), axis=-1)
+    sign = backend.linalg(xp, "det", u) * backend.linalg(xp, "det", vh)
+    return sign[..., None, None] * (u * (before * after)[..., None, :]) @ vh
+
+
+class SlogDet(Function):
+    """(sign, log|det A|), packed along a last dim of 2.  The sign is piecewise constant (no
+    gradient); d log|det A| = tr(adj(A) dA) / det A = tr(A^-1 dA), so
+
+        gA = g A^-T = g U diag(1 / s) V^T            (A = U S V^T; inf where A is singular)
+    """
+
+    def forward(self, a):
+        xp = self.xp
+        sign, logabs = backend.linalg(xp, "slogdet", a)
+        self.save_for_backward(a)
+        return xp.stack([sign, logabs], axis=-1)
+
+    def backward(self, g):
+        (a,) = self.saved
+        xp = self.xp
+        if a.size == 0:
+            return xp.zeros_like(a)
+        u, s, vh = backend.svd(xp, a)
+        inv_s = xp.where(s == 0, xp.inf, 1 / xp.where(s == 0, 1, s))
+        return g[..., 1, None, None] * ((u * inv_s[..., None, :]) @ vh)
+
+
+class Cholesky(Function):
+    """L lower with L L^T = A (A symmetric positive-definite; only its lower triangle read).
+
+    dA = dL L^T + L dL^T, so  L^-1 dA L^-T = L^-1 dL + (L^-1 dL)^T  with L^-1 dL lower triangular:
+    L^-1 dL = Phi(L^-1 dA L^-T), Phi(X) = the lower triangle of X with its diagonal halved.  Phi is
+    its own adjoint (an elementwise mask), so
+
+        <G, dL> = <L^T G, Phi(L^-1 dA L^-T)> = <L^-T Phi(L^T G) L^-1, dA>
+
+    and, dA being symmetric, gA is the symmetric part:  S = L^-T Phi(L^T G) L^-1,  gA = (S + S^T)/2
+    (as PyTorch, which returns the gradient of the symmetric matrix, not of the lower triangle).
+    """
+
+    def forward(self, a, error):
+        xp = self.xp
+        lower = backend.linalg(xp, "cholesky", a, error=error)
+        self.save_for_backward(lower)
+        return lower
+
+    def backward(self, g):
+        (lower,) = self.saved
+        xp = self.xp
+        p = xp.tril(mT(lower) @ g)
+        n = p.shape[-1]
+        p = p - diag_embed(xp, xp.diagonal(p, axis1=-2, axis2=-1)) / 2 if n else p
+        y = triangular_solve(xp, mT(lower), p, upper=True)  # L^-T Phi
+        s = mT(triangular_solve(xp, mT(lower), mT(y), upper=True))  # (L^-T (L^-T Phi)^T)^T = L^-T Phi L^-1
+        return (s + mT(s)) / 2
+
+
+class Eigh(Function):
+    """A = V diag(L) V^T (A symmetric, its lower or upper triangle read; L ascending), packed as
+    V with L as an extra last row: (..., n + 1, n).  Assumes distinct eigenvalues.
+
+    Perturbation theory:  dL_i = v_i^T dA v_i  and  dV = V (F o (V^T dA V)),  F_ij = 1/(L_j - L_i)
+    (i != j; 0 on the diagonal, o the elementwise product).  With M = V^T G_V:
+
+        <G_L, dL> + <G_V, dV> = <V (diag(G_L) + F o M) V^T, dA>
+
+    and, dA being symmetric, the symmetric part: F is antisymmetric, so sym(F o M) = F o skew(M):
+
+        gA = V (diag(G_L) + skew(V^T G_V) / E) V^T,      E_ij = L_j - L_i  (1 on the diagonal)
+    """
+
+    def forward(self, a, uplo):
+        xp = self.xp
+        values, vectors = backend.linalg(xp, "eigh", a, UPLO=uplo)
+        self.save_for_backward(values, vectors)
+        return xp.concatenate([vectors, values[..., None, :]], axis=-2)
+
+    def backward(self, g):
+        values, v = self.saved
+        xp = self.xp
+        n = values.shape[-1]
+        gv, gl = g[..., :n, :], g[..., n, :]
+        e = values[..., None, :] - values[..., :, None]
+        e = e + xp.eye(n, dtype=e.dtype)  # the diagonal of skew(.) is 0: any nonzero divisor
+        inner = diag_embed(xp, gl) + skew(mT(v) @ gv) / e
+        return v @ inner @ mT(v)
+
+
+class Eigvalsh(Function):
+    """L, the eigenvalues of a symmetric A (ascending).  dL_i = v_i^T dA v_i, so
+
+        gA = sum_i g_i v_i v_i^T = V diag(g) V^T     (repeated eigenvalues are fine here)
+    """
+
+    def forward(self, a, uplo):
+        values, vectors = backend.linalg(self.xp, "eigh", a, UPLO=uplo)
+        self.save_for_backward(vectors)
+        return values
+
+    def backward(self, g):
+        (v,) = self.saved
+        return (v * g[..., None, :]) @ mT(v)
+
+
+class Svdvals(Function):
+    """s, the singular values of A (descending).  With A = U diag(s) V^T (thin), ds_i = u_i^T dA v_i
+    (distinct singular values), so
+
+        gA = sum_i g_i u_i v_i^T = U diag(g) V^T
+    """
+
+    def forward(self, a):
+        u, s, vh = backend.svd(self.xp, a)
+        self.save_for_backward(u, vh)
+        return s
+
+    def backward(self, g):
+        u, vh = self.saved
+        return (u * g[..., None, :]) @ vh
+
+
+class QR(Function):
+    """A = Q R (A (..., m, n), k = min(m, n); Q (..., m, k) with orthonormal columns, R (..., k, n)
+    upper triangular), packed as Q and R flattened side by side: (..., m k + k n).  Assumes full
+    rank (R's diagonal nonzero).
+
+    m >= n:  dA = dQ R + Q dR with Q^T dQ antisymmetric and dR R^-1 upper triangular.  The standard
+    derivation (Walter and Lehmann; Seeger et al.) gives, with M = R G_R^T - G_Q^T Q,
+
+        gA = (G_Q + Q copyltu(M)) R^-T,      copyltu(M) = tril(M) + tril(M, -1)^T
+
+    (M's lower triangle mirrored onto the upper).
+    m < n:  A = [X | Y] with X (m, m) = Q U and Y = Q V, R = [U | V].  Y's change enters Q only
+    through X, so gY = Q G_V and X takes the square case with G_Q + Y G_V^T in place of G_Q.
+    mode='r' (R alone) has no backward, as in PyTorch; nor has mode='complete' with m > n (Q's
+    last m - n columns are not determined by A).
+    """
+
+    def forward(self, a, mode, r_only=False):
+        xp = self.xp
+        q, r = backend.linalg(xp, "qr", a, mode=mode)
+        self.save_for_backward(q, r, mode, r_only)
+        batch = a.shape[:-2]
+        flat = [q.reshape(batch + (q.shape[-2] * q.shape[-1],)), r.reshape(batch + (r.shape[-2] * r.shape[-1],))]
+        return xp.concatenate(flat, axis=-1)
+
+    def backward(self, g):
+        q, r, mode, r_only = self.saved
+        xp = self.xp
+        m, n = q.shape[-2], r.shape[-1]
+        if r_only:
+            raise RuntimeError(
+                "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+            )
+        if mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        gq = g[..., : q.shape[-2] * q.shape[-1]].reshape(q.shape)
+        gr = g[..., q.shape[-2] * q.shape[-1] :].reshape(r.shape)
+        if m >= n:
+            return qr_backward_tall(xp, q, r, gq, gr)
+        u, v = r[..., :, :m], r[..., :, m:]
+        gu, gv = gr[..., :, :m], gr[..., :, m:]
+        y = q @ v
+        gx = qr_backward_tall(xp, q, u, gq + y @ mT(gv), gu)
+        return xp.concatenate([gx, q @ gv], axis=-1)
+
+
+def qr_backward_tall(xp, q, r, gq, gr):
+    """gA of A = Q R for m >= n (see QR)."""
+    m_ = r @ mT(gr) - mT(gq) @ q
+    copyltu = xp.tril(m_) + mT(xp.tril(m_, -1))
+    b = gq + q @ copyltu
+    return mT(triangular_solve(xp, r, mT(b), upper=True))  # B R^-T = (R^-1 B^T)^T
+
+
+class Pinv(Function):
+    """X = A^+, the Moore-Penrose pseudo-inverse (A (..., m, n)): from the SVD, the singular values
+    above max(atol, rtol * s_max) inverted, the others dropped.  Where the rank stays constant
+    (Golub and Pereyra),
+
+        dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X
+
+    and reading each term off with <G, .>:
+
+        gA = -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)
+
+    With hermitian, X is the pseudo-inverse of the symmetric matrix of A's lower triangle, and gA
+    is the formula above with that X and A itself, as PyTorch's (for a symmetric A, the usual case,
+    it is the gradient; PyTorch's own tests call it on symmetrized inputs only).
+    """
+
+    def forward(self, a, atol, rtol, hermitian=False):
+        xp = self.xp
+        sym = xp.tril(a) + mT(xp.tril(a, -1)) if hermitian else a  # hermitian: the lower triangle read
+        u, s, vh = backend.svd(xp, sym)
+        if s.shape[-1]:
+            cutoff = xp.maximum(atol, rtol * s.max(axis=-1, keepdims=True))
+        else:
+            cutoff = s
+        keep = s > cutoff
+        inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
+        x = (mT(vh) * inv_s[..., None, :]) @ mT(u)
+        self.save_for_backward(a, x)
+        return x
+
+    def backward(self, g):
+        a, x = self.saved
+        xp = self.xp
+        m, n = a.shape[-2], a.shape[-1]
+        eye_m, eye_n = xp.eye(m, dtype=a.dtype), xp.eye(n, dtype=a.dtype)
+        gt = mT(g)
+        return -mT(x) @ g @ mT(x) + (eye_m - a @ x) @ gt @ x @ mT(x) + mT(x) @ x @ gt @ (eye_n - x @ a)
+
+
+class CholeskySolve(Function):
+    """X = A^-1 B from A's Cholesky factor: A = L L^T (lower) or U^T U (upper), only the factor's
+    triangle read.  Two triangular solves forward.  As for Solve, gB = A^-1 G (two more) and
+    gA = -gB X^T; A is a product of the factor, and dA = dL L^T + L dL^T gives
+
+        <gA, dA> = <(gA + gA^T) L, dL>:      gL = (gA + gA^T) L        (upper: gU = U (gA + gA^T))
+
+    over the whole factor, as PyTorch's (whose gradient is not restricted to the triangle read).
+    """
+
+    def forward(self, b, factor, upper):
+        xp = self.xp
+        factor = tri(xp, factor, upper)
+        x = self.solve(factor, b, upper)
+        self.save_for_backward(factor, x, upper)
+        return x
+
+    def solve(self, factor, b, upper):
+        lower = mT(factor) if upper else factor
+        y = triangular_solve(self.xp, lower, b, upper=False)  # L Y = B
+        return triangular_solve(self.xp, mT(lower), y, upper=True)  # L^T X = Y
+
+    def backward(self, g):
+        factor, x, upper = self.saved
+        gb = self.solve(factor, g, upper)
+        if not self.needs_grad(1):
+            return gb, None
+        ga = -gb @ mT(x)
+        sym = ga + mT(ga)
+        return gb, (factor @ sym if upper else sym @ factor)
+
+
+class SVD(Function):
+    """A = U diag(S) V^T (A (..., m, n), k = min(m, n); S descending), packed as U, S and V^T
+    flattened side by side.  Assumes distinct, nonzero singular values (the gradient through U and
+    V has 1 / (s_j^2 - s_i^2) and 1 / s_i in it); the signs of u_i, v_i are LAPACK's.
+
+    Perturbing A (thin U (m, k), V (n, k)), with F_ij = 1 / (s_j^2 - s_i^2) (i != j), J = U^T gU,
+    K = V^T gV, and skew(X) = X - X^T (the standard derivation, e.g. Townsend's notes):
+
+        gA = U [ (F o skew(J)) S + diag(gS) + S (F o skew(K)) ] V^T
+             + (I - U U^T) gU S^-1 V^T          (m > k: the part of gU outside U's columns)
+             + U S^-1 gV^T (I - V V^T)          (n > k: likewise for V)
+
+    (gV = gVh^T.)  With full_matrices, the columns of U (or V) past k are not determined by A: only
+    the first k take part, as in PyTorch.  With no gradient through U and V this is U diag(gS) V^T.
+    """
+
+    def forward(self, a, full_matrices):
+        xp = self.xp
+        u, s, vh = backend.linalg(xp, "svd", a, full_matrices=full_matrices)
+        self.save_for_backward(u, s, vh)
+        batch = a.shape[:-2]
+        parts = [u, s, vh]
+        return xp.concatenate([p.reshape(batch + (math.prod(p.shape[len(batch) :]),)) for p in parts], axis=-1)
+
+    def backward(self, g):
+        u, s, vh = self.saved
+        xp = self.xp
+        m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+        nu, ns = u.shape[-2] * u.shape[-1], k
+        gu = g[..., :nu].reshape(u.shape)[..., :, :k]
+        gs = g[..., nu : nu + ns]
+        gvh = g[..., nu + ns :].reshape(vh.shape)[..., :k, :]
+        u, vh = u[..., :, :k], vh[..., :k, :]
+        v, gv = mT(vh), mT(gvh)
+        s2 = s * s
+        e = s2[..., None, :] - s2[..., :, None] + xp.eye(k, dtype=s.dtype)  # s_j^2 - s_i^2, 1 on the diagonal
+        j, kk = mT(u) @ gu, mT(v) @ gv
+        inner = ((j - mT(j)) * s[..., None, :] + s[..., :, None] * (kk - mT(kk))) / e + diag_embed(xp, gs)
+        ga = u @ inner @ vh
+        if m > k:
+            gu_s = gu / s[..., None, :]
+            ga = ga + (gu_s - u @ (mT(u) @ gu_s)) @ vh
+        elif n > k:
+            gv_s = gv / s[..., None, :]
+            ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
+        return ga
