@@ -231,7 +231,19 @@ def samples(info, kind: str, dtype: str):
     except Exception as e:  # PyTorch's generator itself fails part-way: the samples before it still run
         failure = GeneratorFailure(_short(e))
     drawn.sort(key=lambda s: _structure(s.sample_input if kind == "e" else s))
-    return drawn[:cap] + ([failure] if failure else [])
+    out = drawn[:cap] + ([failure] if failure else [])
+    _SAMPLE_COUNTS[(op_id(info), kind, dtype)] = len(out)
+    return out
+
+
+_SAMPLE_COUNTS: dict = {}  # (op id, kind, dtype) -> len(samples(...)), as drawn in this process
+
+
+def sample_count(info, kind: str, dtype: str) -> int:
+    """len(samples(info, kind, dtype)), without drawing them again where this process already has
+    (tools/supported_ops.py counts the cases the tests ran: drawing PyTorch's samples is most of its time)."""
+    key = (op_id(info), kind, dtype)
+    return _SAMPLE_COUNTS[key] if key in _SAMPLE_COUNTS else len(samples(info, kind, dtype))
 
 
 def _structure(sample) -> str:

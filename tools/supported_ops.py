@@ -42,9 +42,9 @@ def cases_run(info) -> int:
     """The cases tests/test_opinfo.py runs for the op (sample_inputs in float64 and float32, error_inputs,
     and the slow test's reference_inputs in float64), each on every path."""
     dtypes = H._dtypes_run(info, ("float64", "float32"))
-    n = sum(len(H.samples(info, "s", dtype)) for dtype in dtypes)
-    n += sum(len(H.samples(info, "r", dtype)) for dtype in dtypes if dtype != "float32")
-    return (n + len(H.samples(info, "e", "float64"))) * len(H.PATHS)
+    n = sum(H.sample_count(info, "s", dtype) for dtype in dtypes)
+    n += sum(H.sample_count(info, "r", dtype) for dtype in dtypes if dtype != "float32")
+    return (n + H.sample_count(info, "e", "float64")) * len(H.PATHS)
 
 
 def build(mapped, expected) -> str:
