@@ -33,12 +33,43 @@ from tensorgrad.ops.embedding import Embedding
 from tensorgrad.ops.layernorm import LayerNorm
 from tensorgrad.ops.softmax import Softmax
 
+
+def _lock_simulator_shared_arrays():
+    """Numba's CUDA simulator makes a block's `cuda.shared.array` when the first of its threads asks
+    for it, keyed by the calling line, with a check and a store that no lock holds together: two
+    threads that ask at once can each get an array of their own, share nothing, and reduce garbage
+    (one run in several failed so, a different example each time).  The same lookup, under a lock."""
+    import threading
+    import traceback
+
+    from numba.core import types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    lock = threading.Lock()
+    plain = kernelapi.FakeCUDAShared.array
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:  # dynamic shared memory (one buffer) and the refusal
+            return plain(self, shape, dtype, alignment)
+        caller = tuple(traceback.extract_stack(sys._getframe(1), limit=1)[-1])[0:2]  # the kernel's line
+        dtype = numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else dtype
+        with lock:
+            found = self._allocations.get(caller)
+            if found is None:
+                found = self._allocations[caller] = np.empty(shape, dtype)
+        return found
+
+    kernelapi.FakeCUDAShared.array = array
+
+
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 if SIMULATOR:
     # The simulator's block manager polls its threads while holding the GIL; with Python's
     # default 5 ms switch interval every __syncthreads__ costs milliseconds.  This test process
     # only (a subprocess of the suite) switches threads more often: ~5x faster here.
     sys.setswitchinterval(1e-4)
+    _lock_simulator_shared_arrays()
 
 # Few examples: each simulated launch runs dozens of Python threads.  The rest of the profile
 # (derandomized in CI) stays as loaded by conftest.py.

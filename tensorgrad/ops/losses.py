@@ -131,9 +131,10 @@ class AbsoluteError(Function):
 class Normalize(Function):
     """y = x / d along dim, with n = ||x||_p = (sum |x|^p)^(1/p) and d = max(n, eps).
 
-    Where n > eps, d = n and dn/dx_i = sign(x_i) |x_i|^(p-1) / n^(p-1) (= x_i / n for p = 2), so
+    Where n >= eps, d = n and dn/dx_i = sign(x_i) |x_i|^(p-1) / n^(p-1) (= x_i / n for p = 2), so
         dx_i = g_i / d - (sum_j g_j x_j) / d^2 * dn/dx_i
-    where n <= eps, d = eps is a constant and dx = g / eps.
+    where n < eps, d = eps is a constant and dx = g / eps (at n = eps the gradient goes through n, as
+    through PyTorch's clamp_min).
     PyTorch's other norms: p = 0 counts the nonzero x_i (n is piecewise constant: dn/dx = 0); for
     p < 1 (negative too) a zero x_i makes |x_i|^p infinite, so n = 0, and its dn/dx_i is taken as 0
     (PyTorch's norm backward), computed as sign(x_i) |x_i|^(p-1) n^(1-p).
@@ -159,9 +160,9 @@ class Normalize(Function):
             with backend.quiet():  # |0|^(p-1) = inf: masked to 0; n = 0: n^(1-p) = 0
                 dn = sign(xp, x) * xp.where(x == 0, 0, xp.abs(x) ** (p - 1)) * n ** (1 - p)
         else:
-            dn = xp.sign(x) * (xp.abs(x) / xp.where(n > 0, n, 1)) ** (p - 1)  # dn/dx (n > eps rows)
+            dn = xp.sign(x) * (xp.abs(x) / xp.where(n > 0, n, 1)) ** (p - 1)  # dn/dx (n >= eps rows)
         gx = (g * x).sum(axis=dim, keepdims=True)
-        return g / d - xp.where(n > eps, gx / (d * d), 0) * dn
+        return g / d - xp.where(n >= eps, gx / (d * d), 0) * dn
 
 
 class HuberError(Function):
