@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad.testing import strategies as S
+
+torch = pytest.importorskip("torch")  # the reference these tests compare with
 
 # The matrices below are well conditioned (diagonally dominant, or X X^T + I with bounded X):
 # condition numbers stay below ~1e2, so float64 results of different but stable algorithms

@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad.testing import strategies as S
+
+torch = pytest.importorskip("torch")  # the reference these tests compare with
 
 # float64 on both sides, the same formulas summed in other orders (BLAS, einsum paths): rounding only.
 TOL = {"rtol": 1e-9, "atol": 1e-10}
