@@ -1,5 +1,5 @@
-"""Shared test helpers: running one op of the table (op_table.py) forward and backward, and
-leaf / backprop / check_unary for the op tests."""
+"""Shared test helpers: running one op of the table (op_table.py) forward and backward,
+leaf / backprop / check_unary for the op tests, and compare_with_torch for the property tests."""
 
 from __future__ import annotations
 
@@ -66,3 +66,31 @@ def check_unary(entry, x, device):
     v = backprop(out, device)
     assert t.grad.shape == x.shape and t.grad.dtype == np.float64
     np.testing.assert_allclose(t.grad.numpy(), v * dref(x), **UNARY_TOL)
+
+
+def compare_with_torch(fn, arrays, device, tol, seed=0):
+    """fn(lib, *tensors) on tensorgrad and PyTorch: the outputs (a tensor or a tuple of them) and the
+    gradients of every input of sum_k (out_k * w_k), w_k random, agree within `tol` (rtol, atol keywords).
+    An input the outputs do not use has no gradient on either side: zeros."""
+    import torch  # noqa: PLC0415  (the callers skip without it)
+
+    ours = [tg.tensor(a, device=device, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out_t, out_p = fn(tg, *ours), fn(torch, *theirs)
+    outs_t = out_t if isinstance(out_t, tuple) else (out_t,)
+    outs_p = out_p if isinstance(out_p, tuple) else (out_p,)
+    assert len(outs_t) == len(outs_p)
+    rng = np.random.default_rng(seed)
+    loss_t, loss_p = 0, 0
+    for o, p in zip(outs_t, outs_p):
+        assert o.shape == tuple(p.shape)
+        np.testing.assert_allclose(o.numpy(), p.detach().numpy(), **tol)
+        w = rng.standard_normal(o.shape)
+        loss_t = loss_t + (o * tg.tensor(w, device=device)).sum()
+        loss_p = loss_p + (p * torch.tensor(w)).sum()
+    loss_t.backward()
+    loss_p.backward()
+    for t, p in zip(ours, theirs):
+        got = t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
+        want = p.grad.numpy() if p.grad is not None else np.zeros(t.shape)
+        np.testing.assert_allclose(got, want, **tol)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import compare_with_torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,26 +37,7 @@ def dominant(x):
 
 
 def against_torch(fn, arrays, device, seed=0):
-    """fn(lib, *tensors) on both libraries: outputs and the gradients of sum(out * w) agree."""
-    ours = [tg.tensor(a, device=device, requires_grad=True) for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out_t, out_p = fn(tg, *ours), fn(torch, *theirs)
-    outs_t = out_t if isinstance(out_t, tuple) else (out_t,)
-    outs_p = out_p if isinstance(out_p, tuple) else (out_p,)
-    rng = np.random.default_rng(seed)
-    loss_t, loss_p = 0, 0
-    for o, p in zip(outs_t, outs_p):
-        assert o.shape == tuple(p.shape)
-        np.testing.assert_allclose(o.numpy(), p.detach().numpy(), **TOL)
-        w = rng.standard_normal(o.shape)
-        loss_t = loss_t + (o * tg.tensor(w, device=device)).sum()
-        loss_p = loss_p + (p * torch.tensor(w)).sum()
-    loss_t.backward()
-    loss_p.backward()
-    for t, p in zip(ours, theirs):  # no gradient (an input the outputs do not use): zeros
-        got = t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
-        want = p.grad.numpy() if p.grad is not None else np.zeros(t.shape)
-        np.testing.assert_allclose(got, want, **TOL)
+    compare_with_torch(fn, arrays, device, TOL, seed)
 
 
 @given(batch=batches, n=sizes, k=sizes, data=st.data(), device=S.devices(cuda=False))

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from helpers import compare_with_torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-import tensorgrad as tg
 from tensorgrad.testing import strategies as S
 
 torch = pytest.importorskip("torch")  # the reference these tests compare with
@@ -22,28 +22,7 @@ TOL = {"rtol": 1e-9, "atol": 1e-10}
 
 
 def against_torch(fn, arrays, device, seed=0):
-    """fn(lib, *tensors) on tensorgrad and PyTorch: the outputs (a tensor or a tuple of them) and
-    the gradients of every input agree."""
-    ours = [tg.tensor(a, device=device, requires_grad=True) for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out_t, out_p = fn(tg, *ours), fn(torch, *theirs)
-    outs_t = out_t if isinstance(out_t, tuple) else (out_t,)
-    outs_p = out_p if isinstance(out_p, tuple) else (out_p,)
-    assert len(outs_t) == len(outs_p)
-    rng = np.random.default_rng(seed)
-    loss_t, loss_p = 0, 0
-    for o, p in zip(outs_t, outs_p):
-        assert o.shape == tuple(p.shape)
-        np.testing.assert_allclose(o.numpy(), p.detach().numpy(), **TOL)
-        w = rng.standard_normal(o.shape)
-        loss_t = loss_t + (o * tg.tensor(w, device=device)).sum()
-        loss_p = loss_p + (p * torch.tensor(w)).sum()
-    loss_t.backward()
-    loss_p.backward()
-    for t, p in zip(ours, theirs):
-        want = p.grad.numpy() if p.grad is not None else np.zeros(t.shape)
-        got = t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
-        np.testing.assert_allclose(got, want, **TOL)
+    compare_with_torch(fn, arrays, device, TOL, seed)
 
 
 side = st.integers(1, 4)
