@@ -257,54 +257,80 @@ def attention_softmax_backward(dpd, p, keep, keep_prob):
 
 
 # --------------------------------------------------------------------------- cross-entropy
+# As the attention softmax: the loops around the exponentials are Numba's, the exponentials
+# NumPy's (SIMD), in the logits' dtype as in the reference.
 @_jit
-def _cross_entropy_forward(logits, targets, ignore_index, losses, lse):
+def _cross_entropy_shift(logits, shifted, lse):
     N, C = logits.shape
     for i in prange(N):
-        # pass 1: the row's maximum
-        maxval = -np.inf
+        x, out = logits[i], shifted[i]  # this row, and its x - max
+        # pass 1: the row's maximum (a NaN is never picked: it makes its exp, and so the loss, NaN)
+        maxval = x[0] if C > 0 else x.dtype.type(0)
         for j in range(C):
-            maxval = max(maxval, logits[i, j])
-        # pass 2: logsumexp = max + log(sum exp(x - max))
+            maxval = x[j] if x[j] > maxval else maxval
+        # pass 2: x - max
+        for j in range(C):
+            out[j] = x[j] - maxval
+        lse[i] = maxval  # the max, for the next loop
+
+
+@_jit
+def _cross_entropy_losses(logits, e, targets, ignore_index, losses, lse):
+    N, C = logits.shape
+    for i in prange(N):
+        x, ex = logits[i], e[i]  # this row, and its exp(x - max)
+        # logsumexp = max + log(sum exp(x - max)), the sum in float64; lse holds the max
         total = 0.0
         for j in range(C):
-            total += math.exp(logits[i, j] - maxval)
-        lse[i] = maxval + math.log(total)
+            total += ex[j]
+        lse[i] = lse[i] + math.log(total)
         # loss = logsumexp - x[target], 0 where the target is ignored
         t = targets[i]
-        losses[i] = 0.0 if t == ignore_index else lse[i] - logits[i, t]
+        losses[i] = 0.0 if t == ignore_index else lse[i] - x[t]
 
 
 def cross_entropy_forward(logits, targets, ignore_index):
-    """Reference: ops.cross_entropy.CrossEntropy.forward (reduction "none").  -> losses (N,), lse (N,)."""
+    """Reference: ops.cross_entropy.CrossEntropy.forward (reduction "none").  -> losses (N,), lse (N,).
+
+    Three passes: x - max per row (a loop), exp by NumPy, then each row's logsumexp and loss (a
+    loop).  A row holding NaN, or +inf, gives NaN, as in the reference."""
     losses = np.empty(logits.shape[0], logits.dtype)
     lse = np.empty(logits.shape[0], logits.dtype)
-    _run("cross_entropy_forward", _cross_entropy_forward, logits.size, logits, targets, int(ignore_index), losses, lse)
+    e = np.empty_like(logits)
+    _run("cross_entropy_forward", _cross_entropy_shift, logits.size, logits, e, lse)
+    np.exp(e, out=e)
+    _run(
+        "cross_entropy_forward", _cross_entropy_losses, logits.size, logits, e, targets, int(ignore_index), losses, lse
+    )  # fmt: skip
     return losses, lse
 
 
 @_jit
-def _cross_entropy_backward(logits, lse, targets, ignore_index, gscale, dlogits):
-    N, C = logits.shape
+def _cross_entropy_grad(p, targets, ignore_index, gscale):
+    N, C = p.shape
     for i in prange(N):
+        row = p[i]  # softmax(x) = exp(x - logsumexp) of this row: overwritten by its gradient
         t = targets[i]
         if t == ignore_index:
             for j in range(C):
-                dlogits[i, j] = 0.0
+                row[j] = 0.0
             continue
-        # dx = (softmax(x) - onehot(t)) * gscale, softmax(x) = exp(x - logsumexp)
+        # dx = (softmax(x) - onehot(t)) * gscale
         g = gscale[i]
         for j in range(C):
-            p = math.exp(logits[i, j] - lse[i])
-            dlogits[i, j] = (p - (1.0 if j == t else 0.0)) * g
+            row[j] = row[j] * g
+        row[t] -= g
 
 
 def cross_entropy_backward(logits, lse, targets, ignore_index, gscale):
-    """Reference: ops.cross_entropy.CrossEntropy.backward.  gscale (N,): each row's upstream factor."""
-    dlogits = np.empty_like(logits)
+    """Reference: ops.cross_entropy.CrossEntropy.backward.  gscale (N,): each row's upstream factor.
+
+    softmax(x) = exp(x - logsumexp) by NumPy (its SIMD exp), then one loop makes it the gradient."""
+    dlogits = np.subtract(logits, lse[:, None])
+    np.exp(dlogits, out=dlogits)
     _run(
-        "cross_entropy_backward", _cross_entropy_backward, logits.size, logits, lse, targets, int(ignore_index),
-        gscale.astype(logits.dtype, copy=False), dlogits,
+        "cross_entropy_backward", _cross_entropy_grad, logits.size, dlogits, targets, int(ignore_index),
+        gscale.astype(logits.dtype, copy=False),
     )  # fmt: skip
     return dlogits
 
