@@ -23,10 +23,12 @@ The engine, not each op, does the work every op shares:
 
 Version counters (as PyTorch's): every tensor has one, a one-element list shared with
 its views (an op whose output array is a view of an input's shares that input's list);
-each in-place write bumps it.  When an op records itself, `apply` notes, for every array
-it saved, the tensor whose storage that array is (an input or the output) and its version
-then; `run_backward` compares them with the versions now before running the op's
-backward.  The ops themselves know nothing of this.
+each in-place write bumps it.  When an op that saved arrays records itself, `apply` notes the
+version of each of its tensors (the inputs and the output) then; `run_backward` compares them
+with the versions now before running the op's backward, and only where one moved does it look
+for a saved array in that tensor's memory (then it raises).  So the forward pays a counter read
+per tensor, and the walk from arrays to their storage runs only for a write that happened.  The
+ops themselves know nothing of this.
 
 Because ops see arrays, a test can run one backward without a graph:
 
@@ -183,7 +185,7 @@ class Function:
         self.xp = xp  # the array namespace of the inputs' device
         self.parents = None  # the input Tensors (None for non-tensor args), set by apply
         self.saved = None
-        self.versions = None  # (counter, version) of each tensor whose storage a saved array is
+        self.versions = None  # (counter, version, array) of the output and each input, when it saved arrays
         self.epoch = _inplace_epoch  # recorded in-place writes before this node (see rebase_history)
 
     def __init_subclass__(cls, **kwargs):
@@ -241,12 +243,10 @@ class Function:
         out = backend.ensure_array(xp, out)
         requires_grad = requires_grad and _grad_enabled
         result = type(first)._make(out, device, requires_grad)
-        storage = owners = None
         if out.base is not None:  # a view (reshape, transpose, slice): of an input?
-            owners = _storages(result, tensors)
-            storage = owners[0][1]
-            for a, s in owners[1:]:
-                if s is storage:
+            storage = backend.storage_of(out)
+            for a in tensors:
+                if backend.storage_of(a._data) is storage:
                     result._counter = a._counter  # views share their base's version counter
                     break
         else:
@@ -258,7 +258,7 @@ class Function:
             ctx.parents = args
             result._ctx = ctx
             if ctx.saved:
-                ctx.versions = _saved_versions(ctx.saved, tensors, result, storage, owners)
+                ctx.versions = versions_now(result, tensors)
             if anomaly.enabled:  # detect_anomaly: where the user's code made this node (anomaly.py)
                 ctx.stack = anomaly.forward_stack()
         return result
@@ -312,51 +312,51 @@ def dispatch(reference, device: str, *args, **params):
 _NOT_ARRAYS = (int, float, bool, str, type(None))
 
 
-def _saved_versions(saved, tensors, result, result_storage, owners=None):
-    """For each tensor (an input or the output) whose storage a saved array shares: its version
-    counter and its version now.  Plain loops: this runs for every recorded op.
+def versions_now(result, tensors):
+    """[(version counter, version now, array)] of the output and each tensor argument: what
+    `_check_versions` compares at backward.  The array is the tensor's array now, so that the
+    memory a later write went to is the memory the op saw."""
+    records = [(result._counter, result._counter[0], result._data)]
+    for t in tensors:
+        records.append((t._counter, t._counter[0], t._data))
+    return records
 
-    `tensors` are the op's Tensor arguments.  Arrays of the op's own (intermediates no tensor holds)
-    cannot be written by the user and need no record.  Such a fresh array owns its memory (`.base`
-    is None) and is no tensor's array, unless the output is a view of it (`result_storage`: the
-    output's storage when it is a view, else None); only a saved view needs the walk to its storage,
-    matched against the storages of the output and the inputs (`owners`, from `_storages`: made
-    once, on the first saved view, unless apply already made them)."""
-    records = []
+
+def _saved_arrays(saved):
+    """The arrays among an op's saved values (an index or a list of arrays: one level in)."""
     for item in saved:
-        for array in item if type(item) is tuple or type(item) is list else (item,):  # an index: one level in
-            if isinstance(array, _NOT_ARRAYS):
-                continue
-            if array is result._data:
-                records.append((result._counter, result._counter[0]))
-                continue
-            for a in tensors:
-                if a._data is array:  # the common case: an input's own array
-                    records.append((a._counter, a._counter[0]))
-                    break
-            else:
-                if getattr(array, "base", None) is not None:  # a view: of an input's storage, or the output's?
-                    # every tensor sharing that storage (several inputs may: the parameters of a fused
-                    # optimizer are views of one array)
-                    if owners is None:
-                        owners = _storages(result, tensors)
-                    root = backend.storage_of(array)
-                    records.extend((t._counter, t._counter[0]) for t, storage in owners if storage is root)
-                elif result_storage is not None and backend.storage_of(array) is result_storage:
-                    records.append((result._counter, result._counter[0]))  # the output views this fresh array
-    return records or None
+        for array in item if type(item) is tuple or type(item) is list else (item,):
+            if not isinstance(array, _NOT_ARRAYS):
+                yield array
 
 
-def _storages(result, tensors):
-    """[(tensor, the storage of its array)] for the output, then each input: what a view is matched
-    against (two arrays share memory when they have the same storage)."""
-    return [(t, backend.storage_of(t._data)) for t in (result, *tensors)]
+def _saved_in(ctx, array) -> bool:
+    """Whether one of ctx's saved arrays is `array` (a tensor's array at forward time) or lies in its
+    memory.  A saved array that is one of the op's tensors' own arrays stands for that tensor alone
+    (the parameters of a fused optimizer are views of one flat array, each with its own counter); a
+    saved view, or a fresh array the output views, is matched by storage: with every tensor whose
+    array shares it."""
+    own = {id(a) for _, _, a in ctx.versions if a is not None}
+    root = None
+    for s in _saved_arrays(ctx.saved):
+        if s is array:
+            return True
+        if id(s) in own:
+            continue
+        if root is None:
+            root = backend.storage_of(array)
+        if backend.storage_of(s) is root:
+            return True
+    return False
 
 
 def _check_versions(ctx, output):
-    """Raise if an array `ctx` (which made `output`) saved was written in place after its forward."""
-    for counter, version in ctx.versions:
-        if counter[0] != version:
+    """Raise if an array `ctx` (which made `output`) saved was written in place after its forward.
+
+    ctx.versions holds (counter, version, array) per tensor of the op; array None: the tensor itself
+    was saved (a custom Function's save_for_backward), so any write to it raises."""
+    for counter, version, array in ctx.versions:
+        if counter[0] != version and (array is None or _saved_in(ctx, array)):
             i = next(
                 (i for i, p in enumerate(ctx.parents) if isinstance(p, TensorBase) and p._counter is counter), None
             )

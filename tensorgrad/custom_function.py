@@ -182,7 +182,7 @@ def _apply(cls, *args, **kwargs):
         ctx.parents = args
         result._ctx = ctx
         if ctx.saved:  # each saved tensor's version now: backward refuses one written in place since
-            ctx.versions = [(t._counter, t._counter[0]) for t in ctx.saved if t is not None]
+            ctx.versions = [(t._counter, t._counter[0], None) for t in ctx.saved if t is not None]
     return result
 
 

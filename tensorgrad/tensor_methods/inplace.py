@@ -62,10 +62,9 @@ class InplaceMixin(TensorBase):
         ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
         arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
         ctx.forward(self._data, *arrays, **params)
-        if record and ctx.saved:  # versions before this write's: a saved value sharing self's storage
-            storage = backend.storage_of(self._data)  # the memory the write changes: (y *= y) raises, as in PyTorch
-            tensors = [self, *(a for a in args if isinstance(a, TensorBase))]
-            ctx.versions = autograd._saved_versions(ctx.saved, tensors, self, storage)
+        if record and ctx.saved:  # versions before this write's: a saved value in self's memory,
+            # which the write changes, makes backward raise ((y *= y) raises, as in PyTorch)
+            ctx.versions = autograd.versions_now(self, [a for a in args if isinstance(a, TensorBase)])
         self._bump_version()
         if record:
             ctx.parents = (rebase_history(self, ctx), *args)
