@@ -1,4 +1,4 @@
-"""The statistics ops (tensor_methods/statistics.py, functions.py) at their edges, against PyTorch:
+"""The statistics ops (tensor_methods/statistics.py, functions/statistics.py) at their edges, against PyTorch:
 NaN, 0-d and zero-size inputs, integer dtypes, the named tuples they return, and what they refuse
 (the same exception type as PyTorch).  Random shapes are tests/test_properties_statistics.py's."""
 

@@ -1,0 +1,323 @@
+"""tg.* functions of statistics: counting values (histogram, histc), the order statistics,
+NaN-skipping reductions, distinct values and covariance of tensor_methods/statistics.py (median,
+quantile, nansum, unique, cov, ...), searching sorted values (searchsorted, bucketize), the
+trapezoidal rule (trapezoid, cumulative_trapezoid) and one_hot.  Counting and searching have no
+gradient, as in PyTorch."""
+
+from __future__ import annotations
+
+import builtins  # tg.functions defines max, min, all, ... as PyTorch does: builtins.X is the built-in one
+import collections
+
+from .. import backend
+from ..tensor import Tensor
+from ..tensor_methods.common import accepts_keepdims, normalize_dim
+
+# ---------------------------------------------------------------- counting values (no gradient, as in PyTorch)
+HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def _count(x: Tensor, edges, weight, op: str):
+    """Counts (or summed weights) of the values of x in the bins between `edges` (an array of
+    x's dtype): bin i holds edges[i] <= v < edges[i+1], the last bin also its right edge; values
+    outside are not counted.  Runs on x's device (xp.histogram), never recorded in a graph."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: pass a floating-point tensor')
+    xp = backend.namespace(x.device)
+    w = None if weight is None else weight._data.reshape(-1)
+    counts, _ = xp.histogram(x._data.reshape(-1), bins=edges, weights=w)
+    return counts.astype(x.dtype, copy=False)
+
+
+def _linspace_as_torch(xp, lo, hi, steps):
+    """PyTorch's linspace: lo + i * step for the first half, hi - (steps - 1 - i) * step for the rest
+    (NumPy's lo + i * step throughout can differ in the last bit, which moves a value on an edge)."""
+    step = (hi - lo) / (steps - 1)
+    i = xp.arange(steps, dtype=xp.float64)
+    return xp.where(i < steps // 2, lo + i * step, hi - (steps - 1 - i) * step)
+
+
+def _count_equal_width(x: Tensor, lo, hi, bins, weight, op: str):
+    """Counts in `bins` equal-width bins from lo to hi, binned as PyTorch bins them (its linear
+    interpolation): bin floor((v - lo) * bins / (hi - lo)), the last bin also holding hi; values
+    outside [lo, hi] are not counted.  A value a rounding away from an edge may fall in another
+    bin than the edges alone (`_count`) would put it in: PyTorch's bin, not the edges', is the answer."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: pass a floating-point tensor')
+    xp = backend.namespace(x.device)
+    v = x._data.reshape(-1)
+    w = xp.ones(v.shape, dtype=x.dtype) if weight is None else weight._data.reshape(-1).astype(x.dtype, copy=False)
+    inside = (v >= lo) & (v <= hi)
+    with backend.quiet():  # NaN values are outside (and their bin is never used)
+        pos = xp.floor((xp.where(inside, v, lo) - lo) * bins / (hi - lo)).astype(backend.int64)
+    pos = xp.minimum(pos, bins - 1)
+    counts = xp.zeros(bins, dtype=x.dtype)
+    backend.add_at(xp, counts, pos, xp.where(inside, w, 0))
+    return counts
+
+
+def _value_range(x: Tensor, lo, hi, widen: float):
+    """(lo, hi) as given, else the data's min and max (0 and 1 for no data); an empty range is
+    widened by `widen` on each side, as PyTorch does (0.5 for histogram, 1 for histc)."""
+    if lo is None:
+        lo, hi = (0.0, 1.0) if x.numel() == 0 else (float(x._data.min()), float(x._data.max()))
+    lo, hi = builtins.float(lo), builtins.float(hi)
+    return (lo - widen, hi + widen) if lo == hi else (lo, hi)
+
+
+def histogram(input: Tensor, bins, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's name)
+    """(hist, bin_edges), as torch.histogram: `bins` equal-width bins over `range` (default: the
+    data's min to max) or the given 1-d tensor of increasing edges; `weight` sums weights instead
+    of counting; `density` divides by the total and the bin widths so the histogram integrates to 1."""
+    xp = backend.namespace(input.device)
+    if isinstance(bins, Tensor):
+        edges = bins._data.astype(input.dtype, copy=False)
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        lo, hi = range if range is not None else (None, None)
+        if lo is not None and lo > hi:
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension 0"
+            )
+        lo, hi = _value_range(input, lo, hi, 0.5)
+        edges = _linspace_as_torch(xp, lo, hi, bins + 1).astype(input.dtype)
+    hist = _count(input, edges, weight, "histogram")
+    if density:
+        with backend.quiet():  # no data (or zero weight): 0 / 0 = nan, as in PyTorch
+            hist = hist / (hist.sum() * xp.diff(edges))
+    return HistogramResult(input._make(hist, input.device, False), input._make(edges, input.device, False))
+
+
+def histc(input: Tensor, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTorch's names)
+    """Counts in `bins` equal-width bins from min to max, as torch.histc; min == max (the default
+    0, 0) takes the data's min and max instead.  A float tensor of the input's dtype."""
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    lo, hi = (None, None) if min == max else (min, max)
+    lo, hi = _value_range(input, lo, hi, 1.0)
+    return input._make(_count_equal_width(input, lo, hi, bins, None, "histogram_cpu"), input.device, False)
+
+
+# ---------------------------------------------------------------- statistics (tensor_methods/statistics.py)
+@accepts_keepdims
+def median(input: Tensor, dim=None, keepdim=False):  # noqa: A002 (PyTorch's name)
+    return input.median(dim, keepdim)
+
+
+@accepts_keepdims
+def nanmedian(input: Tensor, dim=None, keepdim=False):  # noqa: A002 (PyTorch's name)
+    return input.nanmedian(dim, keepdim)
+
+
+@accepts_keepdims
+def mode(input: Tensor, dim=-1, keepdim=False):  # noqa: A002 (PyTorch's name)
+    return input.mode(dim, keepdim)
+
+
+@accepts_keepdims
+def kthvalue(input: Tensor, k, dim=-1, keepdim=False):  # noqa: A002 (PyTorch's name)
+    return input.kthvalue(k, dim, keepdim)
+
+
+@accepts_keepdims
+def quantile(input: Tensor, q, dim=None, keepdim=False, *, interpolation="linear") -> Tensor:  # noqa: A002
+    return input.quantile(q, dim, keepdim, interpolation=interpolation)
+
+
+@accepts_keepdims
+def nanquantile(input: Tensor, q, dim=None, keepdim=False, *, interpolation="linear") -> Tensor:  # noqa: A002
+    return input.nanquantile(q, dim, keepdim, interpolation=interpolation)
+
+
+@accepts_keepdims
+def nansum(input: Tensor, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.nansum(dim, keepdim, dtype=dtype)
+
+
+@accepts_keepdims
+def nanmean(input: Tensor, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.nanmean(dim, keepdim, dtype=dtype)
+
+
+@accepts_keepdims
+def aminmax(input: Tensor, *, dim=None, keepdim=False):  # noqa: A002 (PyTorch's name)
+    return input.aminmax(dim=dim, keepdim=keepdim)
+
+
+def count_nonzero(input: Tensor, dim=None) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.count_nonzero(dim)
+
+
+def msort(input: Tensor) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.msort()
+
+
+def argwhere(input: Tensor) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.argwhere()
+
+
+def bincount(input: Tensor, weights=None, minlength=0) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.bincount(weights, minlength)
+
+
+def unique(input: Tensor, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    return input.unique(sorted, return_inverse, return_counts, dim)
+
+
+def unique_consecutive(input: Tensor, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    return input.unique_consecutive(return_inverse, return_counts, dim)
+
+
+def cov(input: Tensor, *, correction=1, fweights=None, aweights=None) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.cov(correction=correction, fweights=fweights, aweights=aweights)
+
+
+def corrcoef(input: Tensor) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.corrcoef()
+
+
+def renorm(input: Tensor, p, dim, maxnorm) -> Tensor:  # noqa: A002 (PyTorch's name)
+    return input.renorm(p, dim, maxnorm)
+
+
+def equal(input: Tensor, other: Tensor) -> builtins.bool:  # noqa: A002 (PyTorch's name)
+    return input.equal(other)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor:
+    """True where an element of `elements` is among `test_elements` (either may be a number), a bool
+    tensor of elements' shape; invert=True negates it."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin(): expected elements or test_elements to be a tensor")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    a = elements._data if isinstance(elements, Tensor) else elements
+    b = test_elements._data if isinstance(test_elements, Tensor) else test_elements
+    xp = backend.namespace(like.device)
+    out = xp.isin(xp.asarray(a), xp.asarray(b), assume_unique=assume_unique, invert=invert)
+    return like._make(backend.ensure_array(xp, out), like.device, False)
+
+
+def _search(boundaries, values, right: builtins.bool, out_int32: builtins.bool, like: Tensor):
+    """For each value, the number of boundaries below it (right=False: boundaries < v; right=True:
+    boundaries <= v), i.e. its insertion point in each sorted row of `boundaries` (an array)."""
+    xp = backend.namespace(like.device)
+    v = values._data if isinstance(values, Tensor) else xp.asarray(values, dtype=boundaries.dtype)
+    if boundaries.ndim == 1:
+        out = xp.searchsorted(boundaries, v, side="right" if right else "left")
+    else:  # row by row: count the boundaries on the wanted side of each value (O(values x boundaries))
+        below = boundaries[..., None, :] <= v[..., :, None] if right else boundaries[..., None, :] < v[..., :, None]
+        out = below.sum(axis=-1)
+    dtype = backend.int32 if out_int32 else backend.int64
+    return like._make(backend.ensure_array(xp, out).astype(dtype), like.device, False)
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32=False, right=False, side=None, sorter=None) -> Tensor:  # noqa: A002
+    """Where each value of `input` would go in the last dim of `sorted_sequence` to keep it sorted:
+    the first such index (side 'left') or the last (right=True, side 'right'), as torch.searchsorted.
+    sorted_sequence is 1-d, or has input's leading dims; `sorter` sorts an unsorted one.  No gradient."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got side of left while right was True"
+            )
+        right = side == "right"
+    seq = sorted_sequence._data
+    values_shape = input.shape if isinstance(input, Tensor) else ()
+    if seq.ndim != 1 and (len(values_shape) != seq.ndim or values_shape[:-1] != sorted_sequence.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(sorted_sequence.shape)} "
+            f"and input value tensor {list(values_shape)}"
+        )
+    if sorter is not None:
+        if sorter.shape != sorted_sequence.shape:
+            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size")
+        if sorter.dtype != backend.int64:
+            raise TypeError("torch.searchsorted(): sorter must be a tensor of long dtype")
+        seq = backend.namespace(sorted_sequence.device).take_along_axis(seq, sorter._data, axis=-1)
+    return _search(seq, input, right, out_int32, sorted_sequence)
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32=False, right=False) -> Tensor:  # noqa: A002
+    """The bucket of each value between the sorted 1-d `boundaries`: i with b[i-1] < v <= b[i]
+    (right=True: b[i-1] <= v < b[i]), as torch.bucketize: searchsorted(boundaries, input, right=right)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return _search(boundaries._data, input, right, out_int32, boundaries)
+
+
+def _along(y: Tensor, d: int, start, stop):
+    """y[..., start:stop, ...] along dim d (differentiable)."""
+    return y[(slice(None),) * d + (slice(start, stop),)]
+
+
+def _spacing(y: Tensor, x: Tensor, d: int, op: str):
+    """The widths x[i+1] - x[i] along y's dim d: a 1-d x lies along d, an N-d x broadcasts with y."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(
+                f"{op}: There must be one `x` value for each sample point, got {x.shape[0]} and {y.shape[d]}"
+            )
+        shape = [1] * y.ndim
+        shape[d] = y.shape[d] - 1
+        return (x[1:] - x[:-1]).reshape(shape)
+    dx = d - y.ndim + x.ndim  # the same dim, counted from the end
+    return _along(x, dx, 1, None) - _along(x, dx, 0, -1)
+
+
+def _trapezoid_args(y: Tensor, x, dx, dim, op: str):
+    if x is not None and dx is not None:
+        raise TypeError(f"{op}(): pass x or dx, not both")
+    return normalize_dim(dim, y.ndim, op)
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim=-1) -> Tensor:
+    """The trapezoidal rule along dim: sum_i (x[i+1] - x[i]) (y[i] + y[i+1]) / 2, with the sample
+    points x (a tensor) or a constant spacing dx (default 1), as torch.trapezoid."""
+    d = _trapezoid_args(y, x, dx, dim, "trapezoid")
+    n = y.shape[d]
+    if n == 0:
+        return y.sum(d)  # zeros: an empty integral
+    if x is None:  # PyTorch's form for a constant spacing: (sum y - (y_0 + y_last) / 2) dx
+        first, last = _along(y, d, 0, 1).squeeze(d), _along(y, d, n - 1, n).squeeze(d)
+        return (y.sum(d) - (first + last) * 0.5) * (1 if dx is None else dx)
+    return (_spacing(y, x, d, "trapezoid") * (_along(y, d, 0, n - 1) + _along(y, d, 1, n))).sum(d) / 2
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim=-1) -> Tensor:
+    """trapezoid's older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim=-1) -> Tensor:
+    """The running trapezoidal integral along dim (one value fewer than y along it)."""
+    d = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")
+    n = y.shape[d]
+    if n == 0:
+        return y
+    pairs = _along(y, d, 0, n - 1) + _along(y, d, 1, n)
+    if x is None:
+        return ((1 if dx is None else dx) / 2 * pairs).cumsum(d)
+    return (_spacing(y, x, d, "cumulative_trapezoid") * pairs).cumsum(d) / 2
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """F.one_hot: an int64 tensor of shape tensor.shape + (num_classes,), 1 at each class index;
+    num_classes=-1 takes the largest index + 1.  Not differentiable (integer in, integer out)."""
+    if tensor.dtype != backend.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    xp = backend.namespace(tensor.device)
+    ids = tensor._data
+    if ids.size == 0 and num_classes <= 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if num_classes == -1:
+        num_classes = int(ids.max()) + 1
+    if ids.size and int(ids.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if ids.size and int(ids.max()) >= num_classes or num_classes < -1:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (ids[..., None] == xp.arange(builtins.max(num_classes, 0))).astype(backend.int64)
+    return tensor._make(out, tensor.device, False)
