@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad import autograd, backend, kernels
-from tensorgrad.kernels import cpu
+from tensorgrad.kernels import cpu, cpu_threads
 from tensorgrad.ops import activation, attention, cross_entropy, dropout, embedding, layernorm, softmax
 from tensorgrad.ops.adamw import adamw_update_
 
@@ -158,6 +158,71 @@ def test_attention_query_blocks_equal_reference(case):
         outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
     for got, want in zip(outs[1], outs[0]):
         _close(got, want, dtype)
+
+
+class _UnevenRowParts:
+    """kernels/cpu_threads.py with a split of any size: parts of 1 row, 2 rows and the rest (those
+    that exist), run on the real threads with the BLAS library at one thread."""
+
+    @staticmethod
+    def row_parts(rows, work):
+        bounds = sorted({0, min(1, rows), min(3, rows), rows})
+        return [slice(lo, hi) for lo, hi in zip(bounds, bounds[1:])]
+
+    run_parts = staticmethod(cpu_threads.run_parts)
+
+
+class _RowParts(KERNEL[attention.ScaledDotProductAttention]):
+    """The CPU attention kernel op split over rows however small the work, in blocks of 3 query rows."""
+
+    query_block = 3
+    threads = _UnevenRowParts
+
+
+@given(case=st.one_of(attention_cases(), blocked_attention_cases()), transposed=st.booleans())
+def test_attention_row_parts_equal_reference(case, transposed):
+    """The (batch, head) rows split over threads (kernels/cpu_threads.py), each part blocked or not,
+    give the reference's output and gradients, dropout included; q, k, v may be transposed views."""
+    batch, t, s, d, dv, mask_kind, dropout_p, dtype, seed = case
+    rng = np.random.default_rng(seed)
+    q, k = _randn(rng, batch + (t, d), dtype), _randn(rng, batch + (s, d), dtype)
+    v, g = _randn(rng, batch + (s, dv), dtype), _randn(rng, batch + (t, dv), dtype)
+    if transposed and len(batch) == 2:  # (B, H, T, d) as the transpose of a (B, T, H, d) array
+        q, k, v = (np.ascontiguousarray(a.swapaxes(1, 2)).swapaxes(1, 2) for a in (q, k, v))
+    mask = None if mask_kind == "none" else np.tril(np.ones((t, s), bool))
+    if mask_kind in ("random", "prefix", "late"):
+        lengths = rng.integers(1, s + 1, size=t)  # every row attends at least one key
+        mask = np.arange(s) < lengths[:, None]
+    ref, ker = attention.ScaledDotProductAttention(np), _RowParts(np)
+    outs = []
+    for op in (ref, ker):
+        tg.manual_seed(seed)
+        outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
+    for got, want in zip(outs[1], outs[0]):
+        _close(got, want, dtype)
+
+
+def test_row_parts_split_large_work_over_the_blas_threads():
+    """One part per BLAS thread for large work, as equal as they can be; one part for small work, one
+    thread or one row.  run_parts gives the BLAS library its thread count back, also when a part raises."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    big = cpu_threads.MIN_SPLIT_WORK
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        assert cpu_threads.row_parts(5, big) == [slice(0, 2), slice(2, 5)]
+        assert cpu_threads.row_parts(5, big - 1) == [slice(0, 5)]
+        assert cpu_threads.row_parts(1, big) == [slice(0, 1)]
+
+        def fails(part):
+            if part == 1:
+                raise ValueError("part 1")
+            return part
+
+        with pytest.raises(ValueError, match="part 1"):
+            cpu_threads.run_parts(fails, [0, 1])
+        assert cpu_threads.run_parts(lambda part: part * 2, [1, 2, 3]) == [2, 4, 6]
+        assert threadpoolctl.threadpool_info()[0]["num_threads"] == 2
+    with threadpoolctl.threadpool_limits(1, user_api="blas"):
+        assert cpu_threads.row_parts(5, big) == [slice(0, 5)]
 
 
 def test_attention_query_blocks_are_taken_where_they_skip_keys():

@@ -19,6 +19,7 @@ reference ops instead.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import types
 
@@ -46,8 +47,9 @@ class _Loop:
 
     def __init__(self, fn, **options):
         # error_model="numpy": x / 0.0 is inf or NaN, as in NumPy (a fully masked row's softmax is
-        # NaN), where Numba's default for serial code would raise ZeroDivisionError.
-        options = dict(options, cache=True, error_model="numpy")
+        # NaN), where Numba's default for serial code would raise ZeroDivisionError.  nogil: the loop
+        # runs without Python's lock, so that threads of kernels/cpu_threads.py run at once.
+        options = dict(options, cache=True, error_model="numpy", nogil=True)
         self.parallel = njit(parallel=True, **options)(fn)
         # A copy of the function under its own name: Numba's on-disk cache is keyed by the name,
         # not by the compile options, so the two compilations must not share one.
@@ -60,10 +62,26 @@ def _jit(fn):
     return _Loop(fn, fastmath=_FAST)
 
 
+_serial_only = 0  # > 0 inside serial_kernels(): every kernel runs its serial compilation
+
+
+@contextlib.contextmanager
+def serial_kernels():
+    """Inside, every kernel runs serially on its calling thread: an op that splits its own work over
+    threads (kernels/cpu_threads.py) runs one part per thread, and Numba's pool is not entered from
+    two threads at once.  The results are the same (each row is computed start to end by one thread)."""
+    global _serial_only
+    _serial_only += 1
+    try:
+        yield
+    finally:
+        _serial_only -= 1
+
+
 def _run(name, loop, work, *args):
     """Call a compiled loop over `work` elements, serially when small; a compile failure
     becomes a KernelError that names the kernel."""
-    compiled = loop.serial if work < _PARALLEL_MIN else loop.parallel
+    compiled = loop.serial if work < _PARALLEL_MIN or _serial_only else loop.parallel
     try:
         return compiled(*args)
     except NumbaError as e:

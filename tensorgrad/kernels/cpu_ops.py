@@ -5,7 +5,7 @@ One subclass per kernel op, binding it to this device's kernel module; kernels/_
 
 from __future__ import annotations
 
-from . import cpu
+from . import cpu, cpu_threads
 from . import functions as f
 
 
@@ -18,6 +18,7 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
     __slots__ = ()
     kernels = cpu
     query_block = 64  # benchmarks/NOTES-timing.md: the block size against the large step's attention
+    threads = cpu_threads  # a large attention's (batch, head) rows split over the BLAS library's threads
 
 
 class PackedSelfAttention(f.PackedSelfAttention):

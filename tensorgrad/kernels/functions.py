@@ -86,11 +86,16 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
     block's scores, softmax and products run over that prefix alone.  The keys after it are
     masked for every row of the block, so their weights P are exactly 0 and they add nothing to
     the output or to any gradient: skipping them changes no value but the order of the sums.  A
-    causal mask leaves about half the (T, S) scores, and so half the attention's work, out."""
+    causal mask leaves about half the (T, S) scores, and so half the attention's work, out.
+
+    Row parts (`threads`, kernels/cpu_threads.py on the CPU; None: one part): the (batch, head)
+    rows are independent, so a large attention gives each thread its own rows, forward and
+    backward, every part computed as the whole would be."""
 
     __slots__ = ()
     replaces = ref_attention.ScaledDotProductAttention
     query_block = 0  # rows per query block; kernels/cpu_ops.py sets it (the blocks need the mask on the host)
+    threads = None  # row_parts(rows, work) and run_parts(fn, parts); kernels/cpu_ops.py sets kernels/cpu_threads.py
 
     @staticmethod
     def accepts(q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
@@ -109,33 +114,76 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         batch = q.shape[:-2]
         R = math.prod(batch)
         keep = None
-        if dropout_p > 0:
+        if dropout_p > 0:  # drawn for every row at once: the reference's draw
             keep = self.kernels.keep_mask(backend.rng(device), batch + (T, S), dropout_p).reshape(R, T, S)
         blocks = self._query_blocks(mask, T, S)
-        if blocks is not None:
-            return self._blocked_forward(q, k, v, mask, scale, keep, 1 - dropout_p, blocks)
-        scores = xp.matmul(q, k.swapaxes(-1, -2)).reshape(R, T, S)  # q k^T, unscaled
-        p, pd = self.kernels.attention_softmax_forward(scores, scale, mask, keep, 1 - dropout_p)
-        weights = pd if pd is not None else p
-        out = xp.matmul(weights.reshape(batch + (T, S)), v)  # Pd v
-        self.save_for_backward(q, k, v, p, weights, keep, scale, 1 - dropout_p, None)
-        return out
+        parts = self.threads.row_parts(R, R * T * S) if self.threads is not None else [slice(0, R)]
+        if len(parts) == 1:
+            out, saved = self._attend(q, k, v, mask, keep, scale, 1 - dropout_p, blocks)
+            saved = [saved]
+        else:
+            q, k, v = (a.reshape((R,) + a.shape[-2:]) for a in (q, k, v))  # (R, T, d): the batch as rows
+            out = xp.empty((R, T, v.shape[-1]), dtype=q.dtype)
+
+            def part(rows):
+                keep_rows = keep[rows] if keep is not None else None
+                out_rows, saved_rows = self._attend(q[rows], k[rows], v[rows], mask, keep_rows, scale, 1 - dropout_p,
+                                                    blocks)  # fmt: skip
+                out[rows] = out_rows
+                return saved_rows
+
+            saved = self.threads.run_parts(part, parts)
+        self.save_for_backward(q, k, v, saved, parts, scale, 1 - dropout_p, blocks)
+        return out.reshape(batch + out.shape[-2:])
 
     def backward(self, g):
-        q, k, v, p, pd, keep, scale, keep_prob, blocks = self.saved
-        if blocks is not None:
-            return self._blocked_backward(g, q, k, v, p, pd, keep, scale, keep_prob, blocks)
+        q, k, v, saved, parts, scale, keep_prob, blocks = self.saved
+        if len(parts) == 1:
+            dq, dk, dv = self._attend_backward(g, q, k, v, saved[0], scale, keep_prob, blocks)
+            return dq, dk, dv, None
         xp = self.xp
-        batch, (R, T, S) = q.shape[:-2], p.shape
-        pd = pd.reshape(batch + (T, S))
+        batch = g.shape[:-2]
+        g = g.reshape(q.shape[:1] + g.shape[-2:])  # (R, T, dv)
+        dq, dk, dv = xp.empty_like(q), xp.empty_like(k), xp.empty_like(v)
+
+        def part(rows_and_saved):
+            rows, saved_rows = rows_and_saved
+            dq[rows], dk[rows], dv[rows] = self._attend_backward(g[rows], q[rows], k[rows], v[rows], saved_rows, scale,
+                                                                 keep_prob, blocks)  # fmt: skip
+
+        self.threads.run_parts(part, list(zip(parts, saved)))
+        return tuple(d.reshape(batch + d.shape[1:]) for d in (dq, dk, dv)) + (None,)
+
+    # ------------------------------------------------------------------ one part of the rows
+    def _attend(self, q, k, v, mask, keep, scale, keep_prob, blocks):
+        """The forward's lines on q, k, v (..., T, d) (the whole batch, or a part of its rows) and the
+        keep mask (..., T, S) or None -> (out (..., T, dv), what backward needs)."""
+        xp = self.xp
+        if blocks is not None:
+            return self._blocked_forward(q, k, v, mask, scale, keep, keep_prob, blocks)
+        batch, T, S = q.shape[:-2], q.shape[-2], k.shape[-2]
+        R = math.prod(batch)
+        keep = keep.reshape(R, T, S) if keep is not None else None
+        scores = xp.matmul(q, k.swapaxes(-1, -2)).reshape(R, T, S)  # q k^T, unscaled
+        p, pd = self.kernels.attention_softmax_forward(scores, scale, mask, keep, keep_prob)
+        weights = (pd if pd is not None else p).reshape(batch + (T, S))
+        out = xp.matmul(weights, v)  # Pd v
+        return out, (p, weights, keep)
+
+    def _attend_backward(self, g, q, k, v, saved, scale, keep_prob, blocks):
+        """The backward's lines on g, q, k, v (..., T, d), as `_attend` had them -> (dq, dk, dv)."""
+        if blocks is not None:
+            return self._blocked_backward(g, q, k, v, *saved, scale, keep_prob, blocks)
+        xp = self.xp
+        p, pd, keep = saved
         dv = xp.matmul(pd.swapaxes(-1, -2), g)  # Pd^T g
-        dpd = xp.matmul(g, v.swapaxes(-1, -2)).reshape(R, T, S)  # g v^T
-        ds = self.kernels.attention_softmax_backward(dpd, p, keep, keep_prob).reshape(batch + (T, S))
+        dpd = xp.matmul(g, v.swapaxes(-1, -2)).reshape(p.shape)  # g v^T
+        ds = self.kernels.attention_softmax_backward(dpd, p, keep, keep_prob).reshape(pd.shape)
         dq = xp.matmul(ds, k)
         dq *= scale  # dS k * scale
         dk = xp.matmul(ds.swapaxes(-1, -2), q)
         dk *= scale  # dS^T q * scale
-        return dq, dk, dv, None
+        return dq, dk, dv
 
     # ------------------------------------------------------------------ query blocks
     def _query_blocks(self, mask, T, S):
@@ -158,20 +206,19 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         P_b = softmax(S_b); Pd_b = P_b * R_b / keep_prob; out_b = Pd_b v_n."""
         xp = self.xp
         batch, R = q.shape[:-2], math.prod(q.shape[:-2])
-        out = xp.empty(batch + (q.shape[-2], v.shape[-1]), dtype=q.dtype)
+        out = xp.empty(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
         ps, weights, keeps = [], [], []
         for t0, t1, n in blocks:
             scores = xp.matmul(q[..., t0:t1, :], k[..., :n, :].swapaxes(-1, -2)).reshape(R, t1 - t0, n)
             mask_b = _contiguous(mask[t0:t1, :n])
-            keep_b = _contiguous(keep[:, t0:t1, :n]) if keep is not None else None
+            keep_b = _contiguous(keep.reshape(R, *keep.shape[-2:])[:, t0:t1, :n]) if keep is not None else None
             p, pd = self.kernels.attention_softmax_forward(scores, scale, mask_b, keep_b, keep_prob)
             w = pd if pd is not None else p
             out[..., t0:t1, :] = xp.matmul(w.reshape(batch + (t1 - t0, n)), v[..., :n, :])
             ps.append(p)
             weights.append(w)
             keeps.append(keep_b)
-        self.save_for_backward(q, k, v, ps, weights, keeps, scale, keep_prob, blocks)
-        return out
+        return out, (ps, weights, keeps)
 
     def _blocked_backward(self, g, q, k, v, ps, weights, keeps, scale, keep_prob, blocks):
         """The backward's lines per query block: each block adds its part of dv and dk (over its n
@@ -187,7 +234,7 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
             ds = self.kernels.attention_softmax_backward(dpd, p, keep_b, keep_prob).reshape(rows)
             dq[..., t0:t1, :] = xp.matmul(ds, k[..., :n, :]) * scale  # dS_b k_n * scale
             dk[..., :n, :] += xp.matmul(ds.swapaxes(-1, -2), q[..., t0:t1, :]) * scale  # dS_b^T q_b * scale
-        return dq, dk, dv, None
+        return dq, dk, dv
 
 
 class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
