@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad import autograd, backend, kernels
-from tensorgrad.kernels import cpu, cpu_threads
+from tensorgrad.kernels import cpu, cpu_attention, cpu_ops, cpu_threads
 from tensorgrad.ops import activation, attention, cross_entropy, dropout, embedding, layernorm, softmax
 from tensorgrad.ops.adamw import adamw_update_
 
@@ -257,19 +257,110 @@ def test_attention_kernel_runs_the_reference_for_broadcast_batches():
     assert type(ker) is attention.ScaledDotProductAttention
 
 
+class _Unfused(KERNEL[attention.PackedSelfAttention]):
+    """The CPU packed-attention kernel op with its fused path off, so that short sequences run the
+    inherited path (contiguous heads, the attention kernel op's GEMMs and softmax kernels)."""
+
+    fused_max_len = 0
+
+
+@pytest.mark.parametrize("op_cls", [KERNEL[attention.PackedSelfAttention], _Unfused], ids=["fused", "unfused"])
 @given(b=st.integers(1, 3), t=st.integers(1, 7), heads=st.integers(1, 3), d=st.integers(1, 4), dtype=dtypes,
        dropout_p=st.sampled_from([0.0, 0.25]), seed=st.integers(0, 2**16))  # fmt: skip
-def test_packed_attention_kernel_equals_reference(b, t, heads, d, dtype, dropout_p, seed):
+def test_packed_attention_kernel_equals_reference(op_cls, b, t, heads, d, dtype, dropout_p, seed):
     rng = np.random.default_rng(seed)
     qkv, g = _randn(rng, (b, t, 3 * heads * d), dtype), _randn(rng, (b, t, heads * d), dtype)
     mask = np.tril(np.ones((t, t), bool))
-    ref, ker = _pair(attention.PackedSelfAttention)
+    ref, ker = attention.PackedSelfAttention(np), op_cls(np)
     outs = []
     for op in (ref, ker):
         tg.manual_seed(seed)
         outs.append((op.forward(qkv, mask, heads, d**-0.5, dropout_p), *op.backward(g)))
+    assert (ker.saved[0] is cpu_ops._FUSED) == (op_cls is not _Unfused)
     for got, want in zip(outs[1], outs[0]):
         _close(got, want, dtype)
+
+
+@st.composite
+def fused_attention_cases(draw):
+    b, heads, d = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 6))
+    t = draw(st.integers(1, KERNEL[attention.PackedSelfAttention].fused_max_len))
+    # causal: key prefixes of every length; "random": masked keys inside the prefixes too (every row
+    # attends its first key: a fully masked row is NaN, its own test); "4d": a (1, 1, T, T) mask
+    mask = draw(st.sampled_from(["none", "causal", "random", "4d"]))
+    dropout_p = draw(st.sampled_from([0.0, 0.3]))
+    scale = draw(st.sampled_from([d**-0.5, 1.7]))
+    return b, t, heads, d, mask, dropout_p, scale, draw(dtypes), draw(st.integers(0, 2**16))
+
+
+@given(case=fused_attention_cases())
+def test_fused_packed_attention_equals_reference(case):
+    """The fused path (kernels/cpu_attention.py: q, k, v read in the packed qkv, out and dqkv
+    written packed) gives the reference's output and gradient dqkv: without a mask, causal, with
+    masked keys inside the rows' prefixes, with dropout (the same keep mask: both paths draw it
+    from the generator the seed sets), at T = 1, d = 1, one head."""
+    b, t, heads, d, mask_kind, dropout_p, scale, dtype, seed = case
+    rng = np.random.default_rng(seed)
+    qkv, g = _randn(rng, (b, t, 3 * heads * d), dtype), _randn(rng, (b, t, heads * d), dtype)
+    mask = None
+    if mask_kind in ("causal", "4d"):
+        mask = np.tril(np.ones((t, t), bool))
+        mask = mask.reshape(1, 1, t, t) if mask_kind == "4d" else mask
+    elif mask_kind == "random":
+        mask = rng.random((t, t)) < 0.6
+        mask[:, 0] = True
+    ref, ker = _pair(attention.PackedSelfAttention)
+    outs = []
+    for op in (ref, ker):
+        tg.manual_seed(seed)
+        outs.append((op.forward(qkv, mask, heads, scale, dropout_p), *op.backward(g)))
+    assert ker.saved[0] is cpu_ops._FUSED
+    for got, want in zip(outs[1], outs[0]):
+        _close(got, want, dtype)
+
+
+def test_fused_packed_attention_fully_masked_row_is_nan_like_the_reference():
+    """A query row with every key masked has no softmax: NaN in its output and, through the
+    backward, in the gradients it reaches, in the same places as the reference."""
+    rng = np.random.default_rng(5)
+    qkv, g = _randn(rng, (2, 4, 3 * 2 * 3), np.float64), _randn(rng, (2, 4, 2 * 3), np.float64)
+    mask = np.tril(np.ones((4, 4), bool))
+    mask[2] = False
+    ref, ker = _pair(attention.PackedSelfAttention)
+    with np.errstate(invalid="ignore"):  # the masked row is -inf - (-inf): NaN, as in PyTorch
+        want, got = ref.forward(qkv, mask, 2, 0.5), ker.forward(qkv, mask, 2, 0.5)
+        want_grad, got_grad = ref.backward(g)[0], ker.backward(g)[0]
+    assert ker.saved[0] is cpu_ops._FUSED and np.isnan(got[:, 2]).all() and np.isnan(want[:, 2]).all()
+    _close(got, want, np.float64)
+    _close(got_grad, want_grad, np.float64)  # equal_nan: NaN in the same places
+
+
+def test_fused_packed_attention_is_taken_for_short_sequences_only():
+    """The fused path runs for T <= fused_max_len (the `small` GPT's T = 8) and a kernel dtype, not
+    for the `large` GPT's T = 256 nor just over the threshold (which then equals the reference on
+    the inherited path), nor for float16, a non-bool mask or dropout_p = 1."""
+    op_cls = KERNEL[attention.PackedSelfAttention]
+    n = op_cls.fused_max_len
+    small, large = np.empty((32, 8, 3 * 4 * 8), np.float32), np.empty((1, 256, 3 * 6 * 64), np.float32)
+    assert op_cls.fuses(small, np.tril(np.ones((8, 8), bool)), 4)
+    assert op_cls.fuses(np.empty((2, n, 3 * 2 * 64)), None, 2)  # float64, a large head size
+    assert not op_cls.fuses(large, np.tril(np.ones((256, 256), bool)), 6)
+    assert not op_cls.fuses(np.empty(small.shape, np.float16), None, 4)
+    assert not op_cls.fuses(small, np.tril(np.ones((8, 8))), 4)  # a float mask
+    assert not op_cls.fuses(small, None, 4, dropout_p=1.0)
+    assert not op_cls.fuses(small[:, :0], None, 4)  # T = 0
+    rng = np.random.default_rng(6)
+    for t in (8, n + 1):
+        qkv, g = _randn(rng, (2, t, 3 * 2 * 4), np.float32), _randn(rng, (2, t, 2 * 4), np.float32)
+        mask = np.tril(np.ones((t, t), bool))
+        ref, ker = _dispatched(attention.PackedSelfAttention, qkv, mask, 2, 0.5)
+        _close(ker.forward(qkv, mask, 2, 0.5), ref.forward(qkv, mask, 2, 0.5), np.float32)
+        assert (ker.saved[0] is cpu_ops._FUSED) == (t <= n)
+        _close(ker.backward(g)[0], ref.backward(g)[0], np.float32)
+    # through the engine, as the GPT calls it
+    x = tg.randn(32, 8, 3 * 4 * 8, requires_grad=True)
+    out = tg.nn.functional.packed_self_attention(x, 4, is_causal=True)
+    assert type(out._ctx) is op_cls and out._ctx.saved[0] is cpu_ops._FUSED
 
 
 @given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple), last=st.integers(1, 70),
@@ -374,6 +465,8 @@ def test_kernels_do_not_depend_on_the_thread_count(monkeypatch):
     x, g, w = _randn(rng, (101, 33), np.float32), _randn(rng, (101, 33), np.float32), _randn(rng, (33,), np.float32)
     s = _randn(rng, (5, 9, 9), np.float32)
     ids = rng.integers(0, 7, 101)
+    qkv, g_heads = _randn(rng, (7, 9, 3 * 3 * 5), np.float32), _randn(rng, (7, 9, 3 * 5), np.float32)
+    causal, keep = np.tril(np.ones((9, 9), bool)), rng.random((7 * 3, 9, 9)) < 0.7
     runs = []
     before = numba.get_num_threads()
     for threads, parallel_min in ((1, 1 << 62), (1, 0), (before, 0)):  # serial; parallel on 1 and 2 threads
@@ -382,6 +475,8 @@ def test_kernels_do_not_depend_on_the_thread_count(monkeypatch):
         y, mean, rstd = cpu.layernorm_forward(x, w, w, 1e-5)
         runs.append([y, *cpu.layernorm_backward(g, x, mean, rstd, w), cpu.embedding_backward(ids, g, 7)])
         runs[-1].append(cpu.attention_softmax_forward(s.copy(), 0.3, None, None, 1.0)[0])
+        out, p, pd, n_keys = cpu_attention.packed_attention_forward(qkv, 3, 0.5, causal, keep, 0.7)
+        runs[-1] += [out, cpu_attention.packed_attention_backward(g_heads, qkv, p, pd, n_keys, 3, 0.5, keep, 0.7)]
     numba.set_num_threads(before)
     for other in runs[1:]:
         for a, b in zip(runs[0], other):

@@ -4,6 +4,8 @@
 and runs on every device.  This package holds the same math as fused loops, one module per device:
 
     kernels/cpu.py     Numba (@njit, parallel over rows, cache=True), on NumPy arrays
+                       (kernels/cpu_attention.py: the packed attention of short sequences, a CPU
+                       path of its own, called by cpu_ops.py and outside this contract)
     kernels/cuda.py    Numba-CUDA, on CuPy arrays (through __cuda_array_interface__, launched on
                        CuPy's current stream); imported only when a CUDA tensor meets a kernel op
 

@@ -5,8 +5,11 @@ One subclass per kernel op, binding it to this device's kernel module; kernels/_
 
 from __future__ import annotations
 
-from . import cpu, cpu_threads
+from .. import backend
+from . import cpu, cpu_attention, cpu_threads
 from . import functions as f
+
+_FUSED = "fused"  # first of the saved values when the forward took the fused path
 
 
 class LayerNorm(f.LayerNorm):
@@ -22,8 +25,54 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
 
 
 class PackedSelfAttention(f.PackedSelfAttention):
+    """Short sequences: the fused path of cpu_attention.py, which reads q, k and v in place in the
+    packed qkv and writes the output and dqkv in their packed layouts (no copies).  Elsewhere
+    (`fuses` says no: longer sequences, where the inherited path's GEMMs win; other dtypes; masks
+    that are not T * T bools; empty arrays; dropout_p = 1): the inherited path."""
+
     __slots__ = ()
     kernels = cpu
+    # The fused path runs for sequences of at most this many positions.  Its loops (q k^T, g v^T,
+    # the softmax's passes) cost about the same per (query, key) pair at any T, while the inherited
+    # path's GEMMs get more efficient as T grows: against it, forward + backward on one thread
+    # (benchmarks/NOTES-timing.md), the fused path takes 27-41% less time at T = 8 (head sizes 8 to
+    # 128), 11-23% less at T = 16, 6-17% at T = 24, 0-10% at T = 28, and 4-8% more at T = 32 (35%
+    # at T = 64, 44% at the `large` preset's shape); the head size changes little.  16 keeps a
+    # margin: the `small` preset's T = 8 is under it, the `large` preset's T = 256 far over.
+    fused_max_len = 16
+
+    @classmethod
+    def fuses(cls, qkv, mask, num_heads, dropout_p=0.0) -> bool:
+        """Whether the fused path takes these inputs: qkv of one kernel dtype with no zero-size
+        dim and T <= fused_max_len, a mask of T * T bools or none, dropout_p < 1."""
+        B, T, three_hd = qkv.shape
+        if qkv.size == 0 or three_hd % (3 * num_heads) or qkv.dtype not in f._FLOATS or not dropout_p < 1:
+            return False
+        if mask is not None and not (mask.dtype == backend.bool_ and mask.ndim >= 2 and mask.size == T * T):
+            return False
+        return T <= cls.fused_max_len
+
+    def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
+        if not self.fuses(qkv, mask, num_heads, dropout_p):
+            return super().forward(qkv, mask, num_heads, scale, dropout_p, device)
+        B, T = qkv.shape[:2]
+        qkv = f._contiguous(qkv)
+        if mask is not None:
+            mask = f._contiguous(mask.reshape(T, T))  # (1, 1, T, T) and the like
+        keep = None
+        if dropout_p > 0:  # the reference's draw over its (B, H, T, T) weights: the same masks from a seed
+            keep = self.kernels.keep_mask(backend.rng(device), (B, num_heads, T, T), dropout_p).reshape(-1, T, T)
+        out, p, pd, n_keys = cpu_attention.packed_attention_forward(qkv, num_heads, scale, mask, keep, 1 - dropout_p)
+        self.save_for_backward(_FUSED, qkv, p, pd, n_keys, keep, num_heads, scale, 1 - dropout_p)
+        return out
+
+    def backward(self, g):
+        if self.saved[0] is not _FUSED:  # the forward took the inherited path
+            return super().backward(g)
+        _, qkv, p, pd, n_keys, keep, num_heads, scale, keep_prob = self.saved
+        g = f._contiguous(g)
+        dqkv = cpu_attention.packed_attention_backward(g, qkv, p, pd, n_keys, num_heads, scale, keep, keep_prob)
+        return dqkv, None
 
 
 class Softmax(f.Softmax):
