@@ -202,27 +202,28 @@ def test_attention_row_parts_equal_reference(case, transposed):
         _close(got, want, dtype)
 
 
-def test_row_parts_split_large_work_over_the_blas_threads():
-    """One part per BLAS thread for large work, as equal as they can be; one part for small work, one
-    thread or one row.  run_parts gives the BLAS library its thread count back, also when a part raises."""
+def test_row_parts_cut_large_work_and_run_over_the_blas_threads():
+    """Parts of about PART_WORK elements for large work, one part for small work or one row; run_parts
+    gives every part's result in order, on one thread or several, and gives the BLAS library its
+    thread count back, also when a part raises."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    big = cpu_threads.MIN_SPLIT_WORK
-    with threadpoolctl.threadpool_limits(2, user_api="blas"):
-        assert cpu_threads.row_parts(5, big) == [slice(0, 2), slice(2, 5)]
-        assert cpu_threads.row_parts(5, big - 1) == [slice(0, 5)]
-        assert cpu_threads.row_parts(1, big) == [slice(0, 1)]
+    big, part = cpu_threads.MIN_SPLIT_WORK, cpu_threads.PART_WORK
+    assert cpu_threads.row_parts(10, 4 * part) == [slice(0, 2), slice(2, 4), slice(4, 6), slice(6, 8), slice(8, 10)]
+    assert cpu_threads.row_parts(3, max(big, 30 * part)) == [slice(0, 1), slice(1, 2), slice(2, 3)]
+    assert cpu_threads.row_parts(5, big - 1) == [slice(0, 5)]
+    assert cpu_threads.row_parts(1, 100 * big) == [slice(0, 1)]
 
-        def fails(part):
-            if part == 1:
-                raise ValueError("part 1")
-            return part
+    def fails(part):
+        if part == 1:
+            raise ValueError("part 1")
+        return part
 
-        with pytest.raises(ValueError, match="part 1"):
-            cpu_threads.run_parts(fails, [0, 1])
-        assert cpu_threads.run_parts(lambda part: part * 2, [1, 2, 3]) == [2, 4, 6]
-        assert threadpoolctl.threadpool_info()[0]["num_threads"] == 2
-    with threadpoolctl.threadpool_limits(1, user_api="blas"):
-        assert cpu_threads.row_parts(5, big) == [slice(0, 5)]
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(threads, user_api="blas"):
+            with pytest.raises(ValueError, match="part 1"):
+                cpu_threads.run_parts(fails, [0, 1, 2])
+            assert cpu_threads.run_parts(lambda part: part * 2, [1, 2, 3, 4, 5]) == [2, 4, 6, 8, 10]
+            assert threadpoolctl.threadpool_info()[0]["num_threads"] == threads
 
 
 def test_attention_query_blocks_are_taken_where_they_skip_keys():

@@ -21,7 +21,7 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
     __slots__ = ()
     kernels = cpu
     query_block = 64  # benchmarks/NOTES-timing.md: the block size against the large step's attention
-    threads = cpu_threads  # a large attention's (batch, head) rows split over the BLAS library's threads
+    threads = cpu_threads  # a large attention's (batch, head) rows in parts, spread over the BLAS library's threads
 
 
 class PackedSelfAttention(f.PackedSelfAttention):

@@ -1,19 +1,24 @@
-"""Independent products of one op split over the CPU's cores: a part of the rows per thread.
+"""Independent rows of one op in parts: small enough for the cache, spread over the CPU's cores.
 
-NumPy runs a stacked matmul (the attention's q k^T over (batch, head)) as one small GEMM per
-matrix, each split by the BLAS library over all its threads: products of (256, 64) by (64, 256)
-are too small for that, and two cores run them about as fast as one.  Here each thread takes its
-own rows of the batch instead and runs them on one BLAS thread, start to end: the products stay
-at the GEMM rate of one core, and every core has work (a (384, 256, 64) by (384, 64, 256) product:
-29 ms on 2 BLAS threads, 17 ms as two halves on 2 threads of 1; benchmarks/NOTES-timing.md).
+The attention's (batch, head) rows are independent.  Two things make a large attention slow when
+every pass runs over all of them at once, and parts of rows fix both:
+- the cache: the softmax's passes over the (T, S) scores, and the products on either side of them,
+  each read and write the whole score array from memory; a part of a few rows keeps its scores in
+  the cache from the product that makes them to the one that uses them;
+- the cores: NumPy runs a stacked matmul as one small GEMM per matrix, each split by the BLAS
+  library over all its threads, and products of (256, 64) by (64, 256) are too small for that (two
+  cores run them about as fast as one).  Here each thread takes its own parts and runs them on one
+  BLAS thread, start to end, at the GEMM rate of one core.
+benchmarks/NOTES-timing.md has the timings (a causal (64, 6, 256, 64) float32 attention on 2
+threads: forward 96 ms as two halves, 54 ms in parts of 32 rows; 119 ms unsplit).
 
-While a split runs:
+While parts run on several threads:
 - the BLAS library is held at one thread (threadpoolctl), and given back its count after;
 - the Numba kernels run their serial compilation (cpu.py's `serial_kernels`), so each thread
   computes its rows alone; each row's result is the same whatever the thread that computed it
-  (cpu.py's rows are computed start to end by one thread), so the split changes no value.
-The threads are the BLAS library's count when the op runs (tg.set_num_threads sets it): with one,
-nothing is split.
+  (cpu.py's rows are computed start to end by one thread), so the parts change no value.
+The threads are the BLAS library's count when the op runs (tg.set_num_threads sets it); with one,
+the parts run one after the other on the calling thread.
 """
 
 from __future__ import annotations
@@ -23,9 +28,13 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 from . import cpu
 
-# Below this many (T, S) scores in all, an attention runs on the calling thread as one part: the
+# Below this many (T, S) scores in all, an attention runs as one part on the calling thread: the
 # small models' attention (B * heads * T * T of a few thousand) costs less than starting threads.
 MIN_SPLIT_WORK = 1 << 20
+# The scores of one part, about: 16 rows of (256, 256), or a few hundred KB per query block of 64
+# rows, which stays in a core's cache (parts of 8 to 32 such rows measured alike; 1 or 2 rows pay
+# more for the calls than they save, all rows at once run from memory).
+PART_WORK = 1 << 20
 
 _lock = threading.Lock()
 _blas = None  # threadpoolctl's controller of the BLAS libraries NumPy loaded (made on first use)
@@ -51,31 +60,33 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def row_parts(rows: int, work: int) -> list:
-    """The row ranges (slices) to split `rows` independent rows over: one per BLAS thread, as equal
-    as they can be; [slice(0, rows)] (no split) for less than MIN_SPLIT_WORK elements of `work`, one
-    BLAS thread, or fewer rows than threads would make useful."""
+    """The row ranges (slices) to compute `rows` independent rows in, `work` elements in all: parts
+    of about PART_WORK elements; [slice(0, rows)] (one part) below MIN_SPLIT_WORK or for one row."""
     if work < MIN_SPLIT_WORK or rows < 2:
         return [slice(0, rows)]
+    size = max(1, PART_WORK * rows // work)  # rows per part
+    return [slice(lo, min(lo + size, rows)) for lo in range(0, rows, size)]
+
+
+def _blas_threads() -> int:
     try:
-        counts = [lib.num_threads for lib in _blas_controller().lib_controllers]
-    except ImportError:  # no threadpoolctl: the BLAS library's own threads do the products
-        return [slice(0, rows)]
-    workers = min(max(counts, default=1), rows)
-    if workers < 2:
-        return [slice(0, rows)]
-    bounds = [rows * i // workers for i in range(workers + 1)]
-    return [slice(lo, hi) for lo, hi in zip(bounds, bounds[1:])]
+        return max((lib.num_threads for lib in _blas_controller().lib_controllers), default=1)
+    except ImportError:  # no threadpoolctl: one thread runs the parts, the BLAS library's threads the products
+        return 1
 
 
 def run_parts(fn, parts: list) -> list:
-    """[fn(part) for part in parts], each on its own thread when there are several, with the BLAS
-    library at one thread and the Numba kernels serial meanwhile.  The first exception raised by a
-    part is raised here, after every part has finished."""
-    if len(parts) == 1:
-        return [fn(parts[0])]
+    """[fn(part) for part in parts].  With several parts and several BLAS threads, each thread runs
+    its own run of consecutive parts, with the BLAS library at one thread and the Numba kernels
+    serial meanwhile.  The first exception raised by a part is raised here, after every thread
+    has finished."""
+    workers = min(len(parts), _blas_threads()) if len(parts) > 1 else 1
+    if workers == 1:
+        return [fn(part) for part in parts]
+    n = len(parts)
+    runs = [parts[n * i // workers : n * (i + 1) // workers] for i in range(workers)]
     with _lock:  # one split at a time: the BLAS limit is process-wide while it lasts
-        blas = _blas_controller()
-        with blas.limit(limits=1), cpu.serial_kernels():
-            futures = [_executor(len(parts)).submit(fn, part) for part in parts]
+        with _blas_controller().limit(limits=1), cpu.serial_kernels():
+            futures = [_executor(workers).submit(lambda run: [fn(part) for part in run], run) for run in runs]
             wait(futures)
-            return [f.result() for f in futures]
+            return [result for f in futures for result in f.result()]

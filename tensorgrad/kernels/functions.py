@@ -89,13 +89,14 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
     causal mask leaves about half the (T, S) scores, and so half the attention's work, out.
 
     Row parts (`threads`, kernels/cpu_threads.py on the CPU; None: one part): the (batch, head)
-    rows are independent, so a large attention gives each thread its own rows, forward and
-    backward, every part computed as the whole would be."""
+    rows are independent, so a large attention runs in parts of a few rows, forward and backward,
+    each part's scores kept in the cache and the parts spread over the threads; every part is
+    computed as the whole would be."""
 
     __slots__ = ()
     replaces = ref_attention.ScaledDotProductAttention
     query_block = 0  # rows per query block; kernels/cpu_ops.py sets it (the blocks need the mask on the host)
-    threads = None  # row_parts(rows, work) and run_parts(fn, parts); kernels/cpu_ops.py sets kernels/cpu_threads.py
+    threads = None  # row_parts(rows, work), run_parts(fn, parts): kernels/cpu_ops.py sets kernels/cpu_threads.py
 
     @staticmethod
     def accepts(q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
