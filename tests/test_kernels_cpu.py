@@ -577,6 +577,26 @@ def test_both_paths_draw_the_same_dropout_masks_and_train_alike():
     assert backend.rng("cpu") is not None
 
 
+@given(rows=st.integers(0, 7), n=st.integers(0, 9), before=st.integers(0, 3), cuts=st.lists(st.integers(0, 7)),
+       p=st.sampled_from([0.1, 1 / 3]), seed=st.integers(0, 2**16))  # fmt: skip
+def test_keep_rows_draw_keep_masks_bits_range_by_range_and_leave_the_same_state(rows, n, before, cuts, p, seed):
+    """kernels/cpu.py's KeepRows (an attention's parts each drawing their own rows of the dropout mask)
+    against keep_mask: the same rows bit for bit, the ranges drawn in any order, and the generator
+    left in the same state at once, whether or not it held half a word (`before` uniforms first)."""
+    tg.manual_seed(seed)
+    tg.rand(before)
+    want = cpu.keep_mask(backend.rng("cpu"), (rows, n), p)
+    want_after = tg.rand(3).tolist()
+    tg.manual_seed(seed)
+    tg.rand(before)
+    keep = cpu.KeepRows(backend.rng("cpu"), rows, n, p)
+    assert tg.rand(3).tolist() == want_after
+    bounds = sorted({0, rows, *(c for c in cuts if c <= rows)})
+    ranges = list(zip(bounds, bounds[1:]))[::-1]  # the last rows first
+    for r0, r1 in ranges:
+        np.testing.assert_array_equal(keep.rows(r0, r1), want[r0:r1])
+
+
 @given(shape=st.sampled_from([(0,), (1,), (7,), (4, 5), (3, 33, 17)]), before=st.integers(0, 3),
        p=st.sampled_from([0.0, 0.1, 0.2, 1 / 3, 0.5, 0.9999]), seed=st.integers(0, 2**16))  # fmt: skip
 def test_keep_mask_kernel_draws_the_references_bits_and_leaves_the_same_state(shape, before, p, seed):

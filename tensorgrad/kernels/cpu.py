@@ -455,7 +455,7 @@ def dropout_forward(x, keep, scale):
     return y
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _keep_from_halves(first, halves, threshold, keep):
     # keep[i] = (u_i >= p), u_i = (h_i >> 8) * 2**-24: as an integer compare, (h_i >> 8) >= threshold
     start = 0
@@ -488,6 +488,56 @@ def keep_mask(rng, shape, p):
     state["has_uint32"], state["uinteger"] = (1, int(halves[-1])) if need % 2 else (0, 0)
     bits.state = state
     return keep.reshape(shape)
+
+
+class KeepRows:
+    """keep_mask(rng, (rows, n), p), bit for bit, drawn a range of rows at a time: by the threads of
+    kernels/cpu_threads.py, each for its own part of an attention's rows, in any order.
+
+    Element e of the mask takes half e of the stream (after the half the generator held, if it held
+    one), so rows r0:r1 take the words from (r0 * n - held) // 2 on: a copy of the generator advanced
+    there (PCG64.advance, as if that many words had been drawn) draws them.  The generator itself
+    is left at once as keep_mask would leave it, so whatever it draws next is the same either way."""
+
+    def __init__(self, rng, rows, n, p):
+        bits = rng.generator.bit_generator
+        self.n = n = int(n)
+        rows = int(rows)
+        self.threshold = np.uint32(math.ceil(float(np.float32(p)) * 2**24))
+        self.state = bits.state  # before the draw: every range starts from it
+        self.first = self.state["uinteger"] if self.state["has_uint32"] else -1
+        self.held = int(self.first >= 0)
+        if rows * n == 0:  # keep_mask draws nothing
+            return
+        need = rows * n - self.held  # halves to draw
+        words = (need + 1) // 2
+        last = self._words(words - 1, words)[1] if need % 2 else 0  # the high half the generator keeps
+        bits.advance(words)
+        state = bits.state
+        state["has_uint32"], state["uinteger"] = (1, int(last)) if need % 2 else (0, 0)
+        bits.state = state
+
+    def _words(self, w0, w1):
+        """Words w0:w1 of the draw, as 32-bit halves (little-endian: low half, then high)."""
+        g = np.random.PCG64(0)
+        g.state = self.state
+        g.advance(w0)
+        return g.random_raw(w1 - w0).view(np.uint32)
+
+    def rows(self, r0, r1):
+        """Rows r0:r1 of the mask, (r1 - r0, n) bool."""
+        e0, e1 = int(r0) * self.n, int(r1) * self.n  # their elements (PCG64.advance takes Python ints)
+        keep = np.empty(e1 - e0, dtype=np.bool_)
+        first = self.first if e0 == 0 else -1  # element 0 takes the held half
+        h0, h1 = e0 + (first >= 0) - self.held, e1 - self.held  # the halves of the others
+        if h1 > h0:
+            w0 = h0 // 2
+            halves = self._words(w0, (h1 + 1) // 2)[h0 - 2 * w0 : h1 - 2 * w0]
+        else:
+            halves = np.empty(0, np.uint32)
+        if keep.size:
+            _keep_from_halves(first, halves, self.threshold, keep)
+        return keep.reshape(r1 - r0, self.n)
 
 
 # --------------------------------------------------------------------------- embedding

@@ -114,20 +114,22 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
             mask = _contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
         batch = q.shape[:-2]
         R = math.prod(batch)
-        keep = None
-        if dropout_p > 0:  # drawn for every row at once: the reference's draw
-            keep = self.kernels.keep_mask(backend.rng(device), batch + (T, S), dropout_p).reshape(R, T, S)
         blocks = self._query_blocks(mask, T, S)
         parts = self.threads.row_parts(R, R * T * S) if self.threads is not None else [slice(0, R)]
         if len(parts) == 1:
+            keep = None
+            if dropout_p > 0:  # the reference's draw
+                keep = self.kernels.keep_mask(backend.rng(device), batch + (T, S), dropout_p).reshape(R, T, S)
             out, saved = self._attend(q, k, v, mask, keep, scale, 1 - dropout_p, blocks)
             saved = [saved]
         else:
             q, k, v = (a.reshape((R,) + a.shape[-2:]) for a in (q, k, v))  # (R, T, d): the batch as rows
             out = xp.empty((R, T, v.shape[-1]), dtype=q.dtype)
+            # the reference's draw, each part drawing its own rows (kernels/cpu.py's KeepRows)
+            keep = self.kernels.KeepRows(backend.rng(device), R, T * S, dropout_p) if dropout_p > 0 else None
 
             def part(rows):
-                keep_rows = keep[rows] if keep is not None else None
+                keep_rows = keep.rows(rows.start, rows.stop).reshape(-1, T, S) if keep is not None else None
                 out_rows, saved_rows = self._attend(q[rows], k[rows], v[rows], mask, keep_rows, scale, 1 - dropout_p,
                                                     blocks)  # fmt: skip
                 out[rows] = out_rows
