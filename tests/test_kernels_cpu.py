@@ -223,7 +223,8 @@ def test_row_parts_cut_large_work_and_run_over_the_blas_threads():
             with pytest.raises(ValueError, match="part 1"):
                 cpu_threads.run_parts(fails, [0, 1, 2])
             assert cpu_threads.run_parts(lambda part: part * 2, [1, 2, 3, 4, 5]) == [2, 4, 6, 8, 10]
-            assert threadpoolctl.threadpool_info()[0]["num_threads"] == threads
+            blas = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+            assert set(blas) == {threads}  # every BLAS library loaded (PyTorch's too, once imported)
 
 
 def test_attention_query_blocks_are_taken_where_they_skip_keys():

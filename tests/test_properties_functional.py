@@ -62,6 +62,22 @@ def test_activation_property(name, x, device):
     check_against_torch(ACTIVATIONS[name], [x], device)
 
 
+# hardsigmoid is left out: PyTorch's float64 gradient is g * float32(1/6), 3e-8 from g / 6 (ours)
+@pytest.mark.parametrize("name", ["hardswish", "relu6", "hardtanh", "hardshrink", "softshrink",
+                                  "threshold", "relu", "leaky_relu", "elu", "celu", "softplus"])  # fmt: skip
+def test_piecewise_activations_at_their_kinks_match_torch(name):
+    """At the points where a piecewise activation changes branch, its gradient takes PyTorch's branch
+    (hardswish: 0 at x = -3 and 1 at x = 3); a random float almost never lands there."""
+    kinks = [-3.0, -1.0, -0.5, -0.4, -0.3, 0.0, 0.2, 0.3, 0.4, 0.5, 1.0, 3.0, 6.0]
+    fns = {"hardswish": lambda F, x: F.hardswish(x),
+           "relu6": lambda F, x: F.relu6(x), "hardtanh": lambda F, x: F.hardtanh(x),
+           "hardshrink": lambda F, x: F.hardshrink(x, 0.4), "softshrink": lambda F, x: F.softshrink(x, 0.3),
+           "threshold": lambda F, x: F.threshold(x, 0.2, -1.0), "relu": lambda F, x: F.relu(x),
+           "leaky_relu": lambda F, x: F.leaky_relu(x, 0.1), "elu": lambda F, x: F.elu(x),
+           "celu": lambda F, x: F.celu(x), "softplus": lambda F, x: F.softplus(x, 1, 2.0)}  # fmt: skip
+    check_against_torch(fns[name], [np.array(kinks)], "cpu")
+
+
 @given(shape=S.shapes(min_dims=1, max_dims=3), data=st.data(), device=S.devices(cuda=False))
 def test_glu_prelu_property(shape, data, device):
     dim = data.draw(st.integers(0, len(shape) - 1))

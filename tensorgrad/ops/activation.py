@@ -279,8 +279,8 @@ class LogSigmoid(Function):
 class Hardswish(Function):
     """z = x * min(max(x + 3, 0), 6) / 6:  0 for x <= -3,  x for x >= 3,  x (x + 3) / 6 between.
 
-    dz/dx = 0 for x < -3,  (2x + 3) / 6 = x / 3 + 1/2 for -3 <= x <= 3,  1 for x > 3
-    (PyTorch's branches at the kinks: x = -3 takes the middle one, x = 3 too).
+    dz/dx = 0 for x <= -3,  (2x + 3) / 6 = x / 3 + 1/2 for -3 < x < 3,  1 for x >= 3
+    (PyTorch's branches at the kinks: x = -3 takes the left one, 0, and x = 3 the right one, 1).
     """
 
     def forward(self, x):
@@ -291,7 +291,7 @@ class Hardswish(Function):
         (x,) = self.saved
         xp = self.xp
         zero = xp.zeros((), dtype=g.dtype)
-        return xp.where(x < -3, zero, xp.where(x <= 3, g * (x / 3 + 0.5), g))
+        return xp.where(x <= -3, zero, xp.where(x < 3, g * (x / 3 + 0.5), g))
 
 
 class Hardshrink(Function):
