@@ -83,6 +83,18 @@ def test_layernorm_kernel_over_several_axes_and_bias_only():
         _close(got, want, np.float64)
 
 
+def _attention_equals_reference(ker, q, k, v, g, mask, dropout_p, seed, dtype):
+    """The attention kernel op `ker` against the reference op: output and the three gradients, with
+    the same dropout mask on both (both draw it from backend.rng after the same seed)."""
+    outs = []
+    for op in (attention.ScaledDotProductAttention(np), ker):
+        tg.manual_seed(seed)
+        d = q.shape[-1]
+        outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
+    for got, want in zip(outs[1], outs[0]):
+        _close(got, want, dtype)
+
+
 @st.composite
 def attention_cases(draw):
     batch = draw(st.sampled_from([(), (1,), (3,), (2, 3)]))
@@ -106,14 +118,9 @@ def test_attention_kernel_equals_reference(case):
     elif mask_kind == "random":
         mask = rng.random((t, s)) < 0.6
         mask[:, 0] = True  # every row attends somewhere (a fully masked row is NaN on both paths)
-    ref, ker = _pair(attention.ScaledDotProductAttention)
-    outs = []
-    for op in (ref, ker):
-        tg.manual_seed(seed)  # the same dropout mask on both paths: both draw it from backend.rng
-        outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
-    assert KERNEL[attention.ScaledDotProductAttention].accepts(q, k, v, mask, d**-0.5, dropout_p)
-    for got, want in zip(outs[1], outs[0]):
-        _close(got, want, dtype)
+    kernel = KERNEL[attention.ScaledDotProductAttention]
+    _attention_equals_reference(kernel(np), q, k, v, g, mask, dropout_p, seed, dtype)
+    assert kernel.accepts(q, k, v, mask, d**-0.5, dropout_p)
 
 
 class _SmallBlocks(KERNEL[attention.ScaledDotProductAttention]):
@@ -151,13 +158,7 @@ def test_attention_query_blocks_equal_reference(case):
         if mask_kind == "late":
             lengths[-1] = s
         mask = np.arange(s) < lengths[:, None]
-    ref, ker = attention.ScaledDotProductAttention(np), _SmallBlocks(np)
-    outs = []
-    for op in (ref, ker):
-        tg.manual_seed(seed)
-        outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
-    for got, want in zip(outs[1], outs[0]):
-        _close(got, want, dtype)
+    _attention_equals_reference(_SmallBlocks(np), q, k, v, g, mask, dropout_p, seed, dtype)
 
 
 class _UnevenRowParts:
@@ -193,13 +194,7 @@ def test_attention_row_parts_equal_reference(case, transposed):
     if mask_kind in ("random", "prefix", "late"):
         lengths = rng.integers(1, s + 1, size=t)  # every row attends at least one key
         mask = np.arange(s) < lengths[:, None]
-    ref, ker = attention.ScaledDotProductAttention(np), _RowParts(np)
-    outs = []
-    for op in (ref, ker):
-        tg.manual_seed(seed)
-        outs.append((op.forward(q, k, v, mask, d**-0.5, dropout_p), *op.backward(g.copy())))
-    for got, want in zip(outs[1], outs[0]):
-        _close(got, want, dtype)
+    _attention_equals_reference(_RowParts(np), q, k, v, g, mask, dropout_p, seed, dtype)
 
 
 def test_row_parts_cut_large_work_and_run_over_the_blas_threads():
