@@ -16,6 +16,10 @@ result of magnitude ~1 differs by a few ulps times the row length: 1e-10 (float6
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -220,6 +224,28 @@ def test_row_parts_cut_large_work_and_run_over_the_blas_threads():
             assert cpu_threads.run_parts(lambda part: part * 2, [1, 2, 3, 4, 5]) == [2, 4, 6, 8, 10]
             blas = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
             assert set(blas) == {threads}  # every BLAS library loaded (PyTorch's too, once imported)
+
+
+def _parts_in_child(queue):
+    queue.put(cpu_threads.run_parts(lambda part: part * 3, [1, 2, 3]))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_run_parts_works_in_a_forked_child():
+    """A child forked after the parent ran parts gets a pool of its own (the parent's threads do not
+    exist in it: a task given to the parent's pool would never run)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        # the parent's pool, both threads started (each part waits a moment, so one thread cannot take both)
+        assert cpu_threads.run_parts(lambda part: time.sleep(0.05) or part * 2, [1, 2]) == [2, 4]
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_parts_in_child, args=(queue,))
+        child.start()
+        child.join(timeout=30)
+        if child.is_alive():
+            child.kill()
+        assert child.exitcode == 0 and queue.get(timeout=5) == [3, 6, 9]
 
 
 def test_attention_query_blocks_are_taken_where_they_skip_keys():

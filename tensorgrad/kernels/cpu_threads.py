@@ -23,6 +23,7 @@ the parts run one after the other on the calling thread.
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -38,7 +39,7 @@ PART_WORK = 1 << 20
 
 _lock = threading.Lock()
 _blas = None  # threadpoolctl's controller of the BLAS libraries NumPy loaded (made on first use)
-_pool = None  # (workers, ThreadPoolExecutor)
+_pool = None  # (workers, ThreadPoolExecutor, the process it belongs to)
 
 
 def _blas_controller():
@@ -51,11 +52,13 @@ def _blas_controller():
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
+    """The pool of `workers` threads, made anew for another count, and in a child process after
+    fork (the parent's threads do not exist there: a task given to its pool would never run)."""
     global _pool
-    if _pool is None or _pool[0] != workers:
-        if _pool is not None:
+    if _pool is None or _pool[0] != workers or _pool[2] != os.getpid():
+        if _pool is not None and _pool[2] == os.getpid():
             _pool[1].shutdown(wait=False)
-        _pool = (workers, ThreadPoolExecutor(workers, thread_name_prefix="tensorgrad-rows"))
+        _pool = (workers, ThreadPoolExecutor(workers, thread_name_prefix="tensorgrad-rows"), os.getpid())
     return _pool[1]
 
 
