@@ -466,6 +466,11 @@ def _keep_from_halves(first, halves, threshold, keep):
         keep[start + i] = (halves[i] >> 8) >= threshold
 
 
+def _keep_threshold(p):
+    """u >= p for u = (h >> 8) * 2**-24 and p in float32 is (h >> 8) >= this."""
+    return np.uint32(math.ceil(float(np.float32(p)) * 2**24))
+
+
 def keep_mask(rng, shape, p):
     """Reference: ops.dropout.keep_mask, bit for bit: rng.uniform(shape, float32) >= p, without
     making the floats.  NumPy's Generator.random(float32) takes each uniform from the next 32-bit
@@ -482,8 +487,7 @@ def keep_mask(rng, shape, p):
     first = state["uinteger"] if state["has_uint32"] else -1
     need = n - (first >= 0)  # halves still to draw
     halves = bits.random_raw((need + 1) // 2).view(np.uint32)  # little-endian: low half, then high
-    threshold = np.uint32(math.ceil(float(np.float32(p)) * 2**24))
-    _keep_from_halves(first, halves, threshold, keep)
+    _keep_from_halves(first, halves, _keep_threshold(p), keep)
     state = bits.state
     state["has_uint32"], state["uinteger"] = (1, int(halves[-1])) if need % 2 else (0, 0)
     bits.state = state
@@ -503,7 +507,7 @@ class KeepRows:
         bits = rng.generator.bit_generator
         self.n = n = int(n)
         rows = int(rows)
-        self.threshold = np.uint32(math.ceil(float(np.float32(p)) * 2**24))
+        self.threshold = _keep_threshold(p)
         self.state = bits.state  # before the draw: every range starts from it
         self.first = self.state["uinteger"] if self.state["has_uint32"] else -1
         self.held = int(self.first >= 0)

@@ -126,10 +126,10 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
             q, k, v = (a.reshape((R,) + a.shape[-2:]) for a in (q, k, v))  # (R, T, d): the batch as rows
             out = xp.empty((R, T, v.shape[-1]), dtype=q.dtype)
             # the reference's draw, each part drawing its own rows (kernels/cpu.py's KeepRows)
-            keep = self.kernels.KeepRows(backend.rng(device), R, T * S, dropout_p) if dropout_p > 0 else None
+            keeps = self.kernels.KeepRows(backend.rng(device), R, T * S, dropout_p) if dropout_p > 0 else None
 
             def part(rows):
-                keep_rows = keep.rows(rows.start, rows.stop).reshape(-1, T, S) if keep is not None else None
+                keep_rows = keeps.rows(rows.start, rows.stop).reshape(-1, T, S) if keeps is not None else None
                 out_rows, saved_rows = self._attend(q[rows], k[rows], v[rows], mask, keep_rows, scale, 1 - dropout_p,
                                                     blocks)  # fmt: skip
                 out[rows] = out_rows
