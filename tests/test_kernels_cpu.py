@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad import autograd, backend, kernels
-from tensorgrad.kernels import cpu, cpu_attention, cpu_ops, cpu_threads
-from tensorgrad.ops import activation, attention, cross_entropy, dropout, embedding, layernorm, softmax
+from tensorgrad.kernels import cpu, cpu_attention, cpu_linear, cpu_ops, cpu_threads
+from tensorgrad.ops import activation, attention, cross_entropy, dropout, embedding, layernorm, linear, softmax
 from tensorgrad.ops.adamw import adamw_update_
 
 KERNEL = kernels.substitutes("cpu")  # reference class -> kernel class
@@ -246,6 +246,56 @@ def test_run_parts_works_in_a_forked_child():
         if child.is_alive():
             child.kill()
         assert child.exitcode == 0 and queue.get(timeout=5) == [3, 6, 9]
+
+
+class _SplitLinear(KERNEL[linear.Linear]):
+    """The CPU Linear kernel op split however small the product: blocks of 1 row, 2 rows and the
+    rest (those that exist), run on the real threads with the BLAS library at one thread."""
+
+    def _parts(self, n, k, out, *arrays):
+        return _UnevenRowParts.row_parts(n, 0)
+
+
+@given(lead=st.sampled_from([(), (1,), (5,), (2, 3)]), k=st.integers(1, 9), out=st.integers(1, 9),
+       dtype=dtypes, bias=st.booleans(), seed=st.integers(0, 2**16))  # fmt: skip
+def test_linear_kernel_split_over_threads_equals_reference(lead, k, out, dtype, bias, seed):
+    """Y = X W^T + b, dX, dW and db computed in blocks of rows (Y, dX) and of output features
+    (dW, db) on several threads give the reference's values: the blocks split outputs, not sums."""
+    rng = np.random.default_rng(seed)
+    x, w, g = _randn(rng, lead + (k,), dtype), _randn(rng, (out, k), dtype), _randn(rng, lead + (out,), dtype)
+    b = _randn(rng, (out,), dtype) if bias else None
+    ref, ker = linear.Linear(np), _SplitLinear(np)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cpu_threads, "_blas_threads", lambda: 2)  # two threads even on a one-core machine
+        _close(ker.forward(x, w, b), ref.forward(x, w, b), dtype)
+        for got, want in zip(ker.backward(g), ref.backward(g)):
+            _close(got, want, dtype)
+
+
+def test_linear_kernel_splits_large_float_products_only(monkeypatch):
+    """One block per BLAS thread for a product of at least MIN_SPLIT_FLOPS in float32 or float64,
+    all of one dtype; the reference's single call otherwise (a small product, integers, two dtypes,
+    one thread).  Through the engine, a Linear without bias gets no bias gradient."""
+    monkeypatch.setattr(cpu_threads, "_blas_threads", lambda: 2)
+    ker, big = KERNEL[linear.Linear](np), cpu_linear.MIN_SPLIT_FLOPS
+    f32, f64, i64 = (np.zeros((1, 1), t) for t in (np.float32, np.float64, np.int64))
+    assert ker._parts(big // 2, 1, 1, f32, f32) == [slice(0, big // 4), slice(big // 4, big // 2)]
+    assert ker._parts(big // 2 - 1, 1, 1, f32, f32) == [slice(0, big // 2 - 1)]
+    assert len(ker._parts(big, 1, 1, i64, i64)) == 1 and len(ker._parts(big, 1, 1, f32, f64)) == 1
+    monkeypatch.setattr(cpu_threads, "_blas_threads", lambda: 1)
+    assert len(ker._parts(big, 1, 1, f32, f32)) == 1
+    monkeypatch.setattr(cpu_linear, "MIN_SPLIT_FLOPS", 0)
+    monkeypatch.setattr(cpu_threads, "_blas_threads", lambda: 2)
+    x = tg.randn(6, 3, requires_grad=True)
+    w = tg.randn(4, 3, requires_grad=True)
+    y = tg.nn.functional.linear(x, w)
+    assert type(y._ctx) is KERNEL[linear.Linear] and len(y._ctx._parts(6, 3, 4, x._data, w._data)) == 2
+    y.sum().backward()
+    with tg.kernels.reference():
+        x2, w2 = x.detach().requires_grad_(), w.detach().requires_grad_()
+        tg.nn.functional.linear(x2, w2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-6)
 
 
 def test_attention_query_blocks_are_taken_where_they_skip_keys():

@@ -1,4 +1,5 @@
-"""The kernel ops of the CPU: kernels/functions.py's ops on kernels/cpu.py's Numba kernels.
+"""The kernel ops of the CPU: kernels/functions.py's ops on kernels/cpu.py's Numba kernels, and the
+Linear whose large products run on the CPU's threads (kernels/cpu_linear.py).
 
 One subclass per kernel op, binding it to this device's kernel module; kernels/__init__.py hands
 `KERNEL_OPS` to the engine's registry on the device's first op."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 from .. import backend
 from . import cpu, cpu_attention, cpu_threads
 from . import functions as f
+from .cpu_linear import Linear
 
 _FUSED = "fused"  # first of the saved values when the forward took the fused path
 
@@ -111,6 +113,6 @@ class AdamWUpdate(f.AdamWUpdate):
 
 
 KERNEL_OPS = (
-    LayerNorm, ScaledDotProductAttention, PackedSelfAttention, Softmax, CrossEntropy, ReLU, GELU, Dropout, Embedding,
-    AdamWUpdate,
+    Linear, LayerNorm, ScaledDotProductAttention, PackedSelfAttention, Softmax, CrossEntropy, ReLU, GELU, Dropout,
+    Embedding, AdamWUpdate,
 )  # fmt: skip

@@ -71,6 +71,15 @@ def row_parts(rows: int, work: int) -> list:
     return [slice(lo, min(lo + size, rows)) for lo in range(0, rows, size)]
 
 
+def thread_parts(rows: int) -> list:
+    """`rows` split into one run of consecutive rows per BLAS thread (as even as they go), for a
+    product large enough to run at the GEMM rate in each: [slice(0, rows)] with one thread."""
+    workers = min(rows, _blas_threads())
+    if workers < 2:
+        return [slice(0, rows)]
+    return [slice(rows * i // workers, rows * (i + 1) // workers) for i in range(workers)]
+
+
 def _blas_threads() -> int:
     try:
         return max((lib.num_threads for lib in _blas_controller().lib_controllers), default=1)

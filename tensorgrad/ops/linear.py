@@ -15,7 +15,11 @@ class Linear(Function):
         Y  = X W^T + b          (N, in) @ (in, out)
         dX = G W                (N, out) @ (out, in)
         dW = G^T X              (out, N) @ (N, in)     = sum_n g_n x_n^T
-        db = sum_n G_n
+        db = sum_n G_n = 1^T G  (N,) @ (N, out)
+
+    The bias gradient is written as the product with a vector of ones: BLAS's matrix-vector
+    product runs the sum over rows in one pass, 3-4x faster than NumPy's reduction over axis 0
+    (benchmarks/NOTES-timing.md); it is the same sum in another order.
     """
 
     def forward(self, x, weight, bias=None):
@@ -31,5 +35,5 @@ class Linear(Function):
         g2 = g.reshape(-1, g.shape[-1])  # (N, out)
         dx = (g2 @ weight).reshape(shape) if self.needs_grad(0) else None
         dw = g2.T @ x2 if self.needs_grad(1) else None
-        db = g2.sum(axis=0) if self.needs_grad(2) else None
+        db = self.xp.ones(g2.shape[0], g2.dtype) @ g2 if self.needs_grad(2) else None
         return dx, dw, db
