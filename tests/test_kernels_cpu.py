@@ -298,6 +298,34 @@ def test_linear_kernel_splits_large_float_products_only(monkeypatch):
     np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-6)
 
 
+class _SplitDropout(KERNEL[dropout.Dropout]):
+    """The CPU Dropout kernel op split however small the input: blocks of 1 row, 2 rows and the rest."""
+
+    class threads:
+        MIN_SPLIT_WORK = 0
+        thread_parts = staticmethod(lambda rows: _UnevenRowParts.row_parts(rows, 0))
+        run_parts = staticmethod(cpu_threads.run_parts)
+
+
+@given(shape=st.sampled_from([(), (1,), (7,), (3, 5), (2, 3, 9), (4, 0)]), p=st.sampled_from([0.2, 0.5]),
+       dtype=dtypes, seed=st.integers(0, 2**16))  # fmt: skip
+def test_dropout_kernel_split_over_threads_draws_the_references_mask(shape, p, dtype, seed):
+    """Each thread draws its own rows of the mask (cpu.KeepRows) and applies them: the reference's
+    mask bit for bit, its output and gradient, and the generator left where the reference leaves it."""
+    rng = np.random.default_rng(seed)
+    x, g = _randn(rng, shape, dtype), _randn(rng, shape, dtype)
+    results = []
+    for op in (dropout.Dropout(np), _SplitDropout(np)):
+        tg.manual_seed(seed)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(cpu_threads, "_blas_threads", lambda: 2)  # two threads even on a one-core machine
+            results.append((op.forward(x, p, "cpu"), op.backward(g), backend.rng("cpu").generator.random()))
+    (want_y, want_g, want_next), (got_y, got_g, got_next) = results
+    np.testing.assert_array_equal(got_y, want_y)
+    np.testing.assert_array_equal(got_g, want_g)
+    assert got_next == want_next
+
+
 def test_attention_query_blocks_are_taken_where_they_skip_keys():
     """The blocks run where they leave keys out (a causal mask), not without a mask or where every
     block reaches the last key; a block's key count is the longest prefix any of its rows attends."""

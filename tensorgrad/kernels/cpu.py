@@ -447,9 +447,10 @@ def _dropout_forward(x, keep, scale, y):
         y[i] = x[i] * keep[i] * scale
 
 
-def dropout_forward(x, keep, scale):
-    """Reference: ops.dropout.Dropout.  y = x * keep * scale (its backward: the same call on g)."""
-    y = np.empty_like(x)
+def dropout_forward(x, keep, scale, out=None):
+    """Reference: ops.dropout.Dropout.  y = x * keep * scale (its backward: the same call on g);
+    into `out` (C-contiguous, like x) when given."""
+    y = np.empty_like(x) if out is None else out
     scale = x.dtype.type(scale)  # in x's dtype: float32 stays float32
     _run("dropout_forward", _dropout_forward, x.size, x.reshape(-1), keep.reshape(-1), scale, y.reshape(-1))
     return y
@@ -528,10 +529,10 @@ class KeepRows:
         g.advance(w0)
         return g.random_raw(w1 - w0).view(np.uint32)
 
-    def rows(self, r0, r1):
-        """Rows r0:r1 of the mask, (r1 - r0, n) bool."""
+    def rows(self, r0, r1, out=None):
+        """Rows r0:r1 of the mask, (r1 - r0, n) bool (written into `out`, C-contiguous, when given)."""
         e0, e1 = int(r0) * self.n, int(r1) * self.n  # their elements (PCG64.advance takes Python ints)
-        keep = np.empty(e1 - e0, dtype=np.bool_)
+        keep = np.empty(e1 - e0, dtype=np.bool_) if out is None else out.reshape(-1)
         first = self.first if e0 == 0 else -1  # element 0 takes the held half
         h0, h1 = e0 + (first >= 0) - self.held, e1 - self.held  # the halves of the others
         if h1 > h0:

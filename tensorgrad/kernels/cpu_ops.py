@@ -6,6 +6,8 @@ One subclass per kernel op, binding it to this device's kernel module; kernels/_
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import backend
 from . import cpu, cpu_attention, cpu_threads
 from . import functions as f
@@ -98,8 +100,32 @@ class GELU(f.GELU):
 
 
 class Dropout(f.Dropout):
+    """A large input on several threads: each thread draws its own rows of the reference's mask
+    (cpu.KeepRows: the same bits as keep_mask's one draw, which runs on one thread) and applies them
+    to its rows, the kernels serial meanwhile (cpu_threads.run_parts).  Rows are the last dim's."""
+
     __slots__ = ()
     kernels = cpu
+    threads = cpu_threads
+
+    def forward(self, x, p, device):
+        n = x.shape[-1] if x.ndim else 1
+        rows = x.size // n if n else 0
+        parts = self.threads.thread_parts(rows) if x.size >= self.threads.MIN_SPLIT_WORK else [slice(0, rows)]
+        if len(parts) <= 1:
+            return super().forward(x, p, device)
+        keeps = self.kernels.KeepRows(backend.rng(device), rows, n, p)  # the generator advanced past the draw now
+        x2 = f._contiguous(x).reshape(rows, n)
+        keep = np.empty((rows, n), dtype=np.bool_)
+        y = np.empty_like(x2)
+        scale = 1.0 / (1.0 - p)
+
+        def part(r):
+            self.kernels.dropout_forward(x2[r], keeps.rows(r.start, r.stop, out=keep[r]), scale, out=y[r])
+
+        self.threads.run_parts(part, parts)
+        self.save_for_backward(keep.reshape(x.shape), scale)
+        return y.reshape(x.shape)
 
 
 class Embedding(f.Embedding):
