@@ -365,21 +365,41 @@ class _Unfused(KERNEL[attention.PackedSelfAttention]):
     fused_max_len = 0
 
 
-@pytest.mark.parametrize("op_cls", [KERNEL[attention.PackedSelfAttention], _Unfused], ids=["fused", "unfused"])
-@given(b=st.integers(1, 3), t=st.integers(1, 7), heads=st.integers(1, 3), d=st.integers(1, 4), dtype=dtypes,
-       dropout_p=st.sampled_from([0.0, 0.25]), seed=st.integers(0, 2**16))  # fmt: skip
-def test_packed_attention_kernel_equals_reference(op_cls, b, t, heads, d, dtype, dropout_p, seed):
+class _BatchParts(_Unfused):
+    """The CPU packed-attention kernel op with every sequence long and the batch split however small
+    the work: parts of 1 batch, 2 batches and the rest (those that exist), on the real threads."""
+
+    class threads:
+        row_parts = staticmethod(_UnevenRowParts.row_parts)
+        run_parts = staticmethod(cpu_threads.run_parts)
+
+
+@pytest.mark.parametrize(
+    "op_cls, path", [(KERNEL[attention.PackedSelfAttention], "fused"), (_Unfused, None), (_BatchParts, "parts")],
+    ids=["fused", "unfused", "batch-parts"],
+)
+@given(b=st.integers(1, 4), t=st.integers(1, 7), heads=st.integers(1, 3), d=st.integers(1, 4), dtype=dtypes,
+       mask=st.sampled_from(["causal", "none", "4d"]), dropout_p=st.sampled_from([0.0, 0.25]),
+       seed=st.integers(0, 2**16))  # fmt: skip
+def test_packed_attention_kernel_equals_reference(op_cls, path, b, t, heads, d, dtype, mask, dropout_p, seed):
+    """Each CPU path (fused, inherited, the batch in parts) gives the reference's output and dqkv and
+    draws its dropout mask; a causal mask takes the query blocks (of 3 rows here) in the parts."""
     rng = np.random.default_rng(seed)
     qkv, g = _randn(rng, (b, t, 3 * heads * d), dtype), _randn(rng, (b, t, heads * d), dtype)
-    mask = np.tril(np.ones((t, t), bool))
+    mask = {"causal": np.tril(np.ones((t, t), bool)), "none": None, "4d": np.tril(np.ones((1, 1, t, t), bool))}[mask]
     ref, ker = attention.PackedSelfAttention(np), op_cls(np)
     outs = []
-    for op in (ref, ker):
-        tg.manual_seed(seed)
-        outs.append((op.forward(qkv, mask, heads, d**-0.5, dropout_p), *op.backward(g)))
-    assert (ker.saved[0] is cpu_ops._FUSED) == (op_cls is not _Unfused)
-    for got, want in zip(outs[1], outs[0]):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cpu_threads, "_blas_threads", lambda: 2)  # two threads even on a one-core machine
+        mp.setattr(cpu_ops.ScaledDotProductAttention, "query_block", 3)
+        for op in (ref, ker):
+            tg.manual_seed(seed)
+            outs.append((op.forward(qkv, mask, heads, d**-0.5, dropout_p), *op.backward(g), tg.rand(1).item()))
+    marker = {"fused": cpu_ops._FUSED, "parts": cpu_ops._PARTS}.get(ker.saved[0] if ker.saved else None)
+    assert marker == {"fused": cpu_ops._FUSED, "parts": cpu_ops._PARTS}.get(path) or (path == "parts" and b == 1)
+    for got, want in zip(outs[1][:-1], outs[0][:-1]):
         _close(got, want, dtype)
+    assert outs[1][-1] == outs[0][-1]  # the generator left in the same state
 
 
 @st.composite

@@ -14,6 +14,7 @@ from . import functions as f
 from .cpu_linear import Linear
 
 _FUSED = "fused"  # first of the saved values when the forward took the fused path
+_PARTS = "parts"  # ... when it ran the batch in parts
 
 
 class LayerNorm(f.LayerNorm):
@@ -29,13 +30,20 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
 
 
 class PackedSelfAttention(f.PackedSelfAttention):
-    """Short sequences: the fused path of cpu_attention.py, which reads q, k and v in place in the
-    packed qkv and writes the output and dqkv in their packed layouts (no copies).  Elsewhere
-    (`fuses` says no: longer sequences, where the inherited path's GEMMs win; other dtypes; masks
-    that are not T * T bools; empty arrays; dropout_p = 1): the inherited path."""
+    """Two CPU paths beside the inherited one (contiguous heads, then the attention kernel op):
+    - short sequences (T <= fused_max_len): cpu_attention.py's fused path, which reads q, k and v in
+      place in the packed qkv and writes the output and dqkv in their packed layouts (no copies);
+    - long ones, large enough to split: the batch in parts (cpu_threads.row_parts, about PART_WORK
+      scores each), every part start to end on one thread: its heads' contiguous copies, the
+      attention kernel op's lines on them (`_attend`, `_attend_backward`, query blocks and all), and
+      its rows of the packed output, or of dqkv, written back.  The inherited path makes those
+      copies and writes on the calling thread, over the whole batch, before and after the parts.
+    Elsewhere (other dtypes, masks that are not T * T bools, empty arrays, dropout_p = 1, one
+    thread): the inherited path."""
 
     __slots__ = ()
     kernels = cpu
+    threads = cpu_threads  # row_parts(rows, work), run_parts(fn, parts)
     # The fused path runs for sequences of at most this many positions.  Its loops (q k^T, g v^T,
     # the softmax's passes) cost about the same per (query, key) pair at any T, while the inherited
     # path's GEMMs get more efficient as T grows: against it, forward + backward on one thread
@@ -46,23 +54,31 @@ class PackedSelfAttention(f.PackedSelfAttention):
     fused_max_len = 16
 
     @classmethod
-    def fuses(cls, qkv, mask, num_heads, dropout_p=0.0) -> bool:
-        """Whether the fused path takes these inputs: qkv of one kernel dtype with no zero-size
-        dim and T <= fused_max_len, a mask of T * T bools or none, dropout_p < 1."""
+    def takes(cls, qkv, mask, num_heads, dropout_p=0.0) -> bool:
+        """Whether the CPU's own paths take these inputs: qkv of one kernel dtype with no zero-size
+        dim, a mask of T * T bools or none, dropout_p < 1."""
         B, T, three_hd = qkv.shape
         if qkv.size == 0 or three_hd % (3 * num_heads) or qkv.dtype not in f._FLOATS or not dropout_p < 1:
             return False
-        if mask is not None and not (mask.dtype == backend.bool_ and mask.ndim >= 2 and mask.size == T * T):
-            return False
-        return T <= cls.fused_max_len
+        return mask is None or (mask.dtype == backend.bool_ and mask.ndim >= 2 and mask.size == T * T)
+
+    @classmethod
+    def fuses(cls, qkv, mask, num_heads, dropout_p=0.0) -> bool:
+        """Whether the fused path takes these inputs: the CPU's own, and T <= fused_max_len."""
+        return cls.takes(qkv, mask, num_heads, dropout_p) and qkv.shape[1] <= cls.fused_max_len
 
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
-        if not self.fuses(qkv, mask, num_heads, dropout_p):
+        if not self.takes(qkv, mask, num_heads, dropout_p):
             return super().forward(qkv, mask, num_heads, scale, dropout_p, device)
         B, T = qkv.shape[:2]
-        qkv = f._contiguous(qkv)
         if mask is not None:
             mask = f._contiguous(mask.reshape(T, T))  # (1, 1, T, T) and the like
+        if T > self.fused_max_len:
+            parts = self.threads.row_parts(B, B * num_heads * T * T)
+            if len(parts) < 2:
+                return super().forward(qkv, mask, num_heads, scale, dropout_p, device)
+            return self._forward_in_parts(qkv, mask, num_heads, scale, dropout_p, device, parts)
+        qkv = f._contiguous(qkv)
         keep = None
         if dropout_p > 0:  # the reference's draw over its (B, H, T, T) weights: the same masks from a seed
             keep = self.kernels.keep_mask(backend.rng(device), (B, num_heads, T, T), dropout_p).reshape(-1, T, T)
@@ -71,12 +87,60 @@ class PackedSelfAttention(f.PackedSelfAttention):
         return out
 
     def backward(self, g):
+        if self.saved[0] is _PARTS:
+            return self._backward_in_parts(g)
         if self.saved[0] is not _FUSED:  # the forward took the inherited path
             return super().backward(g)
         _, qkv, p, pd, n_keys, keep, num_heads, scale, keep_prob = self.saved
         g = f._contiguous(g)
         dqkv = cpu_attention.packed_attention_backward(g, qkv, p, pd, n_keys, num_heads, scale, keep, keep_prob)
         return dqkv, None
+
+    def _forward_in_parts(self, qkv, mask, H, scale, dropout_p, device, parts):
+        """The inherited forward, each part of the batch on one thread: q, k^T and v of its heads
+        contiguous (as the inherited path lays out the whole batch), the attention kernel op's
+        lines, its rows of the output."""
+        B, T, three_hd = qkv.shape
+        d = three_hd // (3 * H)
+        attention = ScaledDotProductAttention(self.xp)  # this device's kernel op, for its per-part lines
+        blocks = attention._query_blocks(mask, T, T)
+        # the reference's draw over its (B * H, T, T) weights, each part drawing its own rows
+        keeps = self.kernels.KeepRows(backend.rng(device), B * H, T * T, dropout_p) if dropout_p > 0 else None
+        heads = qkv.reshape(B, T, 3, H, d)
+        out = np.empty((B, T, H, d), dtype=qkv.dtype)
+
+        def part(b):
+            rows = (b.stop - b.start) * H  # its (batch, head) rows
+            q = f._contiguous(heads[b, :, 0].transpose(0, 2, 1, 3)).reshape(rows, T, d)
+            k = f._contiguous(heads[b, :, 1].transpose(0, 2, 3, 1)).reshape(rows, d, T).swapaxes(-1, -2)  # k^T laid out
+            v = f._contiguous(heads[b, :, 2].transpose(0, 2, 1, 3)).reshape(rows, T, d)
+            keep = keeps.rows(b.start * H, b.stop * H).reshape(rows, T, T) if keeps is not None else None
+            out_b, saved_b = attention._attend(q, k, v, mask, keep, scale, 1 - dropout_p, blocks)
+            out[b] = out_b.reshape(-1, H, T, d).transpose(0, 2, 1, 3)  # (b, T, H, d): heads side by side
+            return q, k, v, saved_b
+
+        saved = self.threads.run_parts(part, parts)
+        self.save_for_backward(_PARTS, attention, parts, saved, H, scale, 1 - dropout_p, blocks)
+        return out.reshape(B, T, H * d)
+
+    def _backward_in_parts(self, g):
+        """The inherited backward, each part of the batch on one thread: its rows of g as heads, the
+        attention kernel op's backward lines, its rows of dqkv."""
+        _, attention, parts, saved, H, scale, keep_prob, blocks = self.saved
+        B, T, hd = g.shape
+        d = hd // H
+        g_heads = g.reshape(B, T, H, d)
+        dqkv = np.empty((B, T, 3, H, d), dtype=g.dtype)
+
+        def part(part_and_saved):
+            b, (q, k, v, saved_b) = part_and_saved
+            g_b = f._contiguous(g_heads[b].transpose(0, 2, 1, 3)).reshape(-1, T, d)
+            grads = attention._attend_backward(g_b, q, k, v, saved_b, scale, keep_prob, blocks)
+            for i, grad in enumerate(grads):  # dq, dk, dv
+                dqkv[b, :, i] = grad.reshape(-1, H, T, d).transpose(0, 2, 1, 3)
+
+        self.threads.run_parts(part, list(zip(parts, saved)))
+        return dqkv.reshape(B, T, 3 * H * d), None
 
 
 class Softmax(f.Softmax):
