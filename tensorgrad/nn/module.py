@@ -123,10 +123,9 @@ class Module:
     def __getattr__(self, name):
         # Only called when ordinary lookup fails: registered things live in the registries.
         d = self.__dict__
-        if "_modules" in d:  # after Module.__init__: the three registries exist
-            for registry in (d["_parameters"], d["_modules"], d["_buffers"]):
-                if name in registry:
-                    return registry[name]
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if registry in d and name in d[registry]:
+                return d[registry][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
