@@ -68,8 +68,9 @@ C-contiguous (the caller makes them so), and results are new arrays unless said 
     keep_mask(rng, shape, p) -> keep                                         (reference: ops.dropout.keep_mask)
         rng = backend.rng(device); keep bool of `shape`: the reference's draw bit for bit, and the
         generator left in the same state (so either path draws the same masks from a seed)
-    KeepRows(rng, rows, n, p).rows(r0, r1) -> keep[r0:r1] of keep_mask(rng, (rows, n), p)  (cpu.py only:
-        the attention's row parts, kernels/cpu_threads.py, each draw their own rows)
+    KeepRows(rng, rows, n, p).rows(r0, r1, out=None) -> keep[r0:r1] of keep_mask(rng, (rows, n), p)
+        (cpu.py only: the attention's and a large dropout's row parts, kernels/cpu_threads.py, each
+        draw their own rows; with dropout_forward_into(x, keep, scale, out), dropout_forward into out)
     embedding_backward(ids, dout, num_embeddings) -> dweight                 (reference: ops.embedding.Embedding)
         ids (N,) int64 in range, dout (N, D), dweight (num_embeddings, D)
     elementwise kernels take arrays of any shape (C-contiguous) and return the same shape.

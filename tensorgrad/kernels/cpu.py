@@ -447,13 +447,17 @@ def _dropout_forward(x, keep, scale, y):
         y[i] = x[i] * keep[i] * scale
 
 
-def dropout_forward(x, keep, scale, out=None):
-    """Reference: ops.dropout.Dropout.  y = x * keep * scale (its backward: the same call on g);
-    into `out` (C-contiguous, like x) when given."""
-    y = np.empty_like(x) if out is None else out
+def dropout_forward(x, keep, scale):
+    """Reference: ops.dropout.Dropout.  y = x * keep * scale (its backward: the same call on g)."""
+    return dropout_forward_into(x, keep, scale, np.empty_like(x))
+
+
+def dropout_forward_into(x, keep, scale, out):
+    """dropout_forward written into `out` (C-contiguous, like x): a part of a large dropout's rows
+    (cpu_ops.Dropout).  Returns out."""
     scale = x.dtype.type(scale)  # in x's dtype: float32 stays float32
-    _run("dropout_forward", _dropout_forward, x.size, x.reshape(-1), keep.reshape(-1), scale, y.reshape(-1))
-    return y
+    _run("dropout_forward", _dropout_forward, x.size, x.reshape(-1), keep.reshape(-1), scale, out.reshape(-1))
+    return out
 
 
 @njit(cache=True, nogil=True)

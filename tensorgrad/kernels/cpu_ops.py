@@ -185,7 +185,7 @@ class Dropout(f.Dropout):
         scale = 1.0 / (1.0 - p)
 
         def part(r):
-            self.kernels.dropout_forward(x2[r], keeps.rows(r.start, r.stop, out=keep[r]), scale, out=y[r])
+            self.kernels.dropout_forward_into(x2[r], keeps.rows(r.start, r.stop, out=keep[r]), scale, y[r])
 
         self.threads.run_parts(part, parts)
         self.save_for_backward(keep.reshape(x.shape), scale)
