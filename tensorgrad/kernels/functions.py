@@ -228,15 +228,22 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         keys) and writes its rows of dq."""
         xp = self.xp
         batch = q.shape[:-2]
-        dq, dk, dv = xp.empty_like(q), xp.zeros_like(k), xp.zeros_like(v)
+        # C-ordered gradients, whatever the layout of q, k, v (k may be a transposed view of k^T):
+        # each block's sums are added into them row by row
+        dq = xp.empty(q.shape, dtype=q.dtype)
+        dk, dv = xp.zeros(k.shape, dtype=k.dtype), xp.zeros(v.shape, dtype=v.dtype)
         for (t0, t1, n), p, w, keep_b in zip(blocks, ps, weights, keeps):
             rows = batch + (t1 - t0, n)
             g_b = g[..., t0:t1, :]
             dv[..., :n, :] += xp.matmul(w.reshape(rows).swapaxes(-1, -2), g_b)  # Pd_b^T g_b
             dpd = xp.matmul(g_b, v[..., :n, :].swapaxes(-1, -2)).reshape(p.shape)  # g_b v_n^T
             ds = self.kernels.attention_softmax_backward(dpd, p, keep_b, keep_prob).reshape(rows)
-            dq[..., t0:t1, :] = xp.matmul(ds, k[..., :n, :]) * scale  # dS_b k_n * scale
-            dk[..., :n, :] += xp.matmul(ds.swapaxes(-1, -2), q[..., t0:t1, :]) * scale  # dS_b^T q_b * scale
+            dq_b = xp.matmul(ds, k[..., :n, :])
+            dq_b *= scale
+            dq[..., t0:t1, :] = dq_b  # dS_b k_n * scale
+            dk_b = xp.matmul(ds.swapaxes(-1, -2), q[..., t0:t1, :])
+            dk_b *= scale
+            dk[..., :n, :] += dk_b  # dS_b^T q_b * scale
         return dq, dk, dv
 
 
