@@ -38,8 +38,9 @@ class PackedSelfAttention(f.PackedSelfAttention):
       attention kernel op's lines on them (`_attend`, `_attend_backward`, query blocks and all), and
       its rows of the packed output, or of dqkv, written back.  The inherited path makes those
       copies and writes on the calling thread, over the whole batch, before and after the parts.
-    Elsewhere (other dtypes, masks that are not T * T bools, empty arrays, dropout_p = 1, one
-    thread): the inherited path."""
+      With one thread the parts run one after the other on the calling thread.
+    Elsewhere (other dtypes, masks that are not T * T bools, empty arrays, dropout_p = 1, a batch
+    too small to split): the inherited path."""
 
     __slots__ = ()
     kernels = cpu
