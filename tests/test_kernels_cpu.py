@@ -275,7 +275,7 @@ def test_linear_kernel_split_over_threads_equals_reference(lead, k, out, dtype, 
 def test_linear_kernel_splits_large_float_products_only(monkeypatch):
     """One block per BLAS thread for a product of at least MIN_SPLIT_FLOPS in float32 or float64,
     all of one dtype; the reference's single call otherwise (a small product, integers, two dtypes,
-    one thread).  Through the engine, a Linear without bias gets no bias gradient."""
+    one thread).  Through the engine, a split Linear without bias gives the reference's gradients."""
     monkeypatch.setattr(cpu_threads, "_blas_threads", lambda: 2)
     ker, big = KERNEL[linear.Linear](np), cpu_linear.MIN_SPLIT_FLOPS
     f32, f64, i64 = (np.zeros((1, 1), t) for t in (np.float32, np.float64, np.int64))

@@ -38,7 +38,7 @@ MIN_SPLIT_FLOPS = 1 << 26  # 64M: smaller products run faster on one thread than
 class Linear(ref_linear.Linear):
     __slots__ = ()
     replaces = ref_linear.Linear
-    threads = cpu_threads  # thread_parts(rows), run_parts(fn, parts)
+    threads = cpu_threads  # thread_parts(rows), even_split(n, count), run_parts(fn, parts)
 
     @staticmethod
     def accepts(x, weight, bias=None):
@@ -83,7 +83,7 @@ class Linear(ref_linear.Linear):
         dw = np.empty((out, k), dtype=g2.dtype) if self.needs_grad(1) else None
         db = np.empty(out, dtype=g2.dtype) if self.needs_grad(2) else None
         ones = np.ones(n, dtype=g2.dtype)
-        features = [slice(out * i // len(parts), out * (i + 1) // len(parts)) for i in range(len(parts))]
+        features = self.threads.even_split(out, len(parts))  # each thread's output features
 
         def blocks(i):  # this thread's rows of dX and its output features' rows of dW and entries of db
             rows, cols = parts[i], features[i]

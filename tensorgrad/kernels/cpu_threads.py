@@ -77,7 +77,12 @@ def thread_parts(rows: int) -> list:
     workers = min(rows, _blas_threads())
     if workers < 2:
         return [slice(0, rows)]
-    return [slice(rows * i // workers, rows * (i + 1) // workers) for i in range(workers)]
+    return even_split(rows, workers)
+
+
+def even_split(n: int, count: int) -> list:
+    """range(n) in `count` runs of consecutive indices, as even as they go (slices; some empty when n < count)."""
+    return [slice(n * i // count, n * (i + 1) // count) for i in range(count)]
 
 
 def _blas_threads() -> int:
