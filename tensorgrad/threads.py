@@ -15,6 +15,7 @@ import os
 
 from . import kernels
 
+_chosen = None  # the count set_num_threads set: get_num_threads gives it back, whatever loads later
 
 def _blas_limits():
     try:
@@ -31,12 +32,18 @@ def set_num_threads(n: int) -> None:
     limits = _blas_limits()
     if limits is None:
         raise RuntimeError("set_num_threads needs threadpoolctl to reach the BLAS library: pip install threadpoolctl")
-    limits.threadpool_limits(limits=n, user_api="blas")
+    global _chosen
+    # The kernels first: importing Numba loads SciPy, and with it SciPy's own BLAS library, which
+    # starts with one thread per core; the limit below then reaches every BLAS library loaded.
     kernels.set_num_threads(n)
+    limits.threadpool_limits(limits=n, user_api="blas")
+    _chosen = n
 
 
 def get_num_threads() -> int:
-    """The BLAS library's thread count (the fused kernels use the same after set_num_threads)."""
+    """The count set_num_threads set (as PyTorch's); before any, the BLAS library's thread count."""
+    if _chosen is not None:
+        return _chosen
     limits = _blas_limits()
     if limits is None:
         return os.cpu_count() or 1

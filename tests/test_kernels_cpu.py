@@ -266,7 +266,7 @@ def test_linear_kernel_split_over_threads_equals_reference(lead, k, out, dtype, 
     b = _randn(rng, (out,), dtype) if bias else None
     ref, ker = linear.Linear(np), _SplitLinear(np)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cpu_threads, "_blas_threads", lambda: 2)  # two threads even on a one-core machine
+        mp.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
         _close(ker.forward(x, w, b), ref.forward(x, w, b), dtype)
         for got, want in zip(ker.backward(g), ref.backward(g)):
             _close(got, want, dtype)
@@ -276,16 +276,16 @@ def test_linear_kernel_splits_large_float_products_only(monkeypatch):
     """One block per BLAS thread for a product of at least MIN_SPLIT_FLOPS in float32 or float64,
     all of one dtype; the reference's single call otherwise (a small product, integers, two dtypes,
     one thread).  Through the engine, a split Linear without bias gives the reference's gradients."""
-    monkeypatch.setattr(cpu_threads, "_blas_threads", lambda: 2)
+    monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 2)
     ker, big = KERNEL[linear.Linear](np), cpu_linear.MIN_SPLIT_FLOPS
     f32, f64, i64 = (np.zeros((1, 1), t) for t in (np.float32, np.float64, np.int64))
     assert ker._parts(big // 2, 1, 1, f32, f32) == [slice(0, big // 4), slice(big // 4, big // 2)]
     assert ker._parts(big // 2 - 1, 1, 1, f32, f32) == [slice(0, big // 2 - 1)]
     assert len(ker._parts(big, 1, 1, i64, i64)) == 1 and len(ker._parts(big, 1, 1, f32, f64)) == 1
-    monkeypatch.setattr(cpu_threads, "_blas_threads", lambda: 1)
+    monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 1)
     assert len(ker._parts(big, 1, 1, f32, f32)) == 1
     monkeypatch.setattr(cpu_linear, "MIN_SPLIT_FLOPS", 0)
-    monkeypatch.setattr(cpu_threads, "_blas_threads", lambda: 2)
+    monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 2)
     x = tg.randn(6, 3, requires_grad=True)
     w = tg.randn(4, 3, requires_grad=True)
     y = tg.nn.functional.linear(x, w)
@@ -318,7 +318,7 @@ def test_dropout_kernel_split_over_threads_draws_the_references_mask(shape, p, d
     for op in (dropout.Dropout(np), _SplitDropout(np)):
         tg.manual_seed(seed)
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(cpu_threads, "_blas_threads", lambda: 2)  # two threads even on a one-core machine
+            mp.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
             results.append((op.forward(x, p, "cpu"), op.backward(g), backend.rng("cpu").generator.random()))
     (want_y, want_g, want_next), (got_y, got_g, got_next) = results
     np.testing.assert_array_equal(got_y, want_y)
@@ -390,7 +390,7 @@ def test_packed_attention_kernel_equals_reference(op_cls, path, b, t, heads, d, 
     ref, ker = attention.PackedSelfAttention(np), op_cls(np)
     outs = []
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cpu_threads, "_blas_threads", lambda: 2)  # two threads even on a one-core machine
+        mp.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
         mp.setattr(cpu_ops.ScaledDotProductAttention, "query_block", 3)
         for op in (ref, ker):
             tg.manual_seed(seed)

@@ -1,5 +1,9 @@
 """tg.set_num_threads (explicit, as torch.set_num_threads) and the training programs' choice by work."""
 
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 import tensorgrad as tg
@@ -18,6 +22,27 @@ def test_set_num_threads_sets_the_blas_and_kernel_threads_and_restores():
     finally:
         tg.set_num_threads(before)
     assert tg.get_num_threads() == before
+
+
+def test_the_chosen_count_holds_after_the_kernels_load_another_blas_library():
+    """Numba's import loads SciPy's own BLAS library, with one thread per core.  set_num_threads(1)
+    before the first op must still mean one thread after it: get_num_threads() says 1 and a product
+    large enough to split runs as one part.  A fresh process, so that Numba is not loaded yet."""
+    pytest.importorskip("numba")
+    pytest.importorskip("threadpoolctl")
+    code = textwrap.dedent(
+        """
+        import tensorgrad as tg
+        tg.set_num_threads(1)
+        x = tg.randn(4096, 512)
+        (x @ x.T).relu()  # the first ops: the CPU kernels load, and Numba with them
+        from tensorgrad.kernels import cpu_threads
+        print(tg.get_num_threads(), len(cpu_threads.thread_parts(4096)))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "1"]
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

@@ -164,11 +164,15 @@ for _device in _KERNEL_MODULES:
 
 
 def set_num_threads(n: int):
-    """Numba's threads for the CPU kernels' parallel loops (tg.set_num_threads calls this), at most
-    the NUMBA_NUM_THREADS Numba started with.  Numba is imported here only when asked."""
+    """The CPU kernels' threads (tg.set_num_threads calls this): Numba's for their parallel loops, at
+    most the NUMBA_NUM_THREADS Numba started with, and the count the ops that split their own work
+    split it over (cpu_threads.py).  Numba is imported here only when asked."""
     import numba  # noqa: PLC0415
 
+    from . import cpu_threads  # noqa: PLC0415  (it imports the Numba kernels: only when asked)
+
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    cpu_threads.set_count(n)
 
 
 def compile_error(kernel: str, error: Exception) -> KernelError:

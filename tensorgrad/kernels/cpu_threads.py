@@ -17,8 +17,8 @@ While parts run on several threads:
 - the Numba kernels run their serial compilation (cpu.py's `serial_kernels`), so each thread
   computes its rows alone; each row's result is the same whatever the thread that computed it
   (cpu.py's rows are computed start to end by one thread), so the parts change no value.
-The threads are the BLAS library's count when the op runs (tg.set_num_threads sets it); with one,
-the parts run one after the other on the calling thread.
+The threads are the count tg.set_num_threads chose, or before any choice the BLAS library's own
+(`_thread_count`); with one, the parts run one after the other on the calling thread.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ MIN_SPLIT_WORK = 1 << 20
 PART_WORK = 1 << 20
 
 _lock = threading.Lock()
+_count = None  # the thread count tg.set_num_threads chose (set_count); None: the BLAS library's own
 _blas = None  # threadpoolctl's controller of the BLAS libraries NumPy loaded (made on first use)
 _pool = None  # (workers, ThreadPoolExecutor, the process it belongs to)
 
@@ -72,9 +73,9 @@ def row_parts(rows: int, work: int) -> list:
 
 
 def thread_parts(rows: int) -> list:
-    """`rows` split into one run of consecutive rows per BLAS thread (as even as they go), for a
+    """`rows` split into one run of consecutive rows per thread (as even as they go), for a
     product large enough to run at the GEMM rate in each: [slice(0, rows)] with one thread."""
-    workers = min(rows, _blas_threads())
+    workers = min(rows, _thread_count())
     if workers < 2:
         return [slice(0, rows)]
     return even_split(rows, workers)
@@ -85,7 +86,21 @@ def even_split(n: int, count: int) -> list:
     return [slice(n * i // count, n * (i + 1) // count) for i in range(count)]
 
 
-def _blas_threads() -> int:
+def set_count(n: int):
+    """Split over `n` threads from now on (tg.set_num_threads calls this through kernels.set_num_threads)."""
+    global _count
+    _count = n
+
+
+def _thread_count() -> int:
+    """The threads to split an op's work over: 1 inside a part (parts never split again); the count
+    tg.set_num_threads chose; before any choice, the BLAS library's own count.  The choice is kept
+    here rather than read back from the BLAS libraries: a library loaded after it (Numba's import
+    loads SciPy's OpenBLAS) starts with one thread per core."""
+    if cpu._serial_only:
+        return 1
+    if _count is not None:
+        return _count
     try:
         return max((lib.num_threads for lib in _blas_controller().lib_controllers), default=1)
     except ImportError:  # no threadpoolctl: one thread runs the parts, the BLAS library's threads the products
@@ -93,11 +108,11 @@ def _blas_threads() -> int:
 
 
 def run_parts(fn, parts: list) -> list:
-    """[fn(part) for part in parts].  With several parts and several BLAS threads, each thread runs
+    """[fn(part) for part in parts].  With several parts and several threads, each thread runs
     its own run of consecutive parts, with the BLAS library at one thread and the Numba kernels
     serial meanwhile.  The first exception raised by a part is raised here, after every thread
     has finished."""
-    workers = min(len(parts), _blas_threads()) if len(parts) > 1 else 1
+    workers = min(len(parts), _thread_count()) if len(parts) > 1 else 1
     if workers == 1:
         return [fn(part) for part in parts]
     n = len(parts)
