@@ -73,7 +73,7 @@ def test_load_state_dict_into_a_fused_optimizer():
         np.testing.assert_array_equal(p.numpy(), q.numpy())  # same float64 ops: identical
 
 
-def test_a_parameter_without_gradient_falls_back_to_the_loop():
+def test_a_parameter_without_gradient_is_left_and_the_rest_still_update_in_flat_runs():
     a = tg.nn.Parameter(tg.ones(3))
     b = tg.nn.Parameter(tg.ones(2))
     opt = AdamW([a, b], lr=0.1)
@@ -81,8 +81,36 @@ def test_a_parameter_without_gradient_falls_back_to_the_loop():
     opt.step()
     assert b.numpy().tolist() == [1.0, 1.0] and b not in opt.state
     (a.sum() + b.sum()).backward()
-    opt.step()  # a at step 2, b at step 1: the loop handles it
+    opt.step()  # a at step 2, b at step 1: one flat update each
     assert opt.state[a]["step"] == 2 and opt.state[b]["step"] == 1
+    flat = opt._flat[id(opt.param_groups[0])]
+    assert a._data is flat.data_views[0] and b._data is flat.data_views[1]  # still the flat arrays
+
+
+def test_parameters_at_different_steps_keep_the_loops_numbers_and_the_fused_path(monkeypatch):
+    """Some parameters frozen for a few steps (no gradient), then trained again: their step counts
+    stay behind the others' for good.  The fused step updates each run of consecutive parameters at
+    one step count on the flat arrays (a few updates, not one per parameter) and gives the loop's
+    numbers exactly."""
+    from tensorgrad.optim import adamw
+
+    def freeze(i, model, opt):
+        frozen = i in (0, 1)  # the token embedding and the first block's attention: no gradient at steps 1, 2
+        for p in [model.token_embedding_table.weight, *model.blocks[0].sa.parameters()]:
+            p.requires_grad_(not frozen)
+
+    updates = []
+    real_update = adamw._update
+    monkeypatch.setattr(adamw, "_update", lambda *args: updates.append(args[4]) or real_update(*args))
+    a, opt = _run(fused=True, steps=6, between=freeze)
+    fused_updates = len(updates)
+    b, _ = _run(fused=False, steps=6, between=freeze)
+    for (n, p), q in zip(a.named_parameters(), b.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=n)  # the same float64 operations
+    steps = {opt.state[p]["step"] for p in a.parameters()}
+    assert steps == {4, 6}  # the frozen ones two steps behind
+    assert fused_updates <= 6 * 5  # a few runs per step (the loop makes one update per parameter: 6 * 42)
+    assert len(updates) - fused_updates > 6 * 30
 
 
 def test_fused_true_refuses_mixed_dtypes():

@@ -14,7 +14,8 @@ class AdamW(Optimizer):
     group on one device with one dtype) a group's parameters and moments live in flat arrays
     (optim/flat.py), the gradients are copied into one at each step, and a step is one update
     over all of them (the device's adamw_step kernel, or ops/adamw.py's adamw_update_), instead of a Python loop
-    over each parameter.  Same numbers either way (tests/test_optim_fused.py)."""
+    over each parameter; after steps where some parameters had no gradient, one update per run of
+    consecutive parameters at one step count.  Same numbers either way (tests/test_optim_fused.py)."""
 
     def __init__(
         self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
@@ -60,22 +61,22 @@ class AdamW(Optimizer):
         return s
 
     def _fused_step(self, group: dict, hyper: dict) -> bool:
-        """One update of the whole group on its flat arrays; False where it does not apply (a
-        parameter without a gradient this step, or parameters at different steps)."""
+        """The group's update on its flat arrays: one update per run of consecutive parameters that
+        have a gradient and are at one step count, which is one run for the whole group when every
+        parameter has a gradient at every step.  A parameter without a gradient this step is left as
+        it is, as the per-parameter loop leaves it, and its step count stays behind the others'.
+        False where the flat arrays do not apply (FlatGroup.fits)."""
         params = group["params"]
-        if any(p.grad is None for p in params):
-            return False
-        steps = {s["step"] if s else 0 for s in map(self.state.get, params)}
-        if len(steps) != 1:
-            return False
         flat = self._flat.get(id(group))
         if flat is None or flat.params != params or not flat.sync(self.state):
             if not FlatGroup.fits(params):
                 return False
             flat = self._flat[id(group)] = FlatGroup(params, ("exp_avg", "exp_avg_sq"))
             flat.sync(self.state)  # copies any existing state into the flat arrays
-        step = steps.pop() + 1
+        runs = []  # [first, end, step]: params[first:end] have gradients and are at this step now
         for i, p in enumerate(params):
+            if p.grad is None:
+                continue
             s = self.state.get(p)
             if s is None:
                 s = self.state[p] = {
@@ -83,11 +84,18 @@ class AdamW(Optimizer):
                     "exp_avg": Tensor._make(flat.state_views["exp_avg"][i], p.device, False),
                     "exp_avg_sq": Tensor._make(flat.state_views["exp_avg_sq"][i], p.device, False),
                 }
-            s["step"] = step
+            s["step"] += 1
+            if runs and runs[-1][1] == i and runs[-1][2] == s["step"]:
+                runs[-1][1] = i + 1
+            else:
+                runs.append([i, i + 1, s["step"]])
         flat.gather_grads()  # the gradients into the group's flat gradient array
-        _update(flat.data, flat.grad, flat.state["exp_avg"], flat.state["exp_avg_sq"], step, flat.device, hyper)
-        for p in params:  # every parameter was written in place
-            p._bump_version()
+        m, v = flat.state["exp_avg"], flat.state["exp_avg_sq"]
+        for first, end, step in runs:
+            run = slice(flat.bounds[first][0], flat.bounds[end - 1][1])  # their part of the flat arrays
+            _update(flat.data[run], flat.grad[run], m[run], v[run], step, flat.device, hyper)
+            for p in params[first:end]:  # every parameter of the run was written in place
+                p._bump_version()
         return True
 
 

@@ -71,6 +71,8 @@ class FlatGroup:
         return True
 
     def gather_grads(self):
-        """Copy every parameter's gradient into the flat gradient array (all must have one)."""
+        """Copy every parameter's gradient into the flat gradient array (where a parameter has none,
+        its part keeps what it held)."""
         for p, gview in zip(self.params, self.grad_views):
-            gview[...] = p.grad._data
+            if p.grad is not None:
+                gview[...] = p.grad._data
