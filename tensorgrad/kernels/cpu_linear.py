@@ -48,8 +48,10 @@ class Linear(ref_linear.Linear):
     def _parts(self, n, k, out, *arrays):
         """Blocks of the n rows, one per thread, for a product of (n, k) by (k, out) of one kernel
         dtype worth splitting; one block (the reference runs) otherwise."""
+        if 2 * n * k * out < MIN_SPLIT_FLOPS:  # first: the `small` model's products stop here
+            return [slice(0, n)]
         dtype = arrays[0].dtype
-        if dtype not in _FLOATS or any(a.dtype != dtype for a in arrays) or 2 * n * k * out < MIN_SPLIT_FLOPS:
+        if dtype not in _FLOATS or any(a.dtype != dtype for a in arrays):
             return [slice(0, n)]
         return self.threads.thread_parts(n)
 
