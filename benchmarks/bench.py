@@ -389,6 +389,46 @@ def adamw_row(backend_name, with_torch, repeats, reference=True):
     return row
 
 
+# ----------------------------------------------------------------------------- the engine's own cost
+def engine_row(backend_name, with_torch, ops=40, chains=500, repeats=5):
+    """What the engine costs per op, apart from the math: forward and backward of a chain of `ops`
+    multiplies of 4 x 4 tensors (each by its own leaf), in microseconds per op.  The arrays are too
+    small for the math to count, so this is the Python (tensorgrad) or C++ (PyTorch) around each op:
+    the call, the graph node, the backward walk and the gradients' accumulation."""
+    device = "cuda" if backend_name == "cupy" else "cpu"
+
+    def per_op_us(lib, sync):
+        weights = [lib.randn(4, 4, device=device, requires_grad=True) for _ in range(ops)]
+        x0 = lib.randn(4, 4, device=device)
+
+        def chains_run():
+            for _ in range(chains):
+                x = x0
+                for w in weights:
+                    x = x * w
+                x.sum().backward()
+                for w in weights:
+                    w.grad = None
+            sync()
+
+        chains_run()  # warm-up
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            chains_run()
+            times.append(time.perf_counter() - t)
+        return 1e6 * statistics.median(times) / (chains * ops)
+
+    import tensorgrad as tg
+
+    row = [per_op_us(tg, lambda: tg.cuda.synchronize() if device == "cuda" else None)]
+    if with_torch:
+        import torch
+
+        row.append(per_op_us(torch, lambda: torch.cuda.synchronize() if device == "cuda" else None))
+    return row
+
+
 # ----------------------------------------------------------------------------- generation
 def generation_row(preset, backend_name, with_torch, tokens):
     import tensorgrad as tg
@@ -453,7 +493,7 @@ def main():
     p.add_argument("--threads", type=int, default=None,
                    help="CPU threads of both frameworks (default: the training programs' choice per preset)")
     p.add_argument("--no-torch", action="store_true")
-    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "ops", "generate"])
+    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "ops", "engine", "generate"])
     p.add_argument("--gen-tokens", type=int, default=500)
     p.add_argument("--tf32", action="store_true", help="GPU: TF32 matmuls in both frameworks")
     p.add_argument("--no-reference", dest="reference", action="store_false",
@@ -545,6 +585,13 @@ def main():
         rows.append(adamw_row(args.backend, with_torch, 5, args.reference))
         for row in rows:
             print("| " + row[0] + " | " + " | ".join(f"{v:.1f}" for v in row[1:]) + " |", flush=True)
+
+    if "engine" not in args.skip:
+        print("\nThe engine's cost per op: forward + backward of a chain of 40 multiplies of 4 x 4 tensors, "
+              "median us per op")
+        print("| tensorgrad |" + (" PyTorch |" if with_torch else ""))
+        print("|---:|" + ("---:|" if with_torch else ""))
+        print("| " + " | ".join(f"{v:.1f}" for v in engine_row(args.backend, with_torch)) + " |", flush=True)
 
     if "generate" not in args.skip:
         print(f"\nGeneration, {args.gen_tokens} tokens, batch 1, ms")
