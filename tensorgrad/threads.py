@@ -27,12 +27,12 @@ def _blas_limits():
 
 def set_num_threads(n: int) -> None:
     """Use `n` threads for the BLAS library's products and the fused kernels' parallel loops."""
+    global _chosen
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: the number of threads must be an integer >= 1, got {n!r}")
     limits = _blas_limits()
     if limits is None:
         raise RuntimeError("set_num_threads needs threadpoolctl to reach the BLAS library: pip install threadpoolctl")
-    global _chosen
     # The kernels first: importing Numba loads SciPy, and with it SciPy's own BLAS library, which
     # starts with one thread per core; the limit below then reaches every BLAS library loaded.
     kernels.set_num_threads(n)
