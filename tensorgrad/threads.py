@@ -15,7 +15,6 @@ import os
 
 from . import kernels
 
-_chosen = None  # the count set_num_threads set: get_num_threads gives it back, whatever loads later
 
 def _blas_limits():
     try:
@@ -27,7 +26,6 @@ def _blas_limits():
 
 def set_num_threads(n: int) -> None:
     """Use `n` threads for the BLAS library's products and the fused kernels' parallel loops."""
-    global _chosen
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: the number of threads must be an integer >= 1, got {n!r}")
     limits = _blas_limits()
@@ -37,13 +35,13 @@ def set_num_threads(n: int) -> None:
     # starts with one thread per core; the limit below then reaches every BLAS library loaded.
     kernels.set_num_threads(n)
     limits.threadpool_limits(limits=n, user_api="blas")
-    _chosen = n
 
 
 def get_num_threads() -> int:
     """The count set_num_threads set (as PyTorch's); before any, the BLAS library's thread count."""
-    if _chosen is not None:
-        return _chosen
+    chosen = kernels.chosen_threads()  # kept as given (kernels.chosen_threads says why)
+    if chosen is not None:
+        return chosen
     limits = _blas_limits()
     if limits is None:
         return os.cpu_count() or 1

@@ -163,16 +163,25 @@ for _device in _KERNEL_MODULES:
     autograd.register_kernel_loader(_device, _load)
 
 
+_chosen_threads = None  # the count set_num_threads was given (None: never called)
+
+
 def set_num_threads(n: int):
     """The CPU kernels' threads (tg.set_num_threads calls this): Numba's for their parallel loops, at
     most the NUMBA_NUM_THREADS Numba started with, and the count the ops that split their own work
-    split it over (cpu_threads.py).  Numba is imported here only when asked."""
+    split it over (cpu_threads.py reads `chosen_threads`).  Numba is imported here only when asked."""
+    global _chosen_threads
     import numba  # noqa: PLC0415
 
-    from . import cpu_threads  # noqa: PLC0415  (it imports the Numba kernels: only when asked)
-
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    cpu_threads.set_count(n)
+    _chosen_threads = n
+
+
+def chosen_threads():
+    """The count tg.set_num_threads set, kept as given: a BLAS library loaded after it (Numba's
+    import loads SciPy's OpenBLAS) starts with one thread per core, so reading the libraries back
+    would not give it.  None before any call."""
+    return _chosen_threads
 
 
 def compile_error(kernel: str, error: Exception) -> KernelError:
@@ -184,5 +193,5 @@ def compile_error(kernel: str, error: Exception) -> KernelError:
     )
 
 
-__all__ = ["MODES", "KernelError", "compile_error", "mode", "module", "reference", "set_num_threads", "substitutes",
-           "use"]  # fmt: skip
+__all__ = ["MODES", "KernelError", "chosen_threads", "compile_error", "mode", "module", "reference", "set_num_threads",
+           "substitutes", "use"]  # fmt: skip

@@ -27,6 +27,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
+from .. import kernels
 from . import cpu
 
 # Below this many (T, S) scores in all, an attention runs as one part on the calling thread: the
@@ -38,7 +39,6 @@ MIN_SPLIT_WORK = 1 << 20
 PART_WORK = 1 << 20
 
 _lock = threading.Lock()
-_count = None  # the thread count tg.set_num_threads chose (set_count); None: the BLAS library's own
 _blas = None  # threadpoolctl's controller of the BLAS libraries NumPy loaded (made on first use)
 _pool = None  # (workers, ThreadPoolExecutor, the process it belongs to)
 
@@ -86,21 +86,14 @@ def even_split(n: int, count: int) -> list:
     return [slice(n * i // count, n * (i + 1) // count) for i in range(count)]
 
 
-def set_count(n: int):
-    """Split over `n` threads from now on (tg.set_num_threads calls this through kernels.set_num_threads)."""
-    global _count
-    _count = n
-
-
 def _thread_count() -> int:
     """The threads to split an op's work over: 1 inside a part (parts never split again); the count
-    tg.set_num_threads chose; before any choice, the BLAS library's own count.  The choice is kept
-    here rather than read back from the BLAS libraries: a library loaded after it (Numba's import
-    loads SciPy's OpenBLAS) starts with one thread per core."""
+    tg.set_num_threads chose (kernels.chosen_threads); before any choice, the BLAS library's own."""
     if cpu._serial_only:
         return 1
-    if _count is not None:
-        return _count
+    chosen = kernels.chosen_threads()
+    if chosen is not None:
+        return chosen
     try:
         return max((lib.num_threads for lib in _blas_controller().lib_controllers), default=1)
     except ImportError:  # no threadpoolctl: one thread runs the parts, the BLAS library's threads the products
