@@ -37,3 +37,15 @@ def test_every_ops_file_is_on_the_map():
     on_map = {Path(p).name for p in named_paths() if p.startswith("tensorgrad/ops/")}
     files = {p.name for p in (ROOT / "tensorgrad/ops").glob("*.py") if p.name != "__init__.py"}
     assert files <= on_map, f"ops files missing from the README's map: {sorted(files - on_map)}"
+
+
+def test_ci_runs_the_readmes_test_command_in_a_fresh_venv():
+    """CI runs the README's set-up and test commands word for word, as a newcomer would."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    setup = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    commands = [line.strip() for line in setup.splitlines() if line.startswith("    python3 -m ")]
+    venv, test = commands[0], next(c for c in commands if "pytest" in c)
+    assert venv.startswith("python3 -m venv ") and venv in ci, venv
+    assert test in [line.strip().removesuffix(" || exit 1") for line in ci], test
+    assert ci.index(venv) < [line.strip().removesuffix(" || exit 1") for line in ci].index(test)

@@ -14,6 +14,8 @@ import pytest
 import tensorgrad as tg
 
 ROOT = Path(__file__).resolve().parents[1]
+# where the running Python finds its packages (a venv's and, if it sees them, the system's), not the checkout
+SITE_PACKAGES = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
 SOURCES = ["tensorgrad", "gpt", "setup.cfg", "pyproject.toml", "README.md", "CHANGELOG.md", "MANIFEST.in",
            "data/README.md"]  # fmt: skip
 
@@ -42,11 +44,16 @@ def test_the_wheel_installs_and_trains_outside_the_checkout(tmp_path):
     sdists = list((tmp_path / "dist").glob(f"tensorgrad_gpt-{tg.__version__}.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list((tmp_path / "dist").iterdir())
 
-    # a fresh venv outside the repo; NumPy (and pip: no ensurepip, which takes seconds) come from the
-    # system site-packages; --no-deps --no-index: nothing is downloaded
+    # a fresh venv outside the repo; the dependencies (NumPy, Numba, ...) and pip (no ensurepip, which
+    # takes seconds) come from the site-packages of the Python running this test, whether that is a
+    # venv or the system's, through a .pth file (--system-site-packages would see the base Python's,
+    # not a venv's); --no-deps --no-index: nothing is downloaded
     venv = tmp_path / "venv"
-    sh(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv, cwd=tmp_path, env=env)
+    sh(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path, env=env)
     py, bin_ = venv / "bin" / "python", venv / "bin"
+    purelib = sh(py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp_path, env=env)
+    purelib = Path(purelib.strip())
+    (purelib / "test_dependencies.pth").write_text("\n".join(SITE_PACKAGES) + "\n")
     sh(py, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", wheels[0], cwd=tmp_path, env=env)
 
     work = tmp_path / "elsewhere"
