@@ -40,14 +40,26 @@ from .dtypes import (
 from .errors import DeviceError, LinAlgError, ShapeError
 from .host import _pending_checks as _pending_checks  # tests/conftest.py clears it between tests
 from .host import defer_check, from_host, run_deferred_checks, storage_of, to_device, to_numpy
-from .primitives import add_at, ensure_array, erf, has_reduce_at, linalg, lu_info, quiet, reduce_at, special, svd
+from .primitives import (
+    add_at,
+    ensure_array,
+    erf,
+    getitem,
+    has_reduce_at,
+    linalg,
+    lu_info,
+    quiet,
+    reduce_at,
+    special,
+    svd,
+)
 from .random import Generator, generator_for, manual_seed, rng
 
 __all__ = [
     "DEVICES", "DeviceError", "Generator", "LinAlgError", "ShapeError", "add_at", "as_dtype", "bool_",
     "cuda_is_available",
     "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
-    "from_host", "generator_for", "has_reduce_at",
+    "from_host", "generator_for", "getitem", "has_reduce_at",
     "import_nccl", "int32", "int64", "is_array", "is_floating", "linalg", "lu_info", "manual_seed", "namespace",
     "normalize_device", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32",
     "special", "storage_of", "strict", "svd", "synchronize", "to_device", "to_numpy", "uint8",

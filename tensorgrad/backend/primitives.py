@@ -8,6 +8,8 @@
 - `special`: any other of SciPy's special functions (gammaln, digamma, i0e, ndtri, ...), by name:
   `scipy.special` on the host, `cupyx.scipy.special` on the GPU.
 - `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
+- `getitem`: array[index], where NumPy returns a scalar copy for an index down to one element
+  (a[1] of a 1-d array) and CuPy a 0-d view of the array's memory; the view on both.
 - `quiet`: IEEE arithmetic without NumPy's RuntimeWarnings (log(-1) is NaN, 1/0 is inf, a NaN cast
   to an integer is what the hardware gives), as PyTorch and CuPy compute it: silently.
 - `svd`, `linalg`: numpy.linalg and cupy.linalg (batched), the strict device running NumPy's; a
@@ -31,6 +33,20 @@ def ensure_array(xp, value):
     if isinstance(value, np.generic):
         return xp.asarray(value)
     return value
+
+
+def getitem(array, index):
+    """array[index]; an index down to one element gives a 0-d view of array's memory, as CuPy's
+    (and the strict device's) indexing does and as every other basic index does: NumPy returns a
+    scalar copy there (a[1] of a 1-d array, a[1, 2] of a 2-d one, a[()] of a 0-d one), unless the
+    index holds an Ellipsis, which changes nothing else (a[1, ...] is a[1]).  So a NumPy index gets
+    one at its end.  An advanced index (integer or boolean arrays) makes a copy, as always."""
+    if type(array) is np.ndarray:
+        if type(index) is not tuple:
+            index = index if index is Ellipsis else (index, Ellipsis)
+        elif not any(it is Ellipsis for it in index):
+            index = index + (Ellipsis,)
+    return array[index]
 
 
 def quiet():

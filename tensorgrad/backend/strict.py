@@ -142,7 +142,14 @@ class StrictArray:
     def __getitem__(self, index):
         index = _unwrap(index)
         _read_if_masked(index)
-        return _wrap(self._a[_wrap_around(self._a.shape, index)])
+        index = _wrap_around(self._a.shape, index)
+        # CuPy gives a 0-d view for an index down to one element (a[1] of a 1-d array), where NumPy
+        # gives a scalar copy unless the index holds an Ellipsis (which changes nothing else)
+        if type(index) is not tuple:
+            index = index if index is Ellipsis else (index, Ellipsis)
+        elif not any(p is Ellipsis for p in index):
+            index = index + (Ellipsis,)
+        return _wrap(self._a[index])
 
     def __setitem__(self, index, value):
         index = _unwrap(index)

@@ -57,7 +57,8 @@ class Index(Function):
 
     def forward(self, x, index, advanced):
         self.save_for_backward(x.shape, x.dtype, index, advanced)
-        return x[index]
+        # a basic index is a view of x down to one element: a 0-d view where NumPy's x[index] is a copy
+        return backend.getitem(x, index)
 
     def backward(self, g):
         shape, dtype, index, advanced = self.saved

@@ -36,8 +36,9 @@ class IndexingMixin(TensorBase):
                     it = it._data.copy() if copy else it._data
                 else:
                     it = int(it.item())
-            elif isinstance(it, list) or backend.is_array(it):
-                arr = self._constant(it)
+            elif isinstance(it, (list, tuple)) or backend.is_array(it):
+                # a tuple inside the index is a sequence of positions, as a list is (PyTorch): x[1, (2, 0)]
+                arr = self._constant(list(it) if isinstance(it, tuple) else it)
                 advanced = advanced or arr.dtype.kind in "iu"
                 it = arr._data
             out.append(it)
