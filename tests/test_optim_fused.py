@@ -207,3 +207,28 @@ def test_parameters_at_different_steps_keep_the_loops_numbers_and_the_fused_path
 def test_fused_true_refuses_mixed_dtypes():
     with pytest.raises(ValueError, match="fused"):
         AdamW([tg.nn.Parameter(tg.ones(2)), tg.nn.Parameter(tg.ones(2, dtype=tg.float64))], fused=True)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_state_tensors_held_after_load_state_dict_see_the_steps(fused):
+    """opt.state_dict()'s tensors are the live state, as in PyTorch: taken after a load_state_dict
+    (whose tensors the optimizer copies in), they show every later step on either path."""
+    x = tg.ones(3, 2)
+    lin = tg.nn.Linear(2, 2)
+    opt = AdamW(lin.parameters(), lr=0.1, fused=fused)
+    other = AdamW(lin.parameters(), lr=0.1, fused=False)
+    for o in (other, opt):
+        o.zero_grad()
+        lin(x).square().sum().backward()
+        o.step()
+    opt.load_state_dict(other.state_dict())
+    held = opt.state_dict()["state"]
+    loaded = {i: {k: t.numpy() for k, t in s.items() if k != "step"} for i, s in held.items()}
+    opt.zero_grad()
+    lin(x).square().sum().backward()
+    opt.step()
+    for i, p in enumerate(lin.parameters()):
+        for key in ("exp_avg", "exp_avg_sq"):
+            now = opt.state[p][key].numpy()
+            assert not np.array_equal(now, loaded[i][key])  # the step changed it
+            np.testing.assert_array_equal(held[i][key].numpy(), now, err_msg=f"{key} of parameter {i}")

@@ -61,6 +61,15 @@ class AdamW(Optimizer):
         }
         return s
 
+    def load_state_dict(self, state_dict: dict):
+        """Optimizer.load_state_dict; then, on the fused path, the loaded state is copied into the
+        flat arrays at once, so that the state tensors held from now on are the ones every step
+        updates (as the per-parameter loop updates the loaded tensors themselves)."""
+        super().load_state_dict(state_dict)
+        if self.fused:
+            for group in self.param_groups:
+                self._flat_group(group)
+
     def _flat_group(self, group: dict) -> FlatGroup | None:
         """The group's flat arrays, in step with its parameters and state (built or rebuilt where
         needed); None where they do not apply (FlatGroup.fits)."""
