@@ -16,9 +16,11 @@ result of magnitude ~1 differs by a few ulps times the row length: 1e-10 (float6
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 import time
+import unittest.mock
 
 import numpy as np
 import pytest
@@ -28,7 +30,7 @@ from hypothesis import strategies as st
 import tensorgrad as tg
 from tensorgrad import autograd, backend, kernels
 from tensorgrad.kernels import cpu, cpu_attention, cpu_linear, cpu_ops, cpu_threads
-from tensorgrad.ops import activation, attention, cross_entropy, dropout, embedding, layernorm, linear, softmax
+from tensorgrad.ops import activation, adamw, attention, cross_entropy, dropout, embedding, layernorm, linear, softmax
 from tensorgrad.ops.adamw import adamw_update_
 
 KERNEL = kernels.substitutes("cpu")  # reference class -> kernel class
@@ -538,6 +540,50 @@ def test_adamw_kernel_equals_reference_bit_for_bit(n, dtype, decay, seed):
         arrays[1] = ref_arrays[1] = _randn(rng, n, dtype)  # a new gradient
     for got, want in zip(arrays, ref_arrays):
         np.testing.assert_array_equal(got, want)
+
+
+@given(
+    shapes=st.lists(st.sampled_from([(), (1,), (0,), (7,), (3, 5), (2, 3, 9)]), min_size=1, max_size=6),
+    dtype=dtypes, tile=st.sampled_from([1, 4, 1 << 16]), parallel=st.booleans(), seed=st.integers(0, 2**16),
+    data=st.data(),
+)  # fmt: skip
+def test_adamw_params_kernel_equals_reference_bit_for_bit(shapes, dtype, tile, parallel, seed, data):
+    """adamw_step_params updates runs of a list of parameter arrays, each where it is (through its
+    address), with their parts of flat gradient and moment arrays: the bits of adamw_update_ on the
+    concatenated arrays, serial or parallel, in tiles of any size (a tile of 1 or 4 elements cuts
+    parameters into several), and nothing outside the run is touched."""
+    rng = np.random.default_rng(seed)
+    params = [_randn(rng, shape, dtype) for shape in shapes]
+    first = data.draw(st.integers(0, len(params) - 1))
+    end = data.draw(st.integers(first + 1, len(params)))
+    n = sum(p.size for p in params)
+    g, m, v = _randn(rng, n, dtype), _randn(rng, n, dtype) * 0.1, np.abs(_randn(rng, n, dtype))
+    want = [np.concatenate([p.reshape(-1) for p in params]), g.copy(), m.copy(), v.copy()]
+    a, b = sum(p.size for p in params[:first]), sum(p.size for p in params[:end])
+    hyper = {"lr": 3e-3, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "weight_decay": 0.1}
+    adamw_update_(*(x[a:b] for x in want), step=3, xp=np, **hyper)
+    arrays = list(params)  # the objects themselves: the kernel must write into them
+    with unittest.mock.patch.object(cpu, "_PARALLEL_MIN", 0 if parallel else 1 << 62):
+        cpu.adamw_step_params(cpu.param_table(arrays, tile), first, end, g, m, v, step=3, **hyper)
+    assert all(x is y for x, y in zip(arrays, params))
+    np.testing.assert_array_equal(np.concatenate([p.reshape(-1) for p in params]), want[0])
+    for got, expected in zip((g, m, v), want[1:]):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_the_adamw_params_kernel_op_takes_writable_contiguous_arrays_of_one_kernel_dtype():
+    ker = KERNEL[adamw.AdamWParamsUpdate]
+    ok = [np.ones((2, 3), np.float32), np.ones(4, np.float32)]
+    assert ker.accepts(ok)
+    read_only = np.ones(4, np.float32)
+    read_only.flags.writeable = False
+    for bad in (np.ones((3, 2), np.float32).T, read_only, np.ones(4, np.float64), np.ones(4, np.int64)):
+        assert not ker.accepts([ok[0], bad])
+    assert autograd.dispatch(adamw.AdamWParamsUpdate, "cpu", [ok[0], ok[0].T]) is adamw.AdamWParamsUpdate
+    op = ker("cpu", ok)
+    twin = copy.deepcopy(op)  # made anew: its table holds the copies' addresses, not the originals'
+    assert twin.params[0] is not ok[0]
+    assert twin.table[0].tolist() == [a.ctypes.data for a in twin.params] != op.table[0].tolist()
 
 
 @given(shape=st.sampled_from([(1,), (7,), (3, 5), (2, 3, 9)]), dtype=dtypes, seed=st.integers(0, 2**16))

@@ -61,6 +61,13 @@ C-contiguous (the caller makes them so), and results are new arrays unless said 
         in place on 1-D arrays of one dtype, in torch's order of operations (hyperparameters are
         Python numbers; step counts from 1)
         reference: ops.adamw.adamw_update_
+    param_table(params) -> table                                             (cpu.py only)
+    adamw_step_params(table, first, end, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps,
+                      weight_decay, step) -> None
+        table: the addresses of a list of parameter arrays (C-contiguous, writable, one dtype), valid
+        while the caller holds the arrays; adamw_step on params[first:end], each in place in its own
+        array, with their parts of grad, exp_avg, exp_avg_sq (1-D, over the whole list, in its order)
+        reference: ops.adamw.AdamWParamsUpdate
     relu_forward(x) -> y;           relu_backward(g, y) -> dx              (reference: ops.activation.ReLU)
     gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.activation.GELU)
     dropout_forward(x, keep, scale) -> x * keep * scale                      (reference: ops.dropout.Dropout)

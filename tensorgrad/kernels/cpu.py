@@ -24,8 +24,10 @@ import math
 import types
 
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange
+from numba.core import types as nb_types
 from numba.core.errors import NumbaError
+from numba.extending import intrinsic
 
 from . import compile_error
 
@@ -377,6 +379,76 @@ def adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_d
     f = param.dtype.type  # the scalars in the arrays' dtype: a float64 scalar would widen float32 math
     _run(
         "adamw_step", _adamw_step, param.size, param, grad, exp_avg, exp_avg_sq, f(1 - lr * weight_decay), f(1 - beta1),
+        f(beta2), f(1 - beta2), f(-lr / (1 - beta1**step)), f((1 - beta2**step) ** 0.5), f(eps),
+    )  # fmt: skip
+
+
+# AdamW on a list of parameters, each in its own array (PyTorch's multi-tensor apply: a table of
+# the tensors' addresses).  The moments and gradients are flat arrays over the list; the work is
+# cut into tiles of at most _TILE elements of one parameter, so that a large list splits over the
+# threads with every element computed as _adamw_step computes it.
+_TILE = 1 << 16
+
+
+@intrinsic
+def _pointer(typingctx, address, like):
+    """A pointer to `like`'s dtype at `address` (an int64 from param_table)."""
+    sig = nb_types.CPointer(like.dtype)(address, like)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
+def _adamw_step_params(addresses, offsets, tiles, t0, t1, grad, exp_avg, exp_avg_sq, decay, one_minus_beta1, beta2,
+                       one_minus_beta2, neg_step_size, bias_correction2_sqrt, eps):  # fmt: skip
+    # Tiles t0..t1-1, each (k, lo, hi): elements lo..hi-1 of parameter k, whose array is at
+    # addresses[k] and whose part of the flat arrays starts at offsets[k].  Each element as in
+    # _adamw_step, line for line.
+    for t in prange(t0, t1):
+        k, lo, hi = tiles[t, 0], tiles[t, 1], tiles[t, 2]
+        a, b = offsets[k] + lo, offsets[k] + hi  # the tile's part of the flat arrays
+        param = carray(_pointer(addresses[k], grad), offsets[k + 1] - offsets[k])[lo:hi]
+        gs, ms, vs = grad[a:b], exp_avg[a:b], exp_avg_sq[a:b]
+        for i in range(hi - lo):  # (slices indexed from 0: a loop the compiler vectorises)
+            g = gs[i]
+            p = param[i] * decay
+            m = ms[i] + (g - ms[i]) * one_minus_beta1
+            v = vs[i] * beta2 + g * one_minus_beta2 * g
+            denom = math.sqrt(v) / bias_correction2_sqrt + eps
+            param[i] = p + m * neg_step_size / denom
+            ms[i] = m
+            vs[i] = v
+
+
+_adamw_step_params = _Loop(_adamw_step_params)  # no fastmath, as _adamw_step
+
+
+def param_table(params, tile=_TILE):
+    """What adamw_step_params needs of a list of parameter arrays (C-contiguous, writable, one
+    dtype): their addresses, their parts' offsets in the flat arrays, and the tiles.  The addresses
+    are valid while the arrays live: the caller holds them as long as it uses the table."""
+    sizes = [p.size for p in params]
+    offsets = np.zeros(len(params) + 1, np.int64)
+    offsets[1:] = np.cumsum(sizes)
+    tiles, first_tile = [], [0]
+    for k, n in enumerate(sizes):
+        tiles.extend((k, lo, min(lo + tile, n)) for lo in range(0, n, tile))
+        first_tile.append(len(tiles))
+    addresses = np.array([p.ctypes.data for p in params], np.int64)
+    return addresses, offsets, np.array(tiles, np.int64).reshape(-1, 3), first_tile
+
+
+def adamw_step_params(table, first, end, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step):
+    """Reference: ops.adamw.AdamWParamsUpdate.  adamw_step on parameters first..end-1 of a
+    param_table, each in place in its own array, with their parts of the flat grad, exp_avg and
+    exp_avg_sq (1-D arrays of the parameters' dtype over the whole table)."""
+    addresses, offsets, tiles, first_tile = table
+    f = grad.dtype.type  # the scalars in the arrays' dtype, as adamw_step
+    _run(
+        "adamw_step_params", _adamw_step_params, int(offsets[end] - offsets[first]), addresses, offsets, tiles,
+        first_tile[first], first_tile[end], grad, exp_avg, exp_avg_sq, f(1 - lr * weight_decay), f(1 - beta1),
         f(beta2), f(1 - beta2), f(-lr / (1 - beta1**step)), f((1 - beta2**step) ** 0.5), f(eps),
     )  # fmt: skip
 

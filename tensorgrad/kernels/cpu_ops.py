@@ -203,7 +203,12 @@ class AdamWUpdate(f.AdamWUpdate):
     kernels = cpu
 
 
+class AdamWParamsUpdate(f.AdamWParamsUpdate):
+    __slots__ = ()
+    kernels = cpu
+
+
 KERNEL_OPS = (
     Linear, LayerNorm, ScaledDotProductAttention, PackedSelfAttention, Softmax, CrossEntropy, ReLU, GELU, Dropout,
-    Embedding, AdamWUpdate,
+    Embedding, AdamWUpdate, AdamWParamsUpdate,
 )  # fmt: skip

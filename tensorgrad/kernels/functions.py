@@ -436,3 +436,25 @@ class AdamWUpdate(_KernelOp, ref_adamw.AdamWUpdate):
         self.kernels.adamw_step(
             p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), lr, beta1, beta2, eps, weight_decay, step
         )
+
+
+class AdamWParamsUpdate(_KernelOp, ref_adamw.AdamWParamsUpdate):
+    """A run of parameters updated in one pass of the device's adamw_step_params kernel, which reads
+    and writes each parameter's own array through a table of their addresses (param_table, made
+    once for the list): none of the reference's copies."""
+
+    __slots__ = ("table",)
+    replaces = ref_adamw.AdamWParamsUpdate
+
+    @staticmethod
+    def accepts(params):
+        """C-contiguous, writable, aligned arrays of one kernel dtype: the kernel writes each one
+        through its address."""
+        return _fits(*params) and all(p.flags.c_contiguous and p.flags.writeable and p.flags.aligned for p in params)
+
+    def __init__(self, device, params):
+        super().__init__(device, params)
+        self.table = self.kernels.param_table(self.params)  # valid while self.params holds the arrays
+
+    def __call__(self, first, end, g, m, v, *, step, lr, beta1, beta2, eps, weight_decay):
+        self.kernels.adamw_step_params(self.table, first, end, g, m, v, lr, beta1, beta2, eps, weight_decay, step)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import autograd, backend
-from ..ops.adamw import AdamWUpdate
+from ..ops.adamw import AdamWParamsUpdate, AdamWUpdate
 from ..tensor import Tensor
 from .flat import FlatGroup
 from .optimizer import Optimizer
@@ -11,11 +11,12 @@ from .optimizer import Optimizer
 
 class AdamW(Optimizer):
     """torch.optim.AdamW.  With fused=True (the default where it applies: every parameter of a
-    group on one device with one dtype) a group's parameters and moments live in flat arrays
-    (optim/flat.py), the gradients are copied into one at each step, and a step is one update
-    over all of them (the device's adamw_step kernel, or ops/adamw.py's adamw_update_), instead of a Python loop
-    over each parameter; after steps where some parameters had no gradient, one update per run of
-    consecutive parameters at one step count.  Same numbers either way (tests/test_optim_fused.py)."""
+    group on one device with one dtype) a group's moments live in flat arrays (optim/flat.py), the
+    gradients are copied into one at each step, and a step is one update over all parameters, each
+    in its own array (ops/adamw.py's AdamWParamsUpdate, or the device's kernel op for it), instead
+    of a Python loop over each parameter; after steps where some parameters had no gradient, one
+    update per run of consecutive parameters at one step count.  Same numbers either way, and
+    every parameter keeps its storage either way (tests/test_optim_fused.py)."""
 
     def __init__(
         self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
@@ -60,19 +61,38 @@ class AdamW(Optimizer):
         }
         return s
 
-    def _fused_step(self, group: dict, hyper: dict) -> bool:
-        """The group's update on its flat arrays: one update per run of consecutive parameters that
-        have a gradient and are at one step count, which is one run for the whole group when every
-        parameter has a gradient at every step.  A parameter without a gradient this step is left as
-        it is, as the per-parameter loop leaves it, and its step count stays behind the others'.
-        False where the flat arrays do not apply (FlatGroup.fits)."""
+    def load_state_dict(self, state_dict: dict):
+        """Optimizer.load_state_dict; then, on the fused path, the loaded state is copied into the
+        flat arrays at once, so that the state tensors held from now on are the ones every step
+        updates (as the per-parameter loop updates the loaded tensors themselves)."""
+        super().load_state_dict(state_dict)
+        if self.fused:
+            for group in self.param_groups:
+                self._flat_group(group)
+
+    def _flat_group(self, group: dict) -> FlatGroup | None:
+        """The group's flat arrays, in step with its parameters and state (built or rebuilt where
+        needed); None where they do not apply (FlatGroup.fits)."""
         params = group["params"]
         flat = self._flat.get(id(group))
         if flat is None or flat.params != params or not flat.sync(self.state):
             if not FlatGroup.fits(params):
-                return False
+                return None
             flat = self._flat[id(group)] = FlatGroup(params, ("exp_avg", "exp_avg_sq"))
             flat.sync(self.state)  # copies any existing state into the flat arrays
+        return flat
+
+    def _fused_step(self, group: dict, hyper: dict) -> bool:
+        """The group's update with its flat gradient and moment arrays: one update per run of
+        consecutive parameters that have a gradient and are at one step count, which is one run for
+        the whole group when every parameter has a gradient at every step.  Each parameter is
+        updated in its own array (AdamWParamsUpdate: it keeps its storage).  A parameter without a
+        gradient this step is left as it is, as the per-parameter loop leaves it, and its step
+        count stays behind the others'.  False where the flat arrays do not apply (FlatGroup.fits)."""
+        flat = self._flat_group(group)
+        if flat is None:
+            return False
+        params = group["params"]
         runs = []  # [first, end, step]: params[first:end] have gradients and are at this step now
         for i, p in enumerate(params):
             if p.grad is None:
@@ -90,13 +110,25 @@ class AdamW(Optimizer):
             else:
                 runs.append([i, i + 1, s["step"]])
         flat.gather_grads()  # the gradients into the group's flat gradient array
+        update = _params_update(flat)
         m, v = flat.state["exp_avg"], flat.state["exp_avg_sq"]
         for first, end, step in runs:
-            run = slice(flat.bounds[first][0], flat.bounds[end - 1][1])  # their part of the flat arrays
-            _update(flat.data[run], flat.grad[run], m[run], v[run], step, flat.device, hyper)
+            update(first, end, flat.grad, m, v, step=step, **hyper)
             for p in params[first:end]:  # every parameter of the run was written in place
                 p._bump_version()
         return True
+
+
+def _params_update(flat: FlatGroup) -> AdamWParamsUpdate:
+    """The AdamWParamsUpdate for the group's parameter arrays (the device's kernel op where it takes
+    them: autograd.dispatch), made again when an array was replaced (FlatGroup.sync empties
+    `prepared`) or the kernel path changed (tg.kernels.use)."""
+    kernel = autograd.kernel_table(flat.device).get(AdamWParamsUpdate)
+    made = flat.prepared.get("update")
+    if made is None or made[0] is not kernel:
+        cls = autograd.dispatch(AdamWParamsUpdate, flat.device, flat.arrays)
+        made = flat.prepared["update"] = (kernel, cls(flat.device, flat.arrays))
+    return made[1]
 
 
 def _update(p, g, m, v, step, device, hyper):

@@ -1,14 +1,21 @@
-"""One flat array per parameter group, so that an optimizer step is a handful of array
-ops over all parameters at once instead of a Python loop over each of them.
+"""One flat array per parameter group for the gradients and for each kind of state, so that an
+optimizer step is a handful of array ops over all parameters at once instead of a Python loop
+over each of them.
 
-After `FlatGroup(params)`, every parameter's `.data` is a view into one flat array.  Gradients
-stay where backward puts them (each parameter's `.grad`); `gather_grads` copies them into one
-flat gradient array at step time, one pass over the gradients.  The per-parameter state tensors
-(exp_avg, ...) are views into flat state arrays too, so `state_dict()` keeps PyTorch's
-per-parameter layout.
+The parameters keep their own arrays.  Whatever shares a parameter's storage (its state_dict
+entry, `detach()`, `.data`, a view or slice of it) must see every step, as with the per-parameter
+loop and in PyTorch, and any of these may have been taken before the optimizer existed; so no
+parameter is ever moved into a flat array, and the update writes each parameter where it is (for
+AdamW: ops/adamw.py's AdamWParamsUpdate).  Gradients stay where backward puts them (each
+parameter's `.grad`); `gather_grads` copies them into the flat gradient array at step time, one
+pass over the gradients.  The per-parameter state tensors (exp_avg, ...) are the optimizer's own:
+views into the flat state arrays from their creation, so `state_dict()` keeps PyTorch's
+per-parameter layout and the update writes them where they are.
 
-Anything that replaces a parameter's array (Module.to, an assignment to .data) or its state
-(load_state_dict) breaks a view; `sync` notices by identity and copies the values back in.
+`sync` runs before each step: a parameter whose array was replaced (Module.to, an assignment to
+.data) is taken from its new array (`prepared`, what the optimizer made for the old arrays, is
+dropped), a new shape, device or dtype makes the caller rebuild the group, and state tensors that
+are no longer the flat views (load_state_dict) are copied into them.
 """
 
 from __future__ import annotations
@@ -24,19 +31,16 @@ class FlatGroup:
         self.device, self.dtype = first.device, first.dtype
         self.xp = backend.namespace(self.device)
         self.shapes = [p.shape for p in self.params]
+        self.arrays = [p._data for p in self.params]  # each parameter's own array (at the last sync)
+        self.prepared: dict = {}  # what the optimizer made for these arrays; emptied when one is replaced
         self.bounds, start = [], 0
         for p in self.params:
             self.bounds.append((start, start + p.numel()))
             start += p.numel()
-        self.data = self.xp.empty(start, dtype=self.dtype)
         self.grad = self.xp.zeros(start, dtype=self.dtype)
-        self.data_views = self._views(self.data)
         self.grad_views = self._views(self.grad)
         self.state = {key: self.xp.zeros(start, dtype=self.dtype) for key in state_keys}
         self.state_views = {key: self._views(a) for key, a in self.state.items()}
-        for p, view in zip(self.params, self.data_views):
-            view[...] = p._data
-            p._data = view
 
     @staticmethod
     def fits(params) -> bool:
@@ -52,15 +56,15 @@ class FlatGroup:
         return [flat[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
 
     def sync(self, state: dict) -> bool:
-        """Bring values the flat arrays no longer alias back in; False if the group changed shape,
-        device or dtype (then the caller rebuilds it)."""
+        """Take in replaced parameter arrays and copy state the flat arrays no longer alias into
+        them; False if a parameter changed shape, device or dtype (then the caller rebuilds the
+        group)."""
         for i, p in enumerate(self.params):
-            view = self.data_views[i]
-            if p._data is not view:  # (while it is the view, shape, device and dtype are the group's)
+            if p._data is not self.arrays[i]:  # (while it is, shape, device and dtype are the group's)
                 if p.shape != self.shapes[i] or p.device != self.device or p.dtype != self.dtype:
                     return False
-                view[...] = p._data
-                p._data = view
+                self.arrays[i] = p._data
+                self.prepared.clear()
             s = state.get(p)
             if s is not None:
                 for key, views in self.state_views.items():
