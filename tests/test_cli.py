@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -233,6 +235,31 @@ def test_a_corrupt_checkpoint_is_one_line_in_every_program(tmp_path, corpus, cap
         assert_error(code, err, "last.npz")
         code, out, err = run(main, [tmp_path / "missing.npz", *extra], capsys)
         assert_error(code, err, "missing.npz")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_checkpoint_path_that_is_a_fifo_is_one_line_not_a_hang(tmp_path, corpus, capsys):
+    fifo = tmp_path / "best.npz"
+    os.mkfifo(fifo)
+    stop = threading.Event()
+
+    def unblock():  # a writer for a load that waits on the FIFO (the defect): the test fails, never hangs
+        while not stop.is_set():
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass  # no reader waiting (ENXIO)
+            time.sleep(0.05)
+
+    helper = threading.Thread(target=unblock, daemon=True)
+    helper.start()
+    try:
+        for main, extra in ((generate.main, []), (probe.main, ["--data", corpus]), (inspect_model.main, [])):
+            code, out, err = run(main, [fifo, *extra], capsys)
+            assert_error(code, err, f"{fifo}: is a FIFO, not a checkpoint file")
+    finally:
+        stop.set()
+        helper.join()
 
 
 def test_a_checkpoint_that_is_not_a_training_checkpoint(tmp_path, capsys):
