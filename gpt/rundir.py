@@ -13,6 +13,8 @@
   a kill leaves either the old file or the new one.  Temporary files of our own naming,
   `.NAME.<12 hex>.tmp` as tg.save writes them, are left only by a kill and are removed when
   the next run takes the lock.
+- A run file that is a symlink is written through (its target replaced, the link kept), and
+  counts as a run even when its target is gone.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ class RunDirError(RuntimeError):
 
 
 def holds_run(out: Path) -> bool:
-    return any((out / name).exists() for name in RUN_FILES)
+    """Whether `out` holds a run's files; a symlink among them counts, even one whose target is
+    gone, since the run's writes would go through it (as tg.save writes through a link)."""
+    return any(os.path.lexists(out / name) for name in RUN_FILES)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -142,8 +146,9 @@ class RunDir:
 
 
 def atomic_write(path, data: bytes | str):
-    """Write `path` whole or not at all: a temporary name beside it, then a rename."""
-    path = Path(path)
+    """Write `path` whole or not at all: a temporary name beside it, then a rename.  Onto a
+    symlink, its target is written (as tg.save writes through a link), the link kept."""
+    path = Path(os.path.realpath(path))
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
     try:
         with open(tmp, "xb") as f:

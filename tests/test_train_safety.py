@@ -167,6 +167,34 @@ def test_summary_lists_every_resume(tmp_path, corpus, capsys, monkeypatch):
                        {"step": 6, "changed": {"learning_rate": [0.001, 0.002]}}]  # fmt: skip
 
 
+# --------------------------------------------------------------------------- symlinked run files
+def test_symlinked_run_files_count_as_a_run_and_are_written_through(tmp_path, corpus, capsys):
+    """A symlink among the run's files, even one whose target is gone, counts as a run: it is
+    never written through without --resume, and --overwrite removes the link, not its target.
+    A resume writes through the links (tg.save as torch.save, and the run's other files too)."""
+    elsewhere, run_dir = tmp_path / "elsewhere", tmp_path / "run"
+    elsewhere.mkdir()
+    run_dir.mkdir()
+    (run_dir / "last.npz").symlink_to(elsewhere / "last.npz")  # dangling
+    code, out, err = train_cli(capsys, corpus, run_dir)
+    assert_one_error_line(code, err, "already holds a run", "--overwrite")
+    assert not (elsewhere / "last.npz").exists()
+    code, out, err = train_cli(capsys, corpus, run_dir, "--overwrite")
+    assert code == 0, err
+    assert not (run_dir / "last.npz").is_symlink() and list(elsewhere.iterdir()) == []
+
+    names = ("last.npz", "best.npz", "log.jsonl", "summary.json")
+    for name in names:  # the run's files moved elsewhere, linked in
+        (run_dir / name).rename(elsewhere / name)
+        (run_dir / name).symlink_to(elsewhere / name)
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--resume")
+    assert code == 0, err
+    assert all((run_dir / name).is_symlink() for name in names)
+    assert tg.load(elsewhere / "last.npz")["step"] == 9
+    resumes = json.loads((elsewhere / "summary.json").read_text())["resumes"]
+    assert resumes == [{"step": 6, "changed": {"max_iters": [6, 9]}}]
+
+
 # --------------------------------------------------------------------------- item 11: memory
 def test_a_step_that_cannot_fit_in_memory_is_refused_before_any_work(tmp_path, corpus, capsys, monkeypatch):
     def never(*args, **kwargs):
