@@ -21,6 +21,7 @@ from gpt import data as gdata
 from gpt import train as gtrain
 from gpt.cli import generate, inspect_model, probe
 from gpt.cli import train as cli_train
+from gpt.rundir import RunDir, holds_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,14 +133,12 @@ def test_resume_compares_the_stored_vocabulary(tmp_path, corpus, capsys):
 
 def test_a_live_lock_refuses_a_second_run_and_a_stale_one_is_taken_over(tmp_path, corpus, capsys):
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    (run_dir / ".lock").write_text(f"{os.getppid()}\n")  # a live process that is not this one
-    code, out, err = train_cli(capsys, corpus, run_dir)
-    assert_error(code, err, "in use by another run", f"pid {os.getppid()}")
+    with RunDir(run_dir):  # a live run holds the directory
+        code, out, err = train_cli(capsys, corpus, run_dir)
+    assert_error(code, err, "in use by another run", f"pid {os.getpid()}")
+    assert not holds_run(run_dir)
 
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    (run_dir / ".lock").write_text(f"{dead.pid}\n")  # its process is gone: stale
+    (run_dir / ".lock").write_text(f"{os.getppid()}\n")  # left by a dead run; its pid now another process's
     code, out, err = train_cli(capsys, corpus, run_dir)
     assert code == 0, err
     assert not (run_dir / ".lock").exists()  # released at the end
