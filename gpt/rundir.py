@@ -2,25 +2,29 @@
 
     best.npz      lowest val loss so far             last.npz   the newest checkpoint (resumable)
     log.jsonl     one line per evaluation            summary.json, curves.png   written at the end
-    .lock         the pid of the run using the directory
+    .lock         locked by the run using the directory; names its pid and host
 
 - A directory that holds a run is never started over without an explicit overwrite.
-- Only one process trains in a directory at a time: `.lock` holds its pid; a lock whose
-  process is gone (killed, the machine rebooted) is stale and taken over.  Reading, judging and
-  replacing the lock happen under an flock of the directory, so two processes never both take
-  it, and the pid is in the file from the moment it exists (written whole, then renamed).
+- Only one process trains in a directory at a time: it holds an flock on `.lock` for the
+  run's lifetime, and the kernel drops it when the process ends, however it ends.  Whether a
+  run is live is the lock's alone to say, never a pid's: a pid means nothing in another PID
+  namespace (another container, another host on a shared disk, where NFS carries the lock)
+  and may belong to another process once its run is dead.  The pid and host in the file only
+  name the holder in the refusal.  A lock file left by a dead run is simply locked again.
 - Every file is written atomically (a temporary name in the same directory, then a rename), so
   a kill leaves either the old file or the new one.  Temporary files of our own naming,
   `.NAME.<12 hex>.tmp` as tg.save writes them, are left only by a kill and are removed when
   the next run takes the lock.
+- A run file that is a symlink is written through (its target replaced, the link kept), and
+  counts as a run even when its target is gone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import re
+import socket
 import uuid
 from pathlib import Path
 
@@ -36,37 +40,28 @@ class RunDirError(RuntimeError):
 
 
 def holds_run(out: Path) -> bool:
-    return any((out / name).exists() for name in RUN_FILES)
+    """Whether `out` holds a run's files; a symlink among them counts, even one whose target is
+    gone, since the run's writes would go through it (as tg.save writes through a link)."""
+    return any(os.path.lexists(out / name) for name in RUN_FILES)
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open `fd` is the file at `path` now (not one removed, or replaced, since)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+    except FileNotFoundError:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else
-        return True
-    return True
 
 
-@contextlib.contextmanager
-def _exclusive(directory: Path):
-    """Hold an exclusive flock on the directory itself while the lock file is read and replaced.
-
-    Without it two processes could both find the lock absent or stale and both take it. The
-    directory is never deleted, so every process locks the same inode, and the kernel drops the
-    flock when its holder dies: it cannot go stale."""
+def _holder(fd: int) -> str:
+    """The holder of a lock, as it wrote itself into the file: "pid 123 on host h"."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError as e:
-        raise _os_error(e, str(directory)) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
+        words = os.pread(fd, 256, 0).decode("utf-8", "replace").split()
+    except OSError:
+        words = []
+    if len(words) != 2:  # taken a moment ago, not written yet
+        return "its pid not yet written"
+    return f"pid {words[0]} on host {words[1]}"
 
 
 def _os_error(e: OSError, what: str) -> RunDirError:
@@ -79,7 +74,7 @@ class RunDir:
 
     def __init__(self, path):
         self.path = Path(path)
-        self._locked = False
+        self._fd = None  # the open .lock, flocked, while the run holds the directory
 
     def __enter__(self) -> RunDir:
         self.acquire()
@@ -98,30 +93,52 @@ class RunDir:
                 f"{arg('out_dir')} {self.path}: cannot create the directory ({e.strerror or e})"
             )) from None  # fmt: skip
         lock = self.path / LOCK
-        with _exclusive(self.path):  # one process at a time reads, judges and replaces the lock
+        while True:
             try:
-                pid = int(lock.read_text().strip())
-            except FileNotFoundError:
-                pid = None
-            except (OSError, ValueError):
-                pid = None  # unreadable or not a pid: never written by a run (ours are written whole)
-            if pid is not None and pid != os.getpid() and _pid_alive(pid):
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except OSError as e:
+                raise _os_error(e, str(lock)) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(fd)
+                os.close(fd)
                 raise RunDirError(message(
-                    f"{arg('out_dir')} {self.path} is in use by another run (pid {pid}, lock file {lock}); "
+                    f"{arg('out_dir')} {self.path} is in use by another run ({holder}, lock file {lock}); "
                     f"wait for it, or choose another {arg('out_dir')}"
-                ))  # fmt: skip
-            atomic_write(lock, f"{os.getpid()}\n")  # absent, or stale (its process is gone): ours now
-            self._locked = True
+                )) from None  # fmt: skip
+            except OSError as e:
+                os.close(fd)
+                raise RunDirError(message(
+                    f"{arg('out_dir')} {self.path}: cannot lock {lock} ({e.strerror or e}); the run directory must "
+                    "be on a filesystem with file locks"
+                )) from None  # fmt: skip
+            if _same_file(fd, lock):
+                break
+            os.close(fd)  # released and removed between our open and our flock: lock the file there now
+        self._fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
+        except OSError as e:
+            self.release()
+            raise _os_error(e, str(lock)) from None
         self.clean_stale_temp_files()
 
     def release(self):
-        if self._locked:
-            self._locked = False
-            try:
-                with _exclusive(self.path):
-                    (self.path / LOCK).unlink()
-            except OSError:
-                pass
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        lock = self.path / LOCK
+        try:
+            if _same_file(fd, lock):
+                # removed while still held: a process that opened it meanwhile finds it gone once it
+                # gets the flock, and locks the file at the path instead (acquire's loop)
+                lock.unlink()
+        except OSError:
+            pass
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
 
     def clean_stale_temp_files(self) -> list[Path]:
         """Remove `.NAME.<hex>.tmp` files (ours, left by a killed run); only while holding the lock."""
@@ -142,8 +159,9 @@ class RunDir:
 
 
 def atomic_write(path, data: bytes | str):
-    """Write `path` whole or not at all: a temporary name beside it, then a rename."""
-    path = Path(path)
+    """Write `path` whole or not at all: a temporary name beside it, then a rename.  Onto a
+    symlink, its target is written (as tg.save writes through a link), the link kept."""
+    path = Path(os.path.realpath(path))
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
     try:
         with open(tmp, "xb") as f:

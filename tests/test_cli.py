@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from gpt import data as gdata
 from gpt import train as gtrain
 from gpt.cli import generate, inspect_model, probe
 from gpt.cli import train as cli_train
+from gpt.rundir import RunDir, holds_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -130,14 +133,12 @@ def test_resume_compares_the_stored_vocabulary(tmp_path, corpus, capsys):
 
 def test_a_live_lock_refuses_a_second_run_and_a_stale_one_is_taken_over(tmp_path, corpus, capsys):
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    (run_dir / ".lock").write_text(f"{os.getppid()}\n")  # a live process that is not this one
-    code, out, err = train_cli(capsys, corpus, run_dir)
-    assert_error(code, err, "in use by another run", f"pid {os.getppid()}")
+    with RunDir(run_dir):  # a live run holds the directory
+        code, out, err = train_cli(capsys, corpus, run_dir)
+    assert_error(code, err, "in use by another run", f"pid {os.getpid()}")
+    assert not holds_run(run_dir)
 
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    (run_dir / ".lock").write_text(f"{dead.pid}\n")  # its process is gone: stale
+    (run_dir / ".lock").write_text(f"{os.getppid()}\n")  # left by a dead run; its pid now another process's
     code, out, err = train_cli(capsys, corpus, run_dir)
     assert code == 0, err
     assert not (run_dir / ".lock").exists()  # released at the end
@@ -233,6 +234,31 @@ def test_a_corrupt_checkpoint_is_one_line_in_every_program(tmp_path, corpus, cap
         assert_error(code, err, "last.npz")
         code, out, err = run(main, [tmp_path / "missing.npz", *extra], capsys)
         assert_error(code, err, "missing.npz")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_checkpoint_path_that_is_a_fifo_is_one_line_not_a_hang(tmp_path, corpus, capsys):
+    fifo = tmp_path / "best.npz"
+    os.mkfifo(fifo)
+    stop = threading.Event()
+
+    def unblock():  # a writer for a load that waits on the FIFO (the defect): the test fails, never hangs
+        while not stop.is_set():
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass  # no reader waiting (ENXIO)
+            time.sleep(0.05)
+
+    helper = threading.Thread(target=unblock, daemon=True)
+    helper.start()
+    try:
+        for main, extra in ((generate.main, []), (probe.main, ["--data", corpus]), (inspect_model.main, [])):
+            code, out, err = run(main, [fifo, *extra], capsys)
+            assert_error(code, err, f"{fifo}: is a FIFO, not a checkpoint file")
+    finally:
+        stop.set()
+        helper.join()
 
 
 def test_a_checkpoint_that_is_not_a_training_checkpoint(tmp_path, capsys):

@@ -1,10 +1,20 @@
-"""The run-directory lock under contention: processes entering `RunDir` in a loop never hold it
-two at a time, and a lock file is never judged stale before its pid is in it."""
+"""The run-directory lock: an flock held for the run's lifetime.  Under contention, processes
+entering `RunDir` in a loop never hold it two at a time; a run in another PID namespace (another
+container, another host) never takes it from a live one; a lock file left by a dead run is taken
+over whatever pid it names."""
 
 import multiprocessing
 import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_helpers import in_new_pid_namespace
 
 from gpt.rundir import LOCK, RunDir, RunDirError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 ROUNDS = 300  # per process; on the unguarded lock 4 x 300 entries overlapped several times
 
@@ -45,9 +55,54 @@ def test_the_lock_is_held_by_one_process_at_a_time(tmp_path):
     assert not (tmp_path / LOCK).exists()
 
 
-def test_a_lock_file_always_holds_its_pid(tmp_path):
-    """The lock appears whole (written to a temporary name, then renamed), so no reader can see
-    an empty lock file and judge it stale."""
+def test_the_lock_file_names_its_holder(tmp_path):
     with RunDir(tmp_path):
-        assert (tmp_path / LOCK).read_text() == f"{os.getpid()}\n"
+        assert (tmp_path / LOCK).read_text() == f"{os.getpid()} {socket.gethostname()}\n"
         assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+CONTEND = """
+import sys
+from gpt.rundir import RunDir, RunDirError
+try:
+    RunDir(sys.argv[1]).acquire()
+    print("took it")
+except RunDirError as e:
+    print(e)
+"""
+
+
+def test_a_run_in_another_pid_namespace_never_takes_a_live_runs_lock(tmp_path):
+    """This process's pid does not exist in the other namespace: a pid check there judged the
+    live run's lock stale and took it."""
+    prefix = in_new_pid_namespace()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with RunDir(tmp_path):
+        r = subprocess.run([*prefix, sys.executable, "-c", CONTEND, str(tmp_path)], env=env, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        assert "is in use by another run" in r.stdout and f"pid {os.getpid()}" in r.stdout, r.stdout
+        assert (tmp_path / LOCK).read_text().split()[0] == str(os.getpid())  # still ours
+    r = subprocess.run([*prefix, sys.executable, "-c", CONTEND, str(tmp_path)], env=env, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.stdout == "took it\n", r.stdout + r.stderr  # once released, it is taken at once
+
+
+def test_a_lock_file_left_by_a_dead_run_is_taken_over_whatever_pid_it_names(tmp_path):
+    """Its pid may be alive again as another process (reused, or this very test's parent): a
+    lock is held only while its holder lives, whatever the file says."""
+    (tmp_path / LOCK).write_text(f"{os.getppid()}\n")  # a live process, not a run
+    with RunDir(tmp_path):
+        assert (tmp_path / LOCK).read_text().split()[0] == str(os.getpid())
+    assert not (tmp_path / LOCK).exists()
+
+
+def test_a_second_entry_into_a_locked_directory_is_refused_in_the_same_process(tmp_path):
+    with RunDir(tmp_path):
+        try:
+            RunDir(tmp_path).acquire()
+        except RunDirError as e:
+            assert "is in use by another run" in str(e)
+        else:
+            raise AssertionError("a second RunDir took a held lock")
+        assert (tmp_path / LOCK).exists()

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pathlib
 import pickle
+import re
+import struct
+import threading
+import time
+import tracemalloc
+import zipfile
 
 import numpy as np
 import pytest
@@ -292,3 +299,186 @@ def test_malicious_metadata_gives_checkpoint_errors(tmp_path, root, arrays, mess
     else:
         _with_meta(path, root, **arrays)
     _bad(path, message)
+
+
+# ------------------------------------------------------------------ sizes checked before anything is read
+def _npy_header(dtype, shape) -> bytes:
+    """The header np.save writes for an array of `dtype` and `shape` (version 1.0)."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": shape}
+    )
+    return buf.getvalue()
+
+
+def _meta_entry(root) -> bytes:
+    meta = json.dumps({"format": "tensorgrad-checkpoint", "version": 1, "root": root}).encode()
+    return _npy_header(np.uint8, (len(meta),)) + meta
+
+
+def test_a_compressed_entry_is_refused_before_it_is_inflated(tmp_path):
+    """A deflated entry of zeros is a zip bomb: 64 MB from 65 KB here, 6 GB from 6 MB as easily.
+    tg.save writes entries uncompressed, so tg.load refuses compressed ones from the central
+    directory alone, before a byte is inflated."""
+    n = 16 * 2**20  # float32 elements: 64 MB inflated
+    path = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        meta = _meta_entry({"__tensor__": "t0", "dtype": "float32", "shape": [n], "requires_grad": False})
+        z.writestr("__tensorgrad__.npy", meta, compress_type=zipfile.ZIP_STORED)
+        with z.open("t0.npy", "w", force_zip64=True) as f:
+            f.write(_npy_header(np.float32, (n,)))
+            zeros = bytes(2**20)
+            for _ in range(64):
+                f.write(zeros)
+    assert path.stat().st_size < 2**20
+    tracemalloc.start()
+    try:
+        _bad(path, r"entry 't0.npy' is compressed \(deflate\)")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, peak  # 4 MB: far below the 64 MB the entry inflates to (the old load's peak)
+
+
+def test_a_savez_compressed_checkpoint_is_refused_naming_the_fix(tmp_path):
+    path = tmp_path / "c.npz"
+    tg.save({"w": tg.ones(3)}, path)
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    np.savez_compressed(path, **arrays)
+    _bad(path, "is compressed.*np.savez, not np.savez_compressed")
+
+
+def _central_record(data: bytes, name: bytes) -> int:
+    """The offset of `name`'s record in a zip's central directory."""
+    i = data.index(b"PK\x01\x02")
+    while data[i + 46 : i + 46 + len(name)] != name:
+        i = data.index(b"PK\x01\x02", i + 4)
+    return i
+
+
+def test_an_entry_larger_than_its_header_says_is_refused_before_it_is_read(tmp_path):
+    """The header claims 16M floats (64 MB) over 8 bytes of data: refused from the sizes, with
+    nothing allocated for the claim."""
+    path = tmp_path / "claim.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("__tensorgrad__.npy", _meta_entry({"__tensor__": "t0", "dtype": "float32", "shape": [2**24],
+                                                      "requires_grad": False}))  # fmt: skip
+        z.writestr("t0.npy", _npy_header(np.float32, (2**24,)) + bytes(8))
+    tracemalloc.start()
+    try:
+        _bad(path, r"entry 't0.npy': its header says float32 of shape \(16777216,\), 67108864 bytes; it holds 8")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, peak  # 4 MB: nothing near the 64 MB claimed
+
+
+def test_entries_claiming_more_than_the_file_holds_are_refused(tmp_path):
+    """Sizes in the central directory that add up to more than the file (overlapping entries
+    read the same bytes twice): refused before any entry is opened."""
+    path = tmp_path / "overlap.npz"
+    tg.save({"w": tg.zeros(1000)}, path)
+    data = bytearray(path.read_bytes())
+    i = _central_record(bytes(data), b"t0.npy")
+    size = len(data) - 100  # each entry alone fits in the file; together they do not
+    data[i + 20 : i + 28] = struct.pack("<II", size, size)  # compressed and uncompressed sizes
+    path.write_bytes(bytes(data))
+    _bad(path, r"its entries hold \d+ bytes, more than the file's \d+")
+
+
+def test_an_entry_that_is_not_an_npy_array_is_a_checkpoint_error(tmp_path):
+    path = tmp_path / "raw.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("__tensorgrad__.npy", _meta_entry({"__tensor__": "t0", "dtype": "float32", "shape": [2]}))
+        z.writestr("t0", b"not an array")
+    _bad(path, "entry 't0' is not an .npy array")
+    with zipfile.ZipFile(path, "w") as z:  # named .npy, holding something else
+        z.writestr("__tensorgrad__.npy", _meta_entry({"__tensor__": "t0", "dtype": "float32", "shape": [2]}))
+        z.writestr("t0.npy", b"not an array")
+    _bad(path, "entry 't0.npy' is not an .npy array")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "datetime64[s]", ">f4", ">i8", "longdouble", "U3"])
+def test_dtypes_tg_save_never_writes_are_refused(tmp_path, dtype):
+    path = tmp_path / "d.npz"
+    arr = np.zeros(2, dtype)
+    _with_meta(path, {"__tensor__": "t0", "dtype": str(arr.dtype), "shape": [2], "requires_grad": False}, t0=arr)
+    _bad(path, re.escape(f"entry 't0.npy' holds {arr.dtype}, which tg.save never writes"))
+
+
+@pytest.mark.parametrize("dtype", [">f4", "longdouble"])
+def test_save_refuses_what_load_would(tmp_path, dtype):
+    with pytest.raises(TypeError, match=rf"the tensor at obj\['w'\] is of dtype {np.dtype(dtype)}"):
+        tg.save({"w": tg.tensor(np.zeros(2, dtype))}, tmp_path / "x.npz")
+    assert _leftovers(tmp_path) == []
+
+
+def test_every_dtype_tg_save_writes_round_trips(tmp_path):
+    names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "float32", "float64"]  # fmt: skip
+    src = {name: tg.tensor(np.arange(6).reshape(2, 3).astype(name)) for name in names}
+    src["fortran"] = tg.tensor(np.asfortranarray(np.arange(6.0).reshape(2, 3)))
+    src["empty"] = tg.zeros(0, 3)
+    tg.save(src, tmp_path / "all.npz")
+    _assert_same(src, tg.load(tmp_path / "all.npz"))
+
+
+def _unblock(fifo: pathlib.Path, stop: threading.Event):
+    """Open the FIFO's writing end whenever a reader waits on it, so a load that opened it for
+    reading (the defect) fails the test instead of hanging it."""
+    while not stop.is_set():
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass  # no reader (ENXIO)
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_is_refused_without_being_opened_for_reading(tmp_path):
+    fifo = tmp_path / "ckpt.npz"
+    os.mkfifo(fifo)
+    stop = threading.Event()
+    helper = threading.Thread(target=_unblock, args=(fifo, stop), daemon=True)
+    helper.start()
+    try:
+        _bad(fifo, "is a FIFO, not a checkpoint file")
+    finally:
+        stop.set()
+        helper.join()
+    _bad("/dev/null", "is a character device, not a checkpoint file")
+
+
+# ------------------------------------------------------------------ symlinks
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks on this platform")
+def test_save_writes_through_a_symlink(tmp_path):
+    """As torch.save (which opens the path for writing): the link stays, its target is replaced
+    whole (atomically, beside the target), a dangling link's target is created."""
+    target, link = tmp_path / "real" / "target.npz", tmp_path / "link.npz"
+    target.parent.mkdir()
+    tg.save({"v": 1}, target)
+    link.symlink_to(os.path.join("real", "target.npz"))  # relative, as `ln -s` makes them
+    tg.save({"v": 2}, link)
+    assert link.is_symlink() and tg.load(target) == {"v": 2}
+    assert _leftovers(tmp_path) == ["link.npz", "real"] and _leftovers(target.parent) == ["target.npz"]
+    dangling = tmp_path / "dangling.npz"
+    dangling.symlink_to(tmp_path / "real" / "new.npz")
+    tg.save({"v": 3}, dangling)
+    assert dangling.is_symlink() and tg.load(tmp_path / "real" / "new.npz") == {"v": 3}
+    loop = tmp_path / "loop.npz"
+    loop.symlink_to(loop)
+    with pytest.raises(OSError):
+        tg.save({"v": 4}, loop)
+    assert loop.is_symlink()
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks on this platform")
+def test_torch_save_writes_through_a_symlink_too(tmp_path):
+    torch = pytest.importorskip("torch")
+    target, link = tmp_path / "target.pt", tmp_path / "link.pt"
+    torch.save({"v": 1}, target)
+    link.symlink_to("target.pt")
+    torch.save({"v": 2}, link)
+    assert link.is_symlink() and torch.load(target) == {"v": 2}

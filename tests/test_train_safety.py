@@ -15,12 +15,13 @@ import warnings
 from pathlib import Path
 
 import pytest
-from cli_helpers import FAST, TEXT, run
+from cli_helpers import FAST, TEXT, in_new_pid_namespace, run
 
 import tensorgrad as tg
 from gpt import progress as gprogress
 from gpt import train as gtrain
 from gpt.cli import train as cli_train
+from gpt.rundir import RunDir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -165,6 +166,51 @@ def test_summary_lists_every_resume(tmp_path, corpus, capsys, monkeypatch):
     resumes = json.loads((run_dir / "summary.json").read_text())["resumes"]
     assert resumes == [{"step": 6, "changed": {"max_iters": [6, 9]}},
                        {"step": 6, "changed": {"learning_rate": [0.001, 0.002]}}]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- symlinked run files
+def test_symlinked_run_files_count_as_a_run_and_are_written_through(tmp_path, corpus, capsys):
+    """A symlink among the run's files, even one whose target is gone, counts as a run: it is
+    never written through without --resume, and --overwrite removes the link, not its target.
+    A resume writes through the links (tg.save as torch.save, and the run's other files too)."""
+    elsewhere, run_dir = tmp_path / "elsewhere", tmp_path / "run"
+    elsewhere.mkdir()
+    run_dir.mkdir()
+    (run_dir / "last.npz").symlink_to(elsewhere / "last.npz")  # dangling
+    code, out, err = train_cli(capsys, corpus, run_dir)
+    assert_one_error_line(code, err, "already holds a run", "--overwrite")
+    assert not (elsewhere / "last.npz").exists()
+    code, out, err = train_cli(capsys, corpus, run_dir, "--overwrite")
+    assert code == 0, err
+    assert not (run_dir / "last.npz").is_symlink() and list(elsewhere.iterdir()) == []
+
+    names = ("last.npz", "best.npz", "log.jsonl", "summary.json")
+    for name in names:  # the run's files moved elsewhere, linked in
+        (run_dir / name).rename(elsewhere / name)
+        (run_dir / name).symlink_to(elsewhere / name)
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--resume")
+    assert code == 0, err
+    assert all((run_dir / name).is_symlink() for name in names)
+    assert tg.load(elsewhere / "last.npz")["step"] == 9
+    resumes = json.loads((elsewhere / "summary.json").read_text())["resumes"]
+    assert resumes == [{"step": 6, "changed": {"max_iters": [6, 9]}}]
+
+
+# --------------------------------------------------------------------------- the lock across PID namespaces
+def test_a_run_in_another_pid_namespace_cannot_overwrite_a_live_run(tmp_path, corpus, capsys):
+    """Two containers (or hosts) on one disk: the live run's pid means nothing to the second run,
+    which took the directory with --overwrite, deleted the run's files and interleaved its log."""
+    prefix = in_new_pid_namespace()
+    run_dir = tmp_path / "run"
+    assert train_cli(capsys, corpus, run_dir)[0] == 0
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    argv = ["--data", str(corpus), "--out-dir", str(run_dir), *FAST, "--overwrite"]
+    with RunDir(run_dir):  # a live run holds the directory
+        r = subprocess.run([*prefix, sys.executable, "-m", "gpt.cli.train", *argv], env=dict(os.environ,
+                           PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert_one_error_line(r.returncode, r.stderr, f"--out-dir {run_dir} is in use by another run",
+                              f"pid {os.getpid()}")  # fmt: skip
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
 
 
 # --------------------------------------------------------------------------- item 11: memory
