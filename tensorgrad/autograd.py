@@ -17,7 +17,9 @@ The engine, not each op, does the work every op shares:
   recursion so deep graphs do not hit Python's recursion limit;
 - releasing: each node's saved arrays are dropped as soon as its backward ran;
 - checking: a saved array that an in-place write changed after the forward pass
-  (x[0] = 1, x += 1, opt.step()) makes backward raise instead of using the new values.
+  (x[0] = 1, x += 1, opt.step()) makes backward raise instead of using the new values; and a
+  backward must return one gradient per input (None allowed), each of its input's shape or a
+  broadcast of it (summed back), else backward raises naming the op, as PyTorch's engine does.
 - anomaly mode (tg.autograd.detect_anomaly, anomaly.py): while on, each node keeps the traceback
   of the user's line that made it, and a NaN gradient raises naming the op and that line.
 
@@ -112,7 +114,8 @@ class TensorBase:
     requires_grad   whether backward computes a gradient for it (a property: only a floating-point
                     tensor may, and only a leaf's can be switched off; the engine reads the field
                     `_requires_grad` itself)
-    grad            that gradient (a tensor of the same class and dtype), accumulated by run_backward
+    grad            that gradient (a tensor of the same class, dtype, device and shape), accumulated by
+                    run_backward (a property: an assigned one is checked; the engine writes `_grad`)
     _ctx            the Function node that made it (None for a leaf)
     _counter        its version counter: [number of in-place writes], one list shared with its views
     _hooks          None, or its hooks (hooks.TensorHooks: register_hook, retain_grad, post-accumulate
@@ -120,7 +123,7 @@ class TensorBase:
                     `_hooks.post_accumulate` (it imports nothing of them)
     """
 
-    __slots__ = ("_data", "device", "_requires_grad", "grad", "_ctx", "_counter", "_hooks")
+    __slots__ = ("_data", "device", "_requires_grad", "_grad", "_ctx", "_counter", "_hooks")
 
     @classmethod
     def _make(cls, data, device, requires_grad):
@@ -129,7 +132,7 @@ class TensorBase:
         t._data = data
         t.device = device
         t._requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t._ctx = None
         t._counter = [0]
         t._hooks = None
@@ -152,6 +155,44 @@ class TensorBase:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         self._requires_grad = value
+
+    @property
+    def grad(self):
+        """The gradient backward accumulated (None before the first); the engine writes `_grad`."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        """As PyTorch, an assigned gradient must be None or a tensor of this tensor's dtype, device
+        and shape: one that is not would be broadcast or cast by whatever reads it (an optimizer)."""
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
+            if value is self:
+                raise RuntimeError("can't assign a tensor as its own grad")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value._data.dtype}' to a tensor with dtype "
+                    f"'{self._data.dtype}'. The gradient must have the tensor's dtype: assign "
+                    f"grad.to({self._data.dtype})"
+                )
+            if value.device != self.device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device '{value.device}' to a tensor with device "
+                    f"'{self.device}'. Please ensure that the gradient and the tensor are on the same device"
+                )
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size"
+                )
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
 
     @property
     def _version(self) -> int:
@@ -534,26 +575,35 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
         if ctx is None:  # a leaf: accumulate into .grad
             if capture is not None:
                 continue
-            if node.grad is not None:
-                node.grad._data += g
+            if node._grad is not None:
+                node._grad._data += g
             else:
-                node.grad = type(node)._make(g if id(node) in owned else g.copy(), node.device, False)
+                node._grad = type(node)._make(g if id(node) in owned else g.copy(), node.device, False)
             if hooks is not None and hooks.post_accumulate:
                 for fn in tuple(hooks.post_accumulate.values()):
-                    fn(node)
+                    if fn(node) is not None:
+                        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
             continue
         if ctx.versions is not None:
             _check_versions(ctx, node)
         in_grads = ctx.backward(g) if _profiler is None else _profiler._op(ctx, "backward", ctx.backward, g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
+        if len(in_grads) != len(ctx.parents):
+            in_grads = _check_count(ctx, in_grads)
         if anomaly.enabled:  # detect_anomaly: a NaN gradient raises, naming the op and its forward line
             anomaly.check_gradients(ctx, in_grads)
         for p, pg in zip(ctx.parents if not _inplace_epoch else parents_seen(ctx), in_grads):
             if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
                 continue
-            pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
+            returned, pg = pg, backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
             if pg.shape != p._data.shape:
+                if not expandable(p._data.shape, pg.shape):
+                    i = next(i for i, q in enumerate(in_grads) if q is returned)
+                    raise RuntimeError(
+                        f"Function {anomaly.backward_name(ctx)} returned an invalid gradient at index {i} - got "
+                        f"{list(pg.shape)} but expected shape compatible with {list(p._data.shape)}"
+                    )
                 pg = unbroadcast(pg, p._data.shape)
             if pg.dtype != p._data.dtype:  # as PyTorch: a gradient has its input's dtype
                 pg = pg.astype(p._data.dtype)
@@ -571,3 +621,22 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
             ctx.saved = None
     while _queued_callbacks:
         _queued_callbacks.pop(0)()
+
+
+def _check_count(ctx, in_grads):
+    """One gradient per input, or raise naming the op (PyTorch's check): a backward that returned
+    fewer would leave an input without its gradient, silently.  Extra gradients may only be None."""
+    n = len(ctx.parents)
+    if len(in_grads) < n or any(g is not None for g in in_grads[n:]):
+        raise RuntimeError(
+            f"function {anomaly.backward_name(ctx)} returned an incorrect number of gradients (expected {n}, "
+            f"got {len(in_grads)})"
+        )
+    return in_grads[:n]
+
+
+def expandable(shape, target) -> bool:
+    """Whether `shape` broadcasts to `target`: a gradient shaped `target` then sums back to `shape`
+    (`unbroadcast`); any other shape is a wrong gradient, never reshaped."""
+    extra = len(target) - len(shape)
+    return extra >= 0 and all(n in (1, t) for n, t in zip(shape, target[extra:]))
