@@ -11,6 +11,8 @@ retain_grad and register_post_accumulate_grad_hook (tensor_methods/hooks.py) and
 
 from __future__ import annotations
 
+import itertools
+
 from . import backend
 from .autograd import TensorBase, backpropagate
 
@@ -19,12 +21,13 @@ class RemovableHandle:
     """What every register_*hook returns: `handle.remove()` takes the hook out (as PyTorch's
     torch.utils.hooks.RemovableHandle; also a context manager that removes it on exit)."""
 
-    _next_id = 0
+    # Process-wide: one numbering of all handles.  next() of an itertools.count is one call, so two
+    # threads never take the same id (which would put both hooks under one key of a dict).
+    _ids = itertools.count()
 
     def __init__(self, *dicts):
         self._dicts = dicts  # the dicts the hook was put in (a module's forward hooks, a tensor's ...)
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
+        self.id = next(RemovableHandle._ids)
 
     def remove(self):
         for d in self._dicts:
