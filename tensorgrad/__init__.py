@@ -26,7 +26,15 @@ from . import (  # noqa: F401
     special,
     testing,
 )
-from .autograd import Function, enable_grad, is_anomaly_check_nan_enabled, is_anomaly_enabled, is_grad_enabled, no_grad
+from .autograd import (
+    Function,
+    enable_grad,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .backend import DeviceError, ShapeError, float16, float32, float64, int32, int64, uint8
 from .backend import bool_ as bool  # noqa: A001 - PyTorch's name
 from .creation import (
@@ -341,7 +349,8 @@ __all__ = [
     "autograd", "cuda", "host_memory", "kernels", "linalg", "nn", "optim", "profiler", "random", "special",
     "testing",
     # the Tensor, autograd and gradient checks
-    "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "gradcheck", "GradcheckError",
+    "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled", "gradcheck",
+    "GradcheckError",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     # errors
     "CheckpointError", "DeviceError", "ShapeError",

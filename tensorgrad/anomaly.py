@@ -10,7 +10,8 @@ While it is on (`with tg.autograd.detect_anomaly():` or `tg.autograd.set_detect_
   inf gradient passes, since inf is often a true value).
 
 When it is off, the engine reads one module attribute (`anomaly.enabled`) per op and does nothing
-more.  The engine imports this module; it imports nothing of tensorgrad.
+more.  The mode is the process's, as in PyTorch (the grad mode, by contrast, is per thread).  The
+engine imports this module; it imports nothing of tensorgrad.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import sys
 import traceback
 import warnings
 
+# Process-wide, as PyTorch's anomaly mode (a global flag there too, not a thread's): turned on in
+# one thread, every thread's ops record their stacks and every backward checks its gradients.
 enabled = False  # read by Function.apply and run_backward: record stacks / check gradients
 check_nan = True  # with enabled: raise on a NaN gradient (False: record the stacks only)
 

@@ -17,9 +17,18 @@ The engine, not each op, does the work every op shares:
   recursion so deep graphs do not hit Python's recursion limit;
 - releasing: each node's saved arrays are dropped as soon as its backward ran;
 - checking: a saved array that an in-place write changed after the forward pass
-  (x[0] = 1, x += 1, opt.step()) makes backward raise instead of using the new values.
+  (x[0] = 1, x += 1, opt.step()) makes backward raise instead of using the new values; and a
+  backward must return one gradient per input (None allowed), each of its input's shape or a
+  broadcast of it (summed back), else backward raises naming the op, as PyTorch's engine does.
 - anomaly mode (tg.autograd.detect_anomaly, anomaly.py): while on, each node keeps the traceback
   of the user's line that made it, and a NaN gradient raises naming the op and that line.
+
+Threads (as PyTorch): the grad mode (no_grad, enable_grad, set_grad_enabled), the running
+profile and the backward pass a thread runs (with its queue_callback queue) are that thread's
+own, in `_state` (a threading.local; a new thread starts with gradients on).  Process-wide, as in
+PyTorch: anomaly mode, the kernel tables and loaders, the Function subclass hooks, and the clock of
+recorded in-place writes; each says so where it is defined.  A graph itself is not locked: two
+threads running backward through one graph at once is not supported (PyTorch locks its nodes).
 
 Version counters (as PyTorch's): every tensor has one, a one-element list shared with
 its views (an op whose output array is a view of an input's shares that input's list);
@@ -57,41 +66,76 @@ kernels only then), and emptied by `clear_kernels` (`tg.kernels.use` switches pa
 from __future__ import annotations
 
 import functools
+import threading
 
 from . import anomaly, backend
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
 
-_grad_enabled = True
-_inplace_epoch = 0  # how many in-place writes have been recorded in the graph (rebase_history); 0: none yet
-_profiler = None  # the running tg.profiler.profile, if any (it sets and clears this itself)
+
+class _ThreadState(threading.local):
+    """What the engine keeps per thread, as PyTorch does: a thread's `no_grad` or profile, and the
+    backward pass it is running, are its own.  A new thread starts from these class defaults
+    (gradients on, no profile, no pass), whatever the thread that started it had.  Reading one
+    is an attribute read on a thread-local object: `apply` reads `grad_enabled` (when an input
+    requires grad) and `profiler` (only while some thread profiles: `_profiles`)."""
+
+    grad_enabled = True  # grad mode: no_grad / enable_grad / set_grad_enabled
+    profiler = None  # the tg.profiler.profile running in this thread, if any (it sets and clears this itself)
+    callbacks = None  # the queue_callback list of the backward pass this thread is running (None: no pass)
+
+
+_state = _ThreadState()
+# Process-wide: how many threads have a profile open.  While none does, `apply` reads this global
+# instead of its thread's `profiler` (a global read is the cheaper of the two, on every op).
+_profiles = 0
+_profiles_lock = threading.Lock()
+
+
+def set_thread_profiler(profile):
+    """Make `profile` (a tg.profiler.profile, or None) the calling thread's running profile:
+    profiler.py calls this on entering and leaving its `with` block."""
+    global _profiles
+    with _profiles_lock:
+        _profiles += (profile is not None) - (_state.profiler is not None)
+        _state.profiler = profile
+
+
+# Process-wide: the clock of in-place writes recorded in the graph (rebase_history), read by
+# every node made (Function.__init__); 0: none yet.  One clock for all threads (its stamps only
+# need to be ordered); it moves under _epoch_lock, so two threads' writes never share a stamp.
+_inplace_epoch = 0
+_epoch_lock = threading.Lock()
 
 
 def is_grad_enabled() -> bool:
-    return _grad_enabled
+    """Whether ops record the graph in this thread (PyTorch's torch.is_grad_enabled; per thread)."""
+    return _state.grad_enabled
 
 
 class _GradMode:
-    """Base of no_grad / enable_grad: a context manager and a decorator."""
+    """Base of no_grad / enable_grad / set_grad_enabled: a context manager and a decorator.
+    The mode is the calling thread's (as PyTorch's: thread-local)."""
 
     enabled = True
 
     def __enter__(self):
-        global _grad_enabled
-        self._prev = _grad_enabled
-        _grad_enabled = self.enabled
+        self._prev = _state.grad_enabled
+        _state.grad_enabled = self.enabled
 
     def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self._prev
+        _state.grad_enabled = self._prev
         return False
 
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with type(self)():
+            with self.clone():
                 return fn(*args, **kwargs)
 
         return wrapper
+
+    def clone(self):
+        return type(self)()
 
 
 class no_grad(_GradMode):
@@ -104,6 +148,31 @@ class enable_grad(_GradMode):
     enabled = True
 
 
+class set_grad_enabled(_GradMode):
+    """Grad mode on or off (torch.set_grad_enabled): as a call, `tg.set_grad_enabled(False)`, it
+    lasts until changed; as `with tg.set_grad_enabled(mode):` or `@tg.set_grad_enabled(mode)`, the
+    previous mode is restored after.  Only this thread's mode changes."""
+
+    def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(
+                f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
+            )
+        self._prev = _state.grad_enabled
+        self.enabled = mode
+        _state.grad_enabled = mode
+
+    def __enter__(self):
+        pass  # already set by the call
+
+    def __call__(self, fn):
+        _state.grad_enabled = self._prev  # as a decorator it sets the mode only while fn runs
+        return super().__call__(fn)
+
+    def clone(self):
+        return type(self)(self.enabled)
+
+
 class TensorBase:
     """What the engine reads and writes of a tensor; `Tensor` (tensor.py) derives from it.
 
@@ -112,7 +181,8 @@ class TensorBase:
     requires_grad   whether backward computes a gradient for it (a property: only a floating-point
                     tensor may, and only a leaf's can be switched off; the engine reads the field
                     `_requires_grad` itself)
-    grad            that gradient (a tensor of the same class and dtype), accumulated by run_backward
+    grad            that gradient (a tensor of the same class, dtype, device and shape), accumulated by
+                    run_backward (a property: an assigned one is checked; the engine writes `_grad`)
     _ctx            the Function node that made it (None for a leaf)
     _counter        its version counter: [number of in-place writes], one list shared with its views
     _hooks          None, or its hooks (hooks.TensorHooks: register_hook, retain_grad, post-accumulate
@@ -120,7 +190,7 @@ class TensorBase:
                     `_hooks.post_accumulate` (it imports nothing of them)
     """
 
-    __slots__ = ("_data", "device", "_requires_grad", "grad", "_ctx", "_counter", "_hooks")
+    __slots__ = ("_data", "device", "_requires_grad", "_grad", "_ctx", "_counter", "_hooks")
 
     @classmethod
     def _make(cls, data, device, requires_grad):
@@ -129,7 +199,7 @@ class TensorBase:
         t._data = data
         t.device = device
         t._requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t._ctx = None
         t._counter = [0]
         t._hooks = None
@@ -154,6 +224,44 @@ class TensorBase:
         self._requires_grad = value
 
     @property
+    def grad(self):
+        """The gradient backward accumulated (None before the first); the engine writes `_grad`."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        """As PyTorch, an assigned gradient must be None or a tensor of this tensor's dtype, device
+        and shape: one that is not would be broadcast or cast by whatever reads it (an optimizer)."""
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
+            if value is self:
+                raise RuntimeError("can't assign a tensor as its own grad")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value._data.dtype}' to a tensor with dtype "
+                    f"'{self._data.dtype}'. The gradient must have the tensor's dtype: assign "
+                    f"grad.to({self._data.dtype})"
+                )
+            if value.device != self.device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device '{value.device}' to a tensor with device "
+                    f"'{self.device}'. Please ensure that the gradient and the tensor are on the same device"
+                )
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size"
+                )
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
     def _version(self) -> int:
         """How many in-place writes this tensor's storage has had (PyTorch's tensor._version)."""
         return self._counter[0]
@@ -164,7 +272,7 @@ class TensorBase:
         self._counter[0] += 1
 
 
-_subclass_hooks: list = []  # called with each new Function subclass (see on_subclass)
+_subclass_hooks: list = []  # called with each new Function subclass (see on_subclass); process-wide, as the classes
 
 
 def on_subclass(hook):
@@ -236,12 +344,13 @@ class Function:
             table = kernel_table(device)
         kernel = table.get(cls)  # the device's kernel version of the op, if it has one and takes these inputs
         ctx = kernel(xp) if kernel is not None and kernel.accepts(*arrays, **params) else cls(xp)
-        if _profiler is None:
+        profiler = _state.profiler if _profiles else None
+        if profiler is None:
             out = ctx.forward(*arrays, **params)
         else:
-            out = _profiler._op(ctx, "forward", ctx.forward, *arrays, **params)
+            out = profiler._op(ctx, "forward", ctx.forward, *arrays, **params)
         out = backend.ensure_array(xp, out)
-        requires_grad = requires_grad and _grad_enabled
+        requires_grad = requires_grad and _state.grad_enabled
         result = type(first)._make(out, device, requires_grad)
         if out.base is not None:  # a view (reshape, transpose, slice): of an input?
             storage = backend.storage_of(out)
@@ -265,6 +374,7 @@ class Function:
 
 
 # --------------------------------------------------------------------------- the kernel seam
+# Process-wide, as the kernel mode that fills them (tg.kernels.use switches the whole library):
 _kernel_tables: dict = {}  # device -> {reference class: kernel class}, filled on the device's first op
 _kernel_loaders: dict = {}  # device -> loader(device) -> the device's kernel classes
 
@@ -392,12 +502,14 @@ def rebase_history(tensor, node, previous=None, view=False):
         previous = type(tensor)._make(tensor._data, tensor.device, tensor._requires_grad)
         previous._ctx = tensor._ctx
         previous._counter = tensor._counter
-    _inplace_epoch += 1
+    with _epoch_lock:  # `+= 1` is a read and a write: two threads could take the same stamp
+        _inplace_epoch += 1
+        stamp = _inplace_epoch
     node.previous = previous
-    node.stamp = _inplace_epoch
+    node.stamp = stamp
     node.rederived_view = view
     if not view:
-        tensor._counter.append(_inplace_epoch)
+        tensor._counter.append(stamp)
     tensor._ctx = node
     tensor._requires_grad = True
     return previous
@@ -486,14 +598,16 @@ def _topological_order(roots):
     return order
 
 
-_queued_callbacks: list = []  # run once the backward now running has finished (queue_callback)
-
-
 def queue_callback(fn):
-    """Have `fn()` run once the backward now running has finished (PyTorch's
+    """Have `fn()` run once the backward pass now running in this thread has finished (PyTorch's
     Variable._execution_engine.queue_callback): a hook that starts work during backward (the
-    all-reduces of DistributedDataParallel) finishes it there.  Costs backward one list check."""
-    _queued_callbacks.append(fn)
+    all-reduces of DistributedDataParallel) finishes it there.  The queue is the pass's own: a
+    backward in another thread (or one nested in a hook) neither runs nor drops it, and a pass
+    that raises drops its queue.  Outside a backward pass it raises, as PyTorch."""
+    callbacks = _state.callbacks
+    if callbacks is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    callbacks.append(fn)
 
 
 def run_backward(root, grad, retain_graph=False):
@@ -511,7 +625,19 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
     them run when its gradient is complete, i.e. when the node is reached in reverse topological
     order; a tensor without costs one attribute check."""
     order = _topological_order(roots)
-    _queued_callbacks.clear()  # left by a backward that raised
+    outer = _state.callbacks  # a pass this one runs inside (a backward called from a hook), if any
+    callbacks = _state.callbacks = []  # this pass's queue_callback queue
+    try:
+        _backpropagate(order, roots, root_grads, retain_graph, capture)
+        while callbacks:  # a callback may queue another: it runs too
+            callbacks.pop(0)()
+    finally:
+        _state.callbacks = outer
+
+
+def _backpropagate(order, roots, root_grads, retain_graph, capture):
+    """The reverse pass of `backpropagate` over `order` (its tensors, inputs first)."""
+    profiler = _state.profiler
     grads = {}
     owned = set()  # ids whose accumulated gradient is our own array (safe to add into)
     for r, g in zip(roots, root_grads):
@@ -534,26 +660,35 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
         if ctx is None:  # a leaf: accumulate into .grad
             if capture is not None:
                 continue
-            if node.grad is not None:
-                node.grad._data += g
+            if node._grad is not None:
+                node._grad._data += g
             else:
-                node.grad = type(node)._make(g if id(node) in owned else g.copy(), node.device, False)
+                node._grad = type(node)._make(g if id(node) in owned else g.copy(), node.device, False)
             if hooks is not None and hooks.post_accumulate:
                 for fn in tuple(hooks.post_accumulate.values()):
-                    fn(node)
+                    if fn(node) is not None:
+                        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
             continue
         if ctx.versions is not None:
             _check_versions(ctx, node)
-        in_grads = ctx.backward(g) if _profiler is None else _profiler._op(ctx, "backward", ctx.backward, g)
+        in_grads = ctx.backward(g) if profiler is None else profiler._op(ctx, "backward", ctx.backward, g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
+        if len(in_grads) != len(ctx.parents):
+            in_grads = _check_count(ctx, in_grads)
         if anomaly.enabled:  # detect_anomaly: a NaN gradient raises, naming the op and its forward line
             anomaly.check_gradients(ctx, in_grads)
         for p, pg in zip(ctx.parents if not _inplace_epoch else parents_seen(ctx), in_grads):
             if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
                 continue
-            pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
+            returned, pg = pg, backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
             if pg.shape != p._data.shape:
+                if not expandable(p._data.shape, pg.shape):
+                    i = next(i for i, q in enumerate(in_grads) if q is returned)
+                    raise RuntimeError(
+                        f"Function {anomaly.backward_name(ctx)} returned an invalid gradient at index {i} - got "
+                        f"{list(pg.shape)} but expected shape compatible with {list(p._data.shape)}"
+                    )
                 pg = unbroadcast(pg, p._data.shape)
             if pg.dtype != p._data.dtype:  # as PyTorch: a gradient has its input's dtype
                 pg = pg.astype(p._data.dtype)
@@ -569,5 +704,22 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
         if not retain_graph:
             ctx.parents = None
             ctx.saved = None
-    while _queued_callbacks:
-        _queued_callbacks.pop(0)()
+
+
+def _check_count(ctx, in_grads):
+    """One gradient per input, or raise naming the op (PyTorch's check): a backward that returned
+    fewer would leave an input without its gradient, silently.  Extra gradients may only be None."""
+    n = len(ctx.parents)
+    if len(in_grads) < n or any(g is not None for g in in_grads[n:]):
+        raise RuntimeError(
+            f"function {anomaly.backward_name(ctx)} returned an incorrect number of gradients (expected {n}, "
+            f"got {len(in_grads)})"
+        )
+    return in_grads[:n]
+
+
+def expandable(shape, target) -> bool:
+    """Whether `shape` broadcasts to `target`: a gradient shaped `target` then sums back to `shape`
+    (`unbroadcast`); any other shape is a wrong gradient, never reshaped."""
+    extra = len(target) - len(shape)
+    return extra >= 0 and all(n in (1, t) for n, t in zip(shape, target[extra:]))

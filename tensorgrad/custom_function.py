@@ -113,20 +113,14 @@ def _check_grads(name, grads, inputs):
             )
         if not isinstance(g, autograd.TensorBase):
             raise TypeError(f"function {name}Backward returned a {type(g).__name__} at position {i}; expected a Tensor")
-        if g.shape != x.shape and not _sums_to(g.shape, x.shape):
+        if g.shape != x.shape and not autograd.expandable(x.shape, g.shape):
             raise RuntimeError(
-                f"function {name}Backward returned an invalid gradient at index {i} - got {list(g.shape)} but "
+                f"Function {name}Backward returned an invalid gradient at index {i} - got {list(g.shape)} but "
                 f"expected shape compatible with {list(x.shape)}"
             )
         data = g._data if g.device == x.device else backend.to_device(g._data, x.device)
         out.append(data if g.dtype == x.dtype else data.astype(x.dtype))  # cast, as PyTorch does
     return tuple(out)
-
-
-def _sums_to(shape, target) -> bool:
-    """Whether a gradient of `shape` is a broadcast of `target`'s (the engine then sums it back)."""
-    extra = len(shape) - len(target)
-    return extra >= 0 and all(t in (1, s) for s, t in zip(shape[extra:], target))
 
 
 @autograd.on_subclass

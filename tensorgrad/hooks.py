@@ -11,6 +11,8 @@ retain_grad and register_post_accumulate_grad_hook (tensor_methods/hooks.py) and
 
 from __future__ import annotations
 
+import itertools
+
 from . import backend
 from .autograd import TensorBase, backpropagate
 
@@ -19,12 +21,13 @@ class RemovableHandle:
     """What every register_*hook returns: `handle.remove()` takes the hook out (as PyTorch's
     torch.utils.hooks.RemovableHandle; also a context manager that removes it on exit)."""
 
-    _next_id = 0
+    # Process-wide: one numbering of all handles.  next() of an itertools.count is one call, so two
+    # threads never take the same id (which would put both hooks under one key of a dict).
+    _ids = itertools.count()
 
     def __init__(self, *dicts):
         self._dicts = dicts  # the dicts the hook was put in (a module's forward hooks, a tensor's ...)
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
+        self.id = next(RemovableHandle._ids)
 
     def remove(self):
         for d in self._dicts:
@@ -59,7 +62,9 @@ class TensorHooks:
     def on_gradient(self, tensor, g):
         """The gradient `g` (an array) of `tensor` is complete: run its grad hooks in order, each on
         the previous one's result; then, as PyTorch, a tensor that retains its gradient adds the
-        final one into .grad.  Returns the gradient the engine goes on with."""
+        final one into .grad.  Returns the gradient the engine goes on with.  A hook's new gradient
+        must be a tensor of the gradient's dtype, device and shape (PyTorch's checks, in its order):
+        it is used as it is, never cast or broadcast."""
         if self.grad:
             t = type(tensor)._make(g, tensor.device, False)
             for fn in tuple(self.grad.values()):
@@ -68,19 +73,30 @@ class TensorHooks:
                     continue
                 if not isinstance(new, TensorBase):
                     raise TypeError(f"a tensor hook must return None or a Tensor, got {type(new).__name__}")
+                if new._data.dtype != g.dtype or new.device != tensor.device:
+                    raise RuntimeError(
+                        f"hook '{getattr(fn, '__name__', fn)}' has changed the type of value (was "
+                        f"{_type_name(g.dtype, tensor.device)} got {_type_name(new._data.dtype, new.device)}); "
+                        "return a gradient of the same dtype and device"
+                    )
                 if new._data.shape != g.shape:
                     raise RuntimeError(
                         f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
                         f"expected {tuple(g.shape)}, got {tuple(new._data.shape)}"
                     )
                 t = new
-            g = t._data if t._data.dtype == g.dtype else t._data.astype(g.dtype)
+            g = t._data
         if self.retains_grad:
-            if tensor.grad is None:
-                tensor.grad = type(tensor)._make(g.copy(), tensor.device, False)
+            if tensor._grad is None:
+                tensor._grad = type(tensor)._make(g.copy(), tensor.device, False)
             else:
-                tensor.grad._data += g
+                tensor._grad._data += g
         return g
+
+
+def _type_name(dtype, device) -> str:
+    """A gradient's type in a hook's error: its dtype, and its device where that is not the CPU."""
+    return str(dtype) if device == "cpu" else f"{dtype} on {device}"
 
 
 def hooks_of(tensor) -> TensorHooks:

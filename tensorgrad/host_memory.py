@@ -21,7 +21,7 @@ import sys
 
 _M_TRIM_THRESHOLD = -1  # mallopt parameters, from glibc's malloc.h
 _M_MMAP_MAX = -4
-_applied = False
+_applied = False  # process-wide, as malloc's settings it records
 
 
 def keep_freed_memory() -> bool:

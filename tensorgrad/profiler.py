@@ -18,7 +18,9 @@ On a GPU the device is synchronised before and after every timed piece, so each 
 device's time for that op plus its launch cost; the step runs slower than without the profiler
 (no overlap of the host with the device), but its shares are honest.
 
-Only one profile runs at a time, and only while its `with` block runs; nothing stays installed.
+Only one profile runs at a time in a thread, and only while its `with` block runs; nothing stays
+installed.  A profile is its thread's (as PyTorch's profiler, thread-local by default): it times
+the ops that thread runs, forward and backward, and another thread may run a profile of its own.
 """
 
 from __future__ import annotations
@@ -42,17 +44,19 @@ class profile:  # noqa: N801 - a context manager, named as torch.profiler.profil
         self.wall = 0.0
 
     def __enter__(self):
-        if autograd._profiler is not None:
-            raise RuntimeError("tg.profiler.profile: another profile is already running (profiles do not nest)")
+        if autograd._state.profiler is not None:
+            raise RuntimeError(
+                "tg.profiler.profile: another profile is already running in this thread (profiles do not nest)"
+            )
         backend.synchronize(self.device)
         self._started = time.perf_counter()
-        autograd._profiler = self
+        autograd.set_thread_profiler(self)
         return self
 
     def __exit__(self, *exc):
         backend.synchronize(self.device)
         self.wall += time.perf_counter() - self._started
-        autograd._profiler = None
+        autograd.set_thread_profiler(None)
         return False
 
     # ------------------------------------------------------------ timing (called by autograd)
@@ -112,7 +116,7 @@ def _share(secs, wall) -> str:
 def record(name: str):
     """Time a region of code that is not an op (an optimizer step, data loading) as one row of the
     running profile, named `name`; without a running profile it only runs the code."""
-    prof = autograd._profiler
+    prof = autograd._state.profiler
     if prof is None:
         yield
         return

@@ -28,6 +28,8 @@ from .backend.random import Generator
 
 # The CPU's default generator, as torch.default_generator: what tg.rand & co. draw from without a
 # generator=, and what tg.manual_seed seeds (and returns).  The object stays the same across seeds.
+# Process-wide, as PyTorch's: every thread draws from it (a thread wanting its own stream passes a
+# tg.Generator).
 default_generator = backend.rng("cpu")
 
 

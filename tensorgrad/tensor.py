@@ -66,7 +66,7 @@ class Tensor(
             data = backend.from_host(data, backend.as_dtype(dtype) or inferred, device)
         self._data = data
         self.device = device
-        self.grad = None
+        self._grad = None
         self._ctx = None
         self._counter = [0]
         self._hooks = None

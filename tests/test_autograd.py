@@ -209,6 +209,121 @@ def test_ops_run_without_a_graph():
     np.testing.assert_allclose(dx, y * (g - y[:, :1]), **TOL)  # y_j (g_j - sum_i g_i y_i)
 
 
+
+# ------------------------------------------------------------------ what a backward returns
+class _TwoInputs(tg.Function):
+    """A raw-array op of two inputs whose backward returns what the test sets in `grads`."""
+
+    grads = None
+
+    def forward(self, x, y):
+        return x * y
+
+    def backward(self, g):
+        return type(self).grads(g)
+
+
+def _two_input_op(name, grads):
+    return type(name, (_TwoInputs,), {"grads": staticmethod(grads)})
+
+
+@pytest.mark.parametrize(
+    "grads, got",
+    [(lambda g: g, 1), (lambda g: (g,), 1), (lambda g: (g, g, g), 3), (lambda g: (g, g, g * 0), 3)],
+    ids=["one-array", "one-tuple", "three", "three-zeros"],
+)
+def test_a_backward_with_the_wrong_number_of_gradients_raises_naming_the_op(grads, got, device):
+    """One gradient for two inputs left the second input's .grad silently None; PyTorch's check."""
+    op = _two_input_op("Scale", grads)
+    x, w = leaf([1.0, 2.0], device), leaf([3.0, 4.0], device)
+    expected = rf"function ScaleBackward0 returned an incorrect number of gradients \(expected 2, got {got}\)"
+    with pytest.raises(RuntimeError, match=expected):
+        op.apply(x, w).sum().backward()
+
+
+def test_extra_none_gradients_are_allowed(device):
+    """As PyTorch: gradients past the inputs' count may be None (nothing is lost)."""
+    op = _two_input_op("Scale", lambda g: (g, 2 * g, None))
+    x, w = leaf([1.0, 2.0], device), leaf([3.0, 4.0], device)
+    op.apply(x, w).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0] and w.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("shape", [(2,), (6,), (3, 2), (2, 1, 3)])
+def test_a_gradient_of_a_shape_that_is_no_broadcast_raises(shape, device):
+    """(6,) for a (2, 3) input used to be reshaped into place, a wrong gradient; only a broadcast of the
+    input's shape is summed back (the engine's unbroadcast)."""
+    op = _two_input_op("Scale", lambda g: (g.reshape(-1)[: int(np.prod(shape))].reshape(shape), g))
+    x, w = leaf(np.ones((2, 3)), device), leaf(np.ones((2, 3)), device)
+    got = ", ".join(map(str, shape))
+    expected = rf"Function ScaleBackward0 returned an invalid gradient at index 0 - got \[{got}\] but expected shape"
+    expected += r" compatible with \[2, 3\]"
+    with pytest.raises(RuntimeError, match=expected):
+        op.apply(x, w).sum().backward()
+
+
+def test_a_broadcast_gradient_is_summed_back(device):
+    """A gradient shaped like a broadcast of the input, (1, 2, 3) and (2, 1) for a (2, 1) input: summed."""
+    op = _two_input_op("Scale", lambda g: (g.reshape((1, *g.shape)) * 4, g))
+    x, w = leaf(np.ones((2, 1)), device), leaf(np.ones((2, 3)), device)
+    op.apply(x, w).sum().backward()
+    assert x.grad.tolist() == [[12.0], [12.0]] and w.grad.tolist() == [[1.0] * 3] * 2
+
+
+# ------------------------------------------------------------------ assigning .grad
+def test_assigned_grad_must_fit_the_tensor():
+    """A (1,) gradient on a (3,) parameter was accepted and then broadcast by the optimizers; as
+    PyTorch, a wrong shape, dtype, device or type raises at the assignment."""
+    p = tg.nn.Parameter(tg.ones(3))
+    with pytest.raises(RuntimeError, match=r"gradient of size '\[1\]' to a tensor of size '\[3\]'"):
+        p.grad = tg.tensor([1.0])
+    with pytest.raises(RuntimeError, match=r"gradient of size '\[1, 3\]' to a tensor of size '\[3\]'"):
+        p.grad = tg.ones(1, 3)
+    with pytest.raises(RuntimeError, match="gradient with dtype 'float64' to a tensor with dtype 'float32'"):
+        p.grad = tg.ones(3, dtype=tg.float64)
+    with pytest.raises(RuntimeError, match="gradient with device 'strict' to a tensor with device 'cpu'"):
+        p.grad = tg.ones(3).to("strict")
+    with pytest.raises(TypeError, match="expected to be a Tensor or None but got grad of type list"):
+        p.grad = [1.0, 1.0, 1.0]
+    with pytest.raises(TypeError, match="got grad of type ndarray"):
+        p.grad = np.ones(3, dtype=np.float32)
+    with pytest.raises(RuntimeError, match="its own grad"):
+        p.grad = p
+    assert p.grad is None  # nothing was assigned
+    p.grad = tg.full((3,), 2.0)
+    assert p.grad.tolist() == [2.0, 2.0, 2.0]
+    p.grad = None
+    assert p.grad is None
+    p.grad = tg.zeros(3)
+    del p.grad
+    assert p.grad is None
+
+
+def test_an_assigned_grad_accumulates_and_steps():
+    p = tg.nn.Parameter(tg.tensor([1.0, 2.0, 3.0]))
+    p.grad = tg.tensor([1.0, 1.0, 1.0])
+    (p * 2).sum().backward()
+    assert p.grad.tolist() == [3.0, 3.0, 3.0]
+    tg.optim.SGD([p], lr=1.0).step()
+    assert p.tolist() == [-2.0, -1.0, 0.0]
+
+
+@pytest.mark.reference
+def test_assigned_grad_errors_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (tg, torch):
+        p = lib.ones(3, requires_grad=True)
+        for bad, error in [
+            (lib.ones(1), RuntimeError),
+            (lib.ones(3, dtype=lib.float64), RuntimeError),
+            ([1.0, 2.0, 3.0], TypeError),
+        ]:
+            with pytest.raises(error, match="attempting to assign a gradient|expected to be a Tensor or None"):
+                p.grad = bad
+        q = lib.ones(3, dtype=lib.int64)
+        q.grad = lib.ones(3, dtype=lib.int64)  # an integer tensor may hold a gradient of its dtype
+
+
 # ------------------------------------------------------------------ dtypes
 def test_requires_grad_on_int_tensor_raises():
     with pytest.raises(TypeError, match="floating-point.*int64"):

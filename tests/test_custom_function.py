@@ -169,6 +169,34 @@ def test_gradient_of_the_wrong_shape():
         z.sum().backward()
 
 
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "grads",
+    [lambda g: g, lambda g: (g, g, g), lambda g: (g[:2], g), lambda g: (g.reshape(3, 1)[:2], g)],
+    ids=["too-few", "too-many", "shorter", "no-broadcast"],
+)
+def test_wrong_gradients_raise_pytorch_message(grads):
+    """The same custom Function in both libraries: the same error, word for word."""
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (tg, torch):
+
+        class Pair(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * y
+
+            @staticmethod
+            def backward(ctx, g):
+                return grads(g)
+
+        x, y = lib.ones(3, requires_grad=True), lib.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            Pair.apply(x, y).sum().backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
 def test_forward_must_return_a_tensor_and_save_only_tensors():
     class Bad(tg.autograd.Function):
         @staticmethod

@@ -87,6 +87,43 @@ def test_hook_errors_match_pytorch():
             (x * 2).register_post_accumulate_grad_hook(lambda t: None)
 
 
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf", "non-leaf"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda g: g.double(), r"has changed the type of value \(was (float32|torch.FloatTensor) got"),
+        (lambda g: g.long(), r"has changed the type of value \(was (float32|torch.FloatTensor) got"),
+        (lambda g: g[:2], "has changed the size of value"),
+        (lambda g: g.reshape(3, 1), "has changed the size of value"),
+        (lambda g: g.sum().reshape(1), "has changed the size of value"),
+    ],
+    ids=["float64", "int64", "fewer", "reshaped", "broadcastable"],
+)
+def test_a_hook_that_changes_the_gradient_type_or_size_raises_as_pytorch(change, message, leaf):
+    """A float64 gradient from a hook on a float32 tensor was cast back silently; PyTorch raises."""
+    for lib in (tg, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = x if leaf else x * 2
+        y.register_hook(change)
+        with pytest.raises(RuntimeError, match=message):
+            (y * 3).sum().backward()
+
+
+def test_a_hook_that_moves_the_gradient_to_another_device_raises():
+    x = tg.ones(3, requires_grad=True)
+    x.register_hook(lambda g: g.to("strict"))
+    with pytest.raises(RuntimeError, match=r"has changed the type of value \(was float32 got float32 on strict\)"):
+        (x * 3).sum().backward()
+
+
+def test_a_post_accumulate_hook_must_return_none_as_pytorch():
+    for lib in (tg, torch):
+        x = lib.ones(3, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: t * 2)
+        with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return None."):
+            (x * 2).sum().backward()
+
+
 def test_hook_on_root_sees_initial_gradient():
     seen = []
     x = tg.tensor([1.0, 2.0], requires_grad=True)

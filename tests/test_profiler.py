@@ -85,12 +85,12 @@ def test_nothing_stays_installed_and_profiles_do_not_nest():
     with pytest.raises(ValueError):
         with tg.profiler.profile():
             raise ValueError("a failing step")
-    assert autograd._profiler is None
+    assert autograd._state.profiler is None
     with tg.profiler.profile():
         with pytest.raises(RuntimeError, match="already running"):
             with tg.profiler.profile():
                 pass
-    assert autograd._profiler is None
+    assert autograd._state.profiler is None
     with tg.profiler.record("no profile running"):  # only runs the code
         pass
 

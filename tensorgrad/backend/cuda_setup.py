@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import DeviceError
 
-_cupy = None  # the cupy module once imported and checked
+_cupy = None  # the cupy module once imported and checked (process-wide, as the import)
 
 
 def load_cupy():
@@ -108,7 +108,8 @@ def _smoke_test_message(what, error) -> str:
 
 
 # --------------------------------------------------------------------------- TF32
-_tf32 = None  # None: CuPy's own default is left alone; True / False: set by tg.cuda.allow_tf32
+# process-wide, as torch's; None: CuPy's own default is left alone; True / False: set by tg.cuda.allow_tf32
+_tf32 = None
 _CUBLAS_DEFAULT_MATH = 0  # cublasMath_t values (cublas_api.h); CuPy's cublas module names only 0 and 1
 _CUBLAS_TF32_TENSOR_OP_MATH = 3
 

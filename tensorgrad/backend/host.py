@@ -60,7 +60,7 @@ def storage_of(array):
 # that waits for the device anyway (Tensor.item(), .numpy(), .tolist()), where a failed check
 # raises its error.  On the CPU the checks run at once.  Out-of-range ids meanwhile read a
 # wrapped-around row (CuPy's indexing), never memory outside the array.
-_pending_checks: list = []
+_pending_checks: list = []  # process-wide, as a device's queue: one thread's check may raise in another's read
 _MAX_PENDING = 256  # then they are read (one sync per 256 checks), so memory stays bounded
 
 

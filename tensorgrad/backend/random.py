@@ -152,6 +152,7 @@ class Generator:
         return self
 
 
+# Process-wide, as PyTorch's default generators (tg.manual_seed seeds them for every thread):
 _seed = None  # None: each default generator is seeded from the OS when it is made
 _rngs: dict = {}  # device -> its default Generator
 

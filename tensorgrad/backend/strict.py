@@ -42,7 +42,7 @@ class Recording:
     reads: list = field(default_factory=list)  # one name per read back to the host
 
 
-_recording: Recording | None = None
+_recording: Recording | None = None  # process-wide: a test's recording() sees every thread's calls
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ import time
 # Environment variables that say "started by an MPI launcher" (MPICH/Hydra, Open MPI, PMIx).
 _MPI_LAUNCHER_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 
-_group = None  # the backend object of the default group while it is initialized
+_group = None  # the backend object of the default group while it is initialized (process-wide, as torch's)
 
 
 class DistributedError(RuntimeError):

@@ -24,7 +24,7 @@ from .nccl import NCCLBackend
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=10)
 
-_previous_excepthook = None
+_previous_excepthook = None  # process-wide, as the sys.excepthook it wraps
 
 
 def _seconds(timeout) -> float:

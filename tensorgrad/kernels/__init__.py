@@ -106,7 +106,7 @@ def _mode_from_env() -> str:
     return value
 
 
-_mode = _mode_from_env()
+_mode = _mode_from_env()  # process-wide: tg.kernels.use switches every thread's ops (it empties the shared tables)
 _KERNEL_MODULES = {"cpu": "cpu", "cuda": "cuda"}  # device -> module of this package ("strict": none)
 
 
@@ -170,7 +170,7 @@ for _device in _KERNEL_MODULES:
     autograd.register_kernel_loader(_device, _load)
 
 
-_chosen_threads = None  # the count set_num_threads was given (None: never called)
+_chosen_threads = None  # the count set_num_threads was given (None: never called); process-wide, as torch's
 
 
 def set_num_threads(n: int):

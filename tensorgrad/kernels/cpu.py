@@ -64,7 +64,10 @@ def _jit(fn):
     return _Loop(fn, fastmath=_FAST)
 
 
-_serial_only = 0  # > 0 inside serial_kernels(): every kernel runs its serial compilation
+# > 0 inside serial_kernels(): every kernel runs its serial compilation.  Process-wide on purpose:
+# the worker threads of an op that splits its work (cpu_threads.py) must see it; another thread's
+# kernels meanwhile run serially too (slower, the same results).
+_serial_only = 0
 
 
 @contextlib.contextmanager

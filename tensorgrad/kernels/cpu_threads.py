@@ -38,6 +38,7 @@ MIN_SPLIT_WORK = 1 << 20
 # more for the calls than they save, all rows at once run from memory).
 PART_WORK = 1 << 20
 
+# Process-wide: one BLAS controller and one worker pool for the process, made under _lock.
 _lock = threading.Lock()
 _blas = None  # threadpoolctl's controller of the BLAS libraries NumPy loaded (made on first use)
 _pool = None  # (workers, ThreadPoolExecutor, the process it belongs to)

@@ -27,7 +27,7 @@ class Parameter(Tensor):
         self._data = data._data
         self._counter = data._counter  # the same storage: the same version counter
         self.device = data.device
-        self.grad = None
+        self._grad = None
         self._ctx = None
         self._hooks = None
         self.requires_grad = False

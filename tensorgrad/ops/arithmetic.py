@@ -108,11 +108,11 @@ class Pow(Function):
     def backward(self, g):
         x, p = self.saved
         if p == 0:
-            return self.xp.zeros_like(g)
+            return self.xp.zeros_like(g), None  # None: the exponent is a number
         with backend.quiet():  # as in the forward
             if p == 2:
-                return g * 2 * x
-            return g * p * x ** (p - 1)
+                return g * 2 * x, None
+            return g * p * x ** (p - 1), None
 
 
 class PowTensor(Function):
@@ -247,6 +247,7 @@ class Piecewise(Function):
 
     def forward(self, x, y=None, mode="floor", decimals=0):
         xp = self.xp
+        self.inputs = 1 if y is None else 2  # backward returns one gradient per input
         if mode == "sign":
             return sign(xp, x)
         if mode == "round":
@@ -263,7 +264,7 @@ class Piecewise(Function):
 
     def backward(self, g):
         zero = self.xp.zeros_like(g)
-        return zero, zero
+        return (zero,) * self.inputs
 
 
 class Clone(Function):
