@@ -29,9 +29,11 @@ from . import (  # noqa: F401
 from .autograd import (
     Function,
     enable_grad,
+    inference_mode,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -349,7 +351,8 @@ __all__ = [
     "autograd", "cuda", "host_memory", "kernels", "linalg", "nn", "optim", "profiler", "random", "special",
     "testing",
     # the Tensor, autograd and gradient checks
-    "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled", "gradcheck",
+    "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled", "inference_mode",
+    "is_inference_mode_enabled", "gradcheck",
     "GradcheckError",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     # errors

@@ -79,7 +79,8 @@ class _ThreadState(threading.local):
     is an attribute read on a thread-local object: `apply` reads `grad_enabled` (when an input
     requires grad) and `profiler` (only while some thread profiles: `_profiles`)."""
 
-    grad_enabled = True  # grad mode: no_grad / enable_grad / set_grad_enabled
+    grad_enabled = True  # grad mode: no_grad / enable_grad / set_grad_enabled / inference_mode
+    inference_mode = False  # inside inference_mode()
     profiler = None  # the tg.profiler.profile running in this thread, if any (it sets and clears this itself)
     callbacks = None  # the queue_callback list of the backward pass this thread is running (None: no pass)
 
@@ -146,6 +147,35 @@ class no_grad(_GradMode):
 
 class enable_grad(_GradMode):
     enabled = True
+
+
+class inference_mode(_GradMode):
+    """torch.inference_mode(mode=True): inside, this thread records no graph, as in no_grad, and
+    `is_inference_mode_enabled()` is True; `inference_mode(False)` turns grad mode on (PyTorch's
+    guard sets grad mode to `not mode`).  A context manager and a decorator, per thread.
+    Difference from PyTorch: tensors made inside are ordinary tensors, not "inference tensors"
+    (PyTorch refuses to save those for a later backward; here they may be used anywhere)."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+        self.enabled = not self.mode
+
+    def __enter__(self):
+        self._prev_inference = _state.inference_mode
+        _state.inference_mode = self.mode
+        super().__enter__()
+
+    def __exit__(self, *exc):
+        _state.inference_mode = self._prev_inference
+        return super().__exit__(*exc)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside `inference_mode()` (torch.is_inference_mode_enabled)."""
+    return _state.inference_mode
 
 
 class set_grad_enabled(_GradMode):

@@ -46,13 +46,14 @@ def wait(event):
 
 
 # ------------------------------------------------------------------ grad mode
-@pytest.mark.parametrize("mode", ["no_grad", "set_grad_enabled"])
+@pytest.mark.parametrize("mode", ["no_grad", "set_grad_enabled", "inference_mode"])
 def test_no_grad_in_a_thread_leaves_the_main_thread_recording(mode):
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     inside, done = threading.Event(), threading.Event()
 
     def worker():
-        with tg.no_grad() if mode == "no_grad" else tg.set_grad_enabled(False):
+        modes = {"no_grad": tg.no_grad, "inference_mode": tg.inference_mode}
+        with modes.get(mode, lambda: tg.set_grad_enabled(False))():
             y = x * 2
             inside.set()
             wait(done)  # the main thread records a graph while this one is in no_grad
@@ -249,3 +250,22 @@ def test_anomaly_mode_is_process_wide_as_pytorch():
             assert in_thread(lib.is_anomaly_enabled)() is True, lib.__name__
         assert in_thread(lib.is_anomaly_enabled)() is False, lib.__name__
 
+
+
+@pytest.mark.parametrize("library", ["tensorgrad", "torch"])
+def test_inference_mode_as_pytorch(library):
+    """inference_mode() turns grad mode off, inference_mode(False) on (PyTorch's guard sets grad mode
+    to `not mode`); both as a context manager and a decorator, restoring the previous modes.  The
+    same lines run on PyTorch, the contract."""
+    lib = tg if library == "tensorgrad" else pytest.importorskip("torch")
+    x = lib.ones(2, requires_grad=True)
+    with lib.inference_mode():
+        assert lib.is_inference_mode_enabled() and not lib.is_grad_enabled()
+        assert not (x * 2).requires_grad
+        with lib.inference_mode(False):
+            assert not lib.is_inference_mode_enabled() and lib.is_grad_enabled()
+            assert (x * 2).requires_grad
+        assert lib.is_inference_mode_enabled()
+    assert not lib.is_inference_mode_enabled() and lib.is_grad_enabled()
+    f = lib.inference_mode()(lambda: (lib.is_inference_mode_enabled(), (x * 2).requires_grad))
+    assert f() == (True, False) and lib.is_grad_enabled()
