@@ -6,6 +6,8 @@ fresh device array, `to_numpy` copies one back, `to_device` moves between device
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from . import strict
@@ -60,7 +62,8 @@ def storage_of(array):
 # that waits for the device anyway (Tensor.item(), .numpy(), .tolist()), where a failed check
 # raises its error.  On the CPU the checks run at once.  Out-of-range ids meanwhile read a
 # wrapped-around row (CuPy's indexing), never memory outside the array.
-_pending_checks: list = []  # process-wide, as a device's queue: one thread's check may raise in another's read
+# process-wide, as a device's queue: one thread's check may raise in another's read
+_pending_checks: collections.deque = collections.deque()
 _MAX_PENDING = 256  # then they are read (one sync per 256 checks), so memory stays bounded
 
 
@@ -75,8 +78,12 @@ def run_deferred_checks():
     """Read every queued flag, one transfer per device (a sync), and raise the first failed check's error."""
     if not _pending_checks:
         return
-    pending = _pending_checks[:]
-    _pending_checks.clear()
+    pending = []
+    while _pending_checks:  # taken one by one: a check another thread queues meanwhile is read now or next time
+        try:
+            pending.append(_pending_checks.popleft())
+        except IndexError:  # another thread's read took the last one
+            break
     failed = []
     for device in dict.fromkeys(device_of(flag) for flag, _ in pending):
         checks = [(flag, fail) for flag, fail in pending if device_of(flag) == device]
