@@ -36,6 +36,9 @@ PROGRAMS = {  # name: (main, takes a checkpoint as its first argument, the rest 
                                                   "--eval-iters", "1", "--batch-size", "2", "--out", ""]),
 }  # fmt: skip
 
+SEED_RANGE = "--seed {}: must be an integer from -2**63 to 2**64 - 1"  # PyTorch's range of seeds
+
+
 def case(flag, *argv, named=None, marks=()):
     """A bad input for `flag`: the extra command line, and what the error line must name (the flag)."""
     return pytest.param(flag, list(argv), named or flag, marks=marks, id=" ".join(a or "''" for a in argv))
@@ -69,6 +72,8 @@ CASES = {
         wrong_type("--attn-scale", "none"),
         case("--tf32", "--tf32"),  # a GPU setting, given with --backend numpy
         wrong_type("--seed", "1.5"),
+        case("--seed", "--seed", "99999999999999999999999", named=SEED_RANGE.format("99999999999999999999999")),
+        case("--seed", "--seed", str(-(2**63) - 1), named=SEED_RANGE.format(-(2**63) - 1)),
         case("--data", "--data", "{tmp}/missing.txt"),
         case("--data", "--data", "{tmp}", named="--data"),  # a directory
         case("--data", "--data", "", named="--data"),
@@ -91,6 +96,8 @@ CASES = {
         case("--tokens", "--tokens", "-1"),
         wrong_type("--tokens", "many"),
         wrong_type("--seed", "1e3"),
+        case("--seed", "--seed", "99999999999999999999999", named=SEED_RANGE.format("99999999999999999999999")),
+        case("--seed", "--seed", str(-(2**63) - 1), named=SEED_RANGE.format(-(2**63) - 1)),
         case("--temperature", "--temperature", "0"),
         case("--temperature", "--temperature", "nan"),
         case("--temperature", "--temperature", "inf"),
@@ -124,6 +131,8 @@ CASES = {
     "reproduce": [
         wrong_type("--stages", "gpt4"),
         wrong_type("--seed", "x"),
+        case("--seed", "--seed", "99999999999999999999999", named=SEED_RANGE.format("99999999999999999999999")),
+        case("--seed", "--seed", str(-(2**63) - 1), named=SEED_RANGE.format(-(2**63) - 1)),
         wrong_type("--backend", "tpu"),
         case("--data", "--data", "{tmp}/missing.txt"),
         case("--max-iters", "--max-iters", "0"),
@@ -220,9 +229,11 @@ def test_a_bad_value_is_one_error_line_naming_the_flag(program, flag, argv, name
     assert "M parameters" not in out and "step 0:" not in out  # refused before any training
 
 
+@pytest.mark.parametrize("seed", [-1, -(2**63), 2**64 - 1])
 @pytest.mark.parametrize("program", ["train", "generate", "reproduce"])
-def test_a_negative_seed_is_accepted_as_pytorch_accepts_it(program, files, capsys):
-    main, line = command(program, ["--seed", "-1"], files)
+def test_a_negative_seed_is_accepted_as_pytorch_accepts_it(program, seed, files, capsys):
+    """Every seed of PyTorch's range, [-2**63, 2**64) (negatives modulo 2**64), its ends included."""
+    main, line = command(program, ["--seed", str(seed)], files)
     code, out, err = run(main, line, capsys)
     assert code == 0, err
 

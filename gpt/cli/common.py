@@ -146,6 +146,16 @@ def check_sampling(temperature: float, tokens: int, tokens_flag="--tokens"):
         raise ConfigError(f"{tokens_flag} {tokens}: must be >= 0")
 
 
+def check_seed(seed: int | None):
+    """--seed must be in PyTorch's range of seeds, [-2**63, 2**64) (tg.manual_seed's: a negative
+    seed counts modulo 2**64), checked before any work rather than when the run seeds itself."""
+    if seed is not None and not -(2**63) <= seed < 2**64:
+        raise ConfigError(
+            f"--seed {seed}: must be an integer from -2**63 to 2**64 - 1 (the range of seeds PyTorch and tensorgrad "
+            "take; a negative seed counts modulo 2**64)"
+        )
+
+
 def check_at_most_vocabulary(flag: str, value, vocab_size: int):
     """A count of characters (--top-k, --top) must be between 1 and the model's vocabulary size."""
     if value is not None and not 1 <= value <= vocab_size:

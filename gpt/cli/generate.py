@@ -12,7 +12,15 @@ import argparse
 import tensorgrad as tg
 
 from ..checkpoint import load_model
-from .common import ArgumentParser, check_at_most_vocabulary, check_sampling, check_text, command_line, device_of
+from .common import (
+    ArgumentParser,
+    check_at_most_vocabulary,
+    check_sampling,
+    check_seed,
+    check_text,
+    command_line,
+    device_of,
+)
 
 
 @command_line
@@ -23,7 +31,7 @@ def main(argv=None):
     p.add_argument("checkpoint", help="a best.npz / last.npz written by tensorgrad-train")
     p.add_argument("--prompt", default=None, help="the start of the text (default: a newline)")
     p.add_argument("--tokens", type=int, default=500, help="characters to generate")
-    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--seed", type=int, default=1337, help="random seed, from -2**63 to 2**64 - 1 (default 1337)")
     p.add_argument("--temperature", type=float, default=1.0, help="> 0; below 1 sharpens, above 1 flattens")
     p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely characters only")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
@@ -31,6 +39,7 @@ def main(argv=None):
     if args.prompt is not None and not args.prompt:
         check_text("--prompt", args.prompt, None)  # the empty prompt, before the checkpoint is read
     check_sampling(args.temperature, args.tokens)
+    check_seed(args.seed)
     device = device_of(args.backend)
     model, tok, _ = load_model(args.checkpoint, device=device)
     check_at_most_vocabulary("--top-k", args.top_k, tok.vocab_size)  # the model's vocabulary, once it is read

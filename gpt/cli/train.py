@@ -39,7 +39,7 @@ from ..memory import check_fits, count_params
 from ..rundir import RunDir, RunDirError, atomic_write, holds_run
 from ..threads import threads_for
 from ..train import TrainingInterrupted, TrainResult, train
-from .common import ArgumentParser, check_text, check_tf32, command_line, device_of, say
+from .common import ArgumentParser, check_seed, check_text, check_tf32, command_line, device_of, say
 
 OVERRIDES = {  # flag -> config field
     "batch_size": int, "block_size": int, "n_embd": int, "n_head": int, "n_layer": int, "dropout": float,
@@ -63,7 +63,10 @@ def parse_args(argv=None):
     )
     p.add_argument("--slow-attention", action="store_true", help="the lecture's loop over heads (for study)")
     p.add_argument("--tf32", action="store_true", help="GPU only: TF32 tensor cores for float32 matmuls (faster)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default 1337; a resume keeps the run's)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="random seed, from -2**63 to 2**64 - 1 (default 1337; a resume "
+        "keeps the run's)"
+    )  # fmt: skip
     p.add_argument(
         "--data", default=None, help="path of input.txt (default: $TENSORGRAD_DATA, the checkout's data/, "
         "or ~/.cache/tensorgrad; see gpt/data.py)"
@@ -119,6 +122,7 @@ def check_args(args):
         raise ConfigError("--prompt is empty: give at least one character (the default is a newline)")
     if args.out_dir is not None and not args.out_dir:
         raise RunDirError("--out-dir is empty: give a directory, or leave the flag out to write nothing")
+    check_seed(args.seed)
     if args.threads is not None and args.threads < 1:
         raise ConfigError(f"--threads {args.threads}: must be an integer >= 1")
     check_tf32(args.tf32, device_of(args.backend))
