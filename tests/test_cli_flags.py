@@ -238,6 +238,16 @@ def test_a_negative_seed_is_accepted_as_pytorch_accepts_it(program, seed, files,
     assert code == 0, err
 
 
+@pytest.mark.parametrize("temperature", ["1e-45", "5e-324"])
+def test_a_temperature_towards_0_samples_the_most_likely_characters(temperature, files, capsys):
+    """--temperature's limit at 0 is greedy sampling (as --help says): the --top-k 1 text."""
+    main, line = command("generate", ["--tokens", "20", "--temperature", temperature], files)
+    code, out, err = run(main, line, capsys)
+    assert code == 0, err
+    main, line = command("generate", ["--tokens", "20", "--top-k", "1"], files)
+    assert run(main, line, capsys) == (0, out, "")
+
+
 def test_tf32_is_refused_on_the_cpu_in_one_line():
     """The shared check that tensorgrad-train's --tf32 goes through (a GPU setting, not ignored on the CPU)."""
     from gpt.cli.common import check_tf32

@@ -32,7 +32,10 @@ def main(argv=None):
     p.add_argument("--prompt", default=None, help="the start of the text (default: a newline)")
     p.add_argument("--tokens", type=int, default=500, help="characters to generate")
     p.add_argument("--seed", type=int, default=1337, help="random seed, from -2**63 to 2**64 - 1 (default 1337)")
-    p.add_argument("--temperature", type=float, default=1.0, help="> 0; below 1 sharpens, above 1 flattens")
+    p.add_argument(
+        "--temperature", type=float, default=1.0, help="a finite number > 0; below 1 sharpens, above 1 flattens; "
+        "towards 0, the most likely character every time (greedy, as --top-k 1: 1e-45 is that limit)"
+    )  # fmt: skip
     p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely characters only")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     args = p.parse_args(argv)
