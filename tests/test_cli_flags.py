@@ -84,6 +84,8 @@ CASES = {
         case("--sample-tokens", "--sample-tokens", "-1"),
         case("--threads", "--threads", "0"),
         wrong_type("--threads", "two"),
+        case("--threads", "--threads", "100000", named="--threads 100000: more than this machine's"),
+        case("--threads", "--threads", "10" * 20, named=f"--threads {'10' * 20}: more than this machine's"),
         case("--batch-size", "--preset", "large", "--batch-size", "100000", named="--batch-size"),  # cannot fit
         case("--prompt", "--prompt", ""),
         case("--prompt", "--prompt", "Zé", "--sample-tokens", "5", named="--prompt"),
@@ -246,6 +248,16 @@ def test_a_temperature_towards_0_samples_the_most_likely_characters(temperature,
     assert code == 0, err
     main, line = command("generate", ["--tokens", "20", "--top-k", "1"], files)
     assert run(main, line, capsys) == (0, out, "")
+
+
+def test_threads_are_at_most_the_cores(files, capsys, monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 3)
+    main, line = command("train", ["--threads", "4"], files)
+    code, out, err = run(main, line, capsys)
+    assert code == 1 and err == "error: --threads 4: more than this machine's 3 CPU cores; give at most 3\n", err
+    main, line = command("train", ["--threads", "3"], files)
+    code, out, err = run(main, line, capsys)
+    assert code == 0 and "3 CPU threads (--threads" in out, err
 
 
 def test_tf32_is_refused_on_the_cpu_in_one_line():

@@ -37,7 +37,7 @@ from ..config import PRESETS, ConfigError, get_config, preset_of, validate
 from ..data import ShakespeareData
 from ..memory import check_fits, count_params
 from ..rundir import RunDir, RunDirError, atomic_write, holds_run
-from ..threads import threads_for
+from ..threads import cpu_cores, threads_for
 from ..train import TrainingInterrupted, TrainResult, train
 from .common import ArgumentParser, check_seed, check_text, check_tf32, command_line, device_of, say
 
@@ -77,8 +77,9 @@ def parse_args(argv=None):
     p.add_argument("--sample-tokens", type=int, default=500, help="characters to generate at the end")
     p.add_argument("--prompt", default=None, help="the start of the sample (default: a newline)")
     p.add_argument(
-        "--threads", type=int, default=None, help="CPU threads for products and kernels (default: 1 for models "
-        "whose products are too small to split, such as every stage but large; else one per core)"
+        "--threads", type=int, default=None, help="CPU threads for products and kernels, at most the cores "
+        "(default: 1 for models whose products are too small to split, such as every stage but large; else one "
+        "per core)"
     )  # fmt: skip
     p.add_argument(
         "--distributed", action="store_true", help="data-parallel over the ranks of `mpiexec -n N` (MPI on the "
@@ -125,6 +126,9 @@ def check_args(args):
     check_seed(args.seed)
     if args.threads is not None and args.threads < 1:
         raise ConfigError(f"--threads {args.threads}: must be an integer >= 1")
+    if args.threads is not None and args.threads > cpu_cores():  # more would only take turns on the cores
+        raise ConfigError(f"--threads {args.threads}: more than this machine's {cpu_cores()} CPU cores; "
+                          f"give at most {cpu_cores()}")  # fmt: skip
     check_tf32(args.tf32, device_of(args.backend))
     out = Path(args.out_dir) if args.out_dir else None
     if out is not None and out.exists() and not out.is_dir():
