@@ -36,6 +36,7 @@ PROGRAMS = {  # name: (main, takes a checkpoint as its first argument, the rest 
                                                   "--eval-iters", "1", "--batch-size", "2", "--out", ""]),
 }  # fmt: skip
 
+LONGER = "--contexts 'thou art a villain' is 18 characters, longer than the model's context (its block size, 8)"
 SEED_RANGE = "--seed {}: must be an integer from -2**63 to 2**64 - 1"  # PyTorch's range of seeds
 
 
@@ -111,6 +112,7 @@ CASES = {
         case("checkpoint", "{tmp}/missing.npz", named="missing.npz"),
         case("--contexts", "--contexts", "thou", ""),
         case("--contexts", "--contexts", "Zé"),
+        case("--contexts", "--contexts", "thou", "thou art a villain", named=LONGER),  # it would see its last 8
         case("--top", "--top", "0"),
         case("--top", "--top", "100000", named=f"--top 100000: must be between 1 and the vocabulary size {VOCAB}"),
         wrong_type("--top", "all"),
@@ -303,3 +305,12 @@ def test_inspect_takes_any_prompt_for_a_model_without_attention(files, capsys):
     code, out, err = run(inspect_model.main, ["--preset", "bigram", "--data", files / "input.txt", "--batch-size", "2",
                                               "--prompt", "thou art a villain"], capsys)  # fmt: skip
     assert code == 0 and "|grad|" in out and "layer" not in out, err
+
+
+def test_probe_takes_any_context_for_a_bigram_model(files, tmp_path, capsys):
+    """A bigram model reads the last character alone (its block size is 1): what it predicts after
+    'thou' beside what follows 'thou' in the corpus is the probe's question, not a cut context."""
+    corpus = files / "input.txt"
+    assert run(cli_train.main, ["--data", corpus, "--preset", "bigram", "--out-dir", tmp_path, *FAST], capsys)[0] == 0
+    code, out, err = run(probe.main, [tmp_path / "best.npz", "--data", corpus, "--contexts", "thou art"], capsys)
+    assert code == 0 and "'thou art' (" in out, err
