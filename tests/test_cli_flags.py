@@ -93,6 +93,7 @@ CASES = {
     ],
     "generate": [
         case("checkpoint", "{tmp}/missing.npz", named="missing.npz"),
+        case("checkpoint", "", named="the checkpoint's path is empty"),
         case("checkpoint", "{corpus}", named="input.txt"),  # not a checkpoint
         case("--prompt", "--prompt", ""),
         case("--prompt", "--prompt", "Zé"),
@@ -110,6 +111,7 @@ CASES = {
     ],
     "probe": [
         case("checkpoint", "{tmp}/missing.npz", named="missing.npz"),
+        case("checkpoint", "", named="the checkpoint's path is empty"),
         case("--contexts", "--contexts", "thou", ""),
         case("--contexts", "--contexts", "Zé"),
         case("--contexts", "--contexts", "thou", "thou art a villain", named=LONGER),  # it would see its last 8
@@ -122,7 +124,9 @@ CASES = {
     ],
     "inspect": [
         case("checkpoint", "{tmp}/missing.npz", named="missing.npz"),
+        case("checkpoint", "", named="the checkpoint's path is empty"),
         wrong_type("--preset", "huge"),
+        case("--preset", "--preset", "large", named="--preset large: the model is the checkpoint's"),
         case("--prompt", "--prompt", ""),
         case("--prompt", "--prompt", "Zé"),
         case("--prompt", "--prompt", "thou art a villain", named="--prompt"),  # its map would be of its last 8

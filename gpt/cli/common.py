@@ -138,6 +138,12 @@ def check_text(flag: str, text: str, tokenizer, block_size: int | None = None):
         )
 
 
+def check_checkpoint(path: str | None):
+    """The checkpoint argument, when given, must name a file ("" reads as no path at all)."""
+    if path is not None and not path:
+        raise ConfigError("the checkpoint's path is empty: give a best.npz / last.npz written by tensorgrad-train")
+
+
 def check_sampling(temperature: float, tokens: int, tokens_flag="--tokens"):
     """The sampling flags that need no checkpoint: made before one is read."""
     if not (temperature > 0 and math.isfinite(temperature)):

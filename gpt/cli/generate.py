@@ -15,6 +15,7 @@ from ..checkpoint import load_model
 from .common import (
     ArgumentParser,
     check_at_most_vocabulary,
+    check_checkpoint,
     check_sampling,
     check_seed,
     check_text,
@@ -39,6 +40,7 @@ def main(argv=None):
     p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely characters only")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     args = p.parse_args(argv)
+    check_checkpoint(args.checkpoint)
     if args.prompt is not None and not args.prompt:
         check_text("--prompt", args.prompt, None)  # the empty prompt, before the checkpoint is read
     check_sampling(args.temperature, args.tokens)

@@ -16,6 +16,7 @@ from ..probe import CONTEXTS, probe_table
 from .common import (
     ArgumentParser,
     check_at_most_vocabulary,
+    check_checkpoint,
     check_positive,
     check_same_vocabulary,
     check_text,
@@ -38,6 +39,7 @@ def main(argv=None):
     p.add_argument("--data", default=None, help="path of input.txt (the corpus to compare with)")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     args = p.parse_args(argv)
+    check_checkpoint(args.checkpoint)
     check_positive("--top", args.top)
     for c in args.contexts:
         if not c:
