@@ -62,6 +62,7 @@ CASES = {
         case("--n-embd", "--n-embd", "30", named="--n-embd 30"),  # not a multiple of --n-head
         case("--n-head", "--n-head", "0"),
         case("--n-layer", "--n-layer", "-2"),
+        case("--n-layer", "--n-layer", "10000000", named="(--n-layer 10000000, --n-embd 32)"),  # cannot fit
         case("--dropout", "--dropout", "nan"),
         case("--dropout", "--dropout", "1.5"),
         case("--max-iters", "--max-iters", "0"),
@@ -287,6 +288,15 @@ def test_a_usage_error_is_one_line_with_argparse_s_exit_status(capsys):
     assert exit_info.value.code == 2
     assert capsys.readouterr().err in ("error: argument --n: invalid int value: 'x'\n",
                                        "error: unrecognized arguments: --bogus\n")  # fmt: skip
+
+
+@pytest.mark.parametrize("flag", ["--n-layer", "--n-embd"])
+def test_a_model_that_would_not_fit_names_its_size_and_what_to_shrink(flag, files, capsys):
+    """Not the batch: the parameters alone of a 10**7-layer model (or a 10**5-wide one) do not fit."""
+    main, line = command("train", [flag, "10000000" if flag == "--n-layer" else "100000"], files)
+    code, out, err = run(main, line, capsys)
+    assert code == 1 and err.startswith("error: a training step with --batch-size 2") and err.count("\n") == 1, err
+    assert err.endswith(": use a smaller --n-layer or --n-embd: the parameters alone need more than that\n"), err
 
 
 def test_a_step_that_would_not_fit_says_the_estimate(capsys):
