@@ -37,6 +37,7 @@ PROGRAMS = {  # name: (main, takes a checkpoint as its first argument, the rest 
 }  # fmt: skip
 
 LONGER = "--contexts 'thou art a villain' is 18 characters, longer than the model's context (its block size, 8)"
+SHORT = "stage large (block size 256) needs at least 257: use a longer text, or leave large out of --stages"
 SEED_RANGE = "--seed {}: must be an integer from -2**63 to 2**64 - 1"  # PyTorch's range of seeds
 
 
@@ -146,6 +147,7 @@ CASES = {
         case("--data", "--data", "{tmp}/missing.txt"),
         case("--max-iters", "--max-iters", "0"),
         case("--max-iters", "--max-iters", "-5"),
+        case("--stages", "--data", "{tmp}/short.txt", "--stages", "bigram", "large", named=SHORT),  # large's 256
     ],
     "compare_torch": [
         wrong_type("--preset", "huge"),
@@ -198,6 +200,7 @@ def files(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("flags")
     (tmp / "input.txt").write_text(TEXT)
     (tmp / "other.txt").write_text(OTHER)
+    (tmp / "short.txt").write_text(TEXT[:200])  # splits of 180 and 20 characters
     cli_train.main(["--data", str(tmp / "input.txt"), "--out-dir", str(tmp / "trained"), *FAST])
     return tmp
 
@@ -265,6 +268,14 @@ def test_threads_are_at_most_the_cores(files, capsys, monkeypatch):
     main, line = command("train", ["--threads", "3"], files)
     code, out, err = run(main, line, capsys)
     assert code == 0 and "3 CPU threads (--threads" in out, err
+
+
+def test_reproduce_checks_every_stage_s_block_against_the_data_before_training_any(files, capsys):
+    """reproduce has no --block-size: the error names the stage whose preset's block does not fit."""
+    main, line = command("reproduce", ["--data", "{tmp}/short.txt", "--stages", "bigram", "large"], files)
+    code, out, err = run(main, line, capsys)
+    assert code == 1 and out == "" and "--block-size" not in err, (out, err)
+    assert err == f"error: the train split of {files / 'short.txt'} has 180 characters; {SHORT}\n"
 
 
 def test_tf32_is_refused_on_the_cpu_in_one_line():
