@@ -79,7 +79,8 @@ CASES = {
         case("--seed", "--seed", str(-(2**63) - 1), named=SEED_RANGE.format(-(2**63) - 1)),
         case("--data", "--data", "{tmp}/missing.txt"),
         case("--data", "--data", "{tmp}", named="--data"),  # a directory
-        case("--data", "--data", "", named="--data"),
+        case("--data", "--data", "", named="--data is empty"),
+        case("--data", "--data", "/dev/null", named="--data /dev/null is not a regular file"),  # a device
         case("--out-dir", "--out-dir", "{corpus}"),  # a file
         case("--out-dir", "--out-dir", ""),
         case("--resume", "--resume"),  # without --out-dir
@@ -121,6 +122,7 @@ CASES = {
         case("--top", "--top", "100000", named=f"--top 100000: must be between 1 and the vocabulary size {VOCAB}"),
         wrong_type("--top", "all"),
         case("--data", "--data", "{tmp}/missing.txt"),
+        case("--data", "--data", "", named="--data is empty"),
         case("--data", "--data", "{other}", named="--data"),  # another vocabulary
         wrong_type("--backend", "tpu"),
     ],
@@ -136,6 +138,7 @@ CASES = {
         wrong_type("--batch-size", "2.5"),
         case("--batch-size", "--batch-size", "1000000000000", named="GB available; use a smaller --batch-size"),
         case("--data", "--data", "{tmp}/missing.txt"),
+        case("--data", "--data", "", named="--data is empty"),
         case("--data", "--data", "{other}", named="--data"),  # another vocabulary
     ],
     "reproduce": [
@@ -145,6 +148,7 @@ CASES = {
         case("--seed", "--seed", str(-(2**63) - 1), named=SEED_RANGE.format(-(2**63) - 1)),
         wrong_type("--backend", "tpu"),
         case("--data", "--data", "{tmp}/missing.txt"),
+        case("--data", "--data", "", named="--data is empty"),
         case("--max-iters", "--max-iters", "0"),
         case("--max-iters", "--max-iters", "-5"),
         case("--stages", "--data", "{tmp}/short.txt", "--stages", "bigram", "large", named=SHORT),  # large's 256
