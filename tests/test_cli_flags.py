@@ -8,6 +8,7 @@ with the reason it has none."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from unittest import mock
@@ -280,6 +281,25 @@ def test_reproduce_checks_every_stage_s_block_against_the_data_before_training_a
     code, out, err = run(main, line, capsys)
     assert code == 1 and out == "" and "--block-size" not in err, (out, err)
     assert err == f"error: the train split of {files / 'short.txt'} has 180 characters; {SHORT}\n"
+
+
+@pytest.mark.parametrize(
+    "program, work",
+    [("train", "train"), ("generate", "load_model"), ("probe", "probe_table"), ("inspect", "gradient_report"),
+     ("reproduce", "train")],
+)  # fmt: skip
+def test_running_out_of_memory_names_only_the_program_s_own_flags(program, work, files, capsys, monkeypatch):
+    """A MemoryError the estimate did not foresee is one line whose advice is the program's flags."""
+    main, line = command(program, [], files)
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(sys.modules[main.__module__], work, out_of_memory)
+    code, out, err = run(main, line, capsys)
+    assert code == 1 and err.startswith("error: out of memory") and err.count("\n") == 1, err
+    named = set(re.findall(r"--[a-z][a-z-]*", err))
+    assert named <= flags_of(parser_of(main)), (named, err)
 
 
 def test_tf32_is_refused_on_the_cpu_in_one_line():

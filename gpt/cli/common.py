@@ -67,8 +67,16 @@ class ArgumentParser(argparse.ArgumentParser):
         fail(message, EXIT_USAGE)
 
 
-def command_line(fn):
-    """Wrap a command's main(argv): expected failures become `error: ...` and an exit status."""
+def command_line(fn=None, *, out_of_memory: str = ""):
+    """Wrap a command's main(argv): expected failures become `error: ...` and an exit status.
+    `out_of_memory`: what the program's user can shrink, said after "out of memory" when an
+    allocation fails (a MemoryError the checks made before any work did not foresee).
+
+        @command_line                          # or
+        @command_line(out_of_memory="use a smaller --batch-size")
+    """
+    if fn is None:
+        return functools.partial(command_line, out_of_memory=out_of_memory)
 
     @functools.wraps(fn)
     def main(argv=None):
@@ -87,7 +95,7 @@ def command_line(fn):
         except OSError as e:  # full disk, read-only directory, permissions
             fail(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         except MemoryError:
-            fail("out of memory: try a smaller --batch-size or --block-size")
+            fail("out of memory" + (f": {out_of_memory}" if out_of_memory else ""))
 
     return main
 

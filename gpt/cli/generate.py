@@ -24,7 +24,7 @@ from .common import (
 )
 
 
-@command_line
+@command_line(out_of_memory="the checkpoint's model and --tokens characters do not fit in this machine's memory")
 def main(argv=None):
     p = ArgumentParser(
         prog="tensorgrad-generate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

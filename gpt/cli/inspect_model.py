@@ -79,7 +79,7 @@ def check_batch_fits(config, batch_size: int, n_params: int):
         )
 
 
-@command_line
+@command_line(out_of_memory="use a smaller --batch-size")
 def main(argv=None):
     p = ArgumentParser(
         prog="tensorgrad-inspect", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -25,7 +25,7 @@ from .common import (
 )
 
 
-@command_line
+@command_line(out_of_memory="the checkpoint's model and --data's text do not fit in this machine's memory")
 def main(argv=None):
     p = ArgumentParser(
         prog="tensorgrad-probe", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -34,7 +34,7 @@ def check_blocks_fit(data, configs):
                 )
 
 
-@command_line
+@command_line(out_of_memory="leave the larger stages out of --stages")
 def main(argv=None):
     p = ArgumentParser(
         prog="tensorgrad-reproduce", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -252,7 +252,7 @@ def write_summary(out: Path, result, reference):
     }, indent=2))  # fmt: skip
 
 
-@command_line
+@command_line(out_of_memory="use a smaller --batch-size or --block-size, or a smaller model (--n-layer, --n-embd)")
 def main(argv=None):
     args = parse_args(argv)
     check_args(args)
