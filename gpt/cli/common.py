@@ -5,6 +5,7 @@ sampling flags and data made before any work."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import math
 import os
@@ -67,6 +68,22 @@ class ArgumentParser(argparse.ArgumentParser):
         fail(message, EXIT_USAGE)
 
 
+@contextlib.contextmanager
+def lines_as_printed():
+    """While a program runs: its stdout written out at each newline, into a file or a pipe too
+    (`tensorgrad-train > log & tail -f log`), where Python holds it in a block buffer by default.
+    The stream's buffering is restored afterwards (main() called from a notebook or a test)."""
+    stream = sys.stdout
+    buffered = getattr(stream, "line_buffering", None) is False and hasattr(stream, "reconfigure") and not stream.closed
+    if buffered:
+        stream.reconfigure(line_buffering=True)
+    try:
+        yield
+    finally:
+        if buffered:
+            stream.reconfigure(line_buffering=False)
+
+
 def command_line(fn=None, *, out_of_memory: str = ""):
     """Wrap a command's main(argv): expected failures become `error: ...` and an exit status.
     `out_of_memory`: what the program's user can shrink, said after "out of memory" when an
@@ -81,7 +98,8 @@ def command_line(fn=None, *, out_of_memory: str = ""):
     @functools.wraps(fn)
     def main(argv=None):
         try:
-            return fn(argv)
+            with lines_as_printed():
+                return fn(argv)
         except TrainingInterrupted as e:
             fail(f"{in_flags(e)}{resume_hint(e)}", EXIT_INTERRUPTED)
         except KeyboardInterrupt:

@@ -10,7 +10,8 @@
 
 Prints the parameter count, `step N: train loss X, val loss Y` at each evaluation, a progress
 line with ETA and tokens/s (on a terminal; into a file or a pipe, a plain line every 30 s), and
-at the end the val loss beside the reference run's, and a sample.
+at the end the val loss beside the reference run's, and a sample.  Each line is written out as
+it is printed, into a file or a pipe too (`tensorgrad-train > log &` then `tail -f log`).
 An --out-dir that holds a run is continued only with --resume and started over only with
 --overwrite.  A resume may change --max-iters, --eval-interval, --eval-iters, --lr and
 --weight-decay (said in the output and recorded in summary.json); other flags and the data must
