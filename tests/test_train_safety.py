@@ -72,6 +72,28 @@ def test_an_older_checkpoint_without_a_fingerprint_resumes_with_a_note(tmp_path,
     assert tg.load(run_dir / "last.npz")["data"]  # recorded from now on
 
 
+def test_a_seed_at_the_top_of_the_range_resumes_a_checkpoint_without_a_random_state(tmp_path, corpus, capsys):
+    """A checkpoint without this process's generator state (a one-rank --distributed run's, resumed
+    without it) reseeds with seed + step: modulo 2**64, as a seed is."""
+    run_dir = tmp_path / "run"
+    assert train_cli(capsys, corpus, run_dir, "--seed", str(2**64 - 1))[0] == 0
+    ckpt = tg.load(run_dir / "last.npz")
+    ckpt.update(rng=None, rng_ranks=json.dumps([json.loads(ckpt["rng"])]), world_size=1)  # as such a run writes it
+    tg.save(ckpt, run_dir / "last.npz")
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--resume")
+    assert code == 0, err
+
+
+def test_each_rank_s_seed_stays_in_the_range_at_its_top():
+    from gpt.distributed import Ranks
+
+    ranks = Ranks.__new__(Ranks)  # no process group: only the seeding is exercised
+    for rank in (0, 3):
+        ranks.rank = rank
+        ranks.seed_batches(2**64 - 1)
+        assert tg.default_generator.initial_seed() == (2**64 - 1 + 1_000_003 * (rank + 1)) % 2**64
+
+
 # --------------------------------------------------------------------------- item 6: kill, finished runs, resumes
 SIGTERM_AT = r"""
 import os, signal, sys
