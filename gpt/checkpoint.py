@@ -235,4 +235,4 @@ def restore(ckpt, point: ResumePoint, model, optimizer, result, device, ranks=No
                 f"{path}: checkpoint field 'rng': not a state of the {device} generator ({e})"
             ) from None
     else:
-        tg.manual_seed(point.seed + point.step)
+        tg.manual_seed((point.seed + point.step) % 2**64)  # a seed's range is [-2**63, 2**64): wrap as seeds do

@@ -44,12 +44,17 @@ def find_text(path=None, download=True) -> Path:
     """The path of input.txt: `path` if given, else DEFAULT_PATH (see data_home), downloaded
     there (and its sha256 checked) when missing."""
     if path is not None:
+        if isinstance(path, str) and not path:  # Path("") would be the current directory
+            raise DataError(message(f"{arg('path')} is empty: give the path of a text file, or leave it out to use "
+                                    f"{DEFAULT_PATH}"))  # fmt: skip
         p = Path(path)
         if p.is_dir():
             hint = next((f" (did you mean {c}?)" for c in (p / "input.txt", p / RELATIVE) if c.is_file()), "")
             raise DataError(message(f"{arg('path')} {p} is a directory; give the path of a text file{hint}"))
-        if not p.is_file():
+        if not p.exists():
             raise DataError(message(f"{arg('path')} {p}: no such file"))
+        if not p.is_file():  # a device, a pipe, a socket: read once, it would not be the same text twice
+            raise DataError(message(f"{arg('path')} {p} is not a regular file; give the path of a text file"))
         return p
     if DEFAULT_PATH.is_file():
         return DEFAULT_PATH

@@ -51,7 +51,7 @@ class Ranks:
 
     def seed_batches(self, seed: int):
         """Each rank its own stream of batches (the model's initial weights are rank 0's, broadcast)."""
-        tg.manual_seed(seed + 1_000_003 * (self.rank + 1))
+        tg.manual_seed((seed + 1_000_003 * (self.rank + 1)) % 2**64)  # within a seed's range at its top too
 
     def wrap(self, model):
         return DistributedDataParallel(model)

@@ -56,18 +56,27 @@ def activation_units_per_token(config: GPTConfig) -> int:
     return attention + ffn
 
 
-def estimate_step_bytes(config: GPTConfig, n_params: int, itemsize: int = 4) -> int:
-    """Peak bytes of one training step of `config` with `n_params` parameters (float32: itemsize 4)."""
+def parameter_bytes(n_params: int, itemsize: int = 4) -> int:
+    """The step's arrays of n_params each: the weights, their gradients and AdamW's two moments."""
+    return 4 * n_params * itemsize
+
+
+def activation_bytes(config: GPTConfig, itemsize: int = 4) -> int:
+    """What the forward pass keeps for the backward at its peak (the docstring's list), before the margin."""
     B, T, C, V = config.batch_size, config.block_size, config.n_embd, config.vocab_size
-    params = 4 * n_params * itemsize
     logits = 3 * B * T * V * itemsize
     if config.kind == "bigram":
-        return int(RUNTIME_BYTES + params + BACKWARD_MARGIN * logits)
+        return logits
     per_layer = activation_units_per_token(config) * B * T * C * itemsize
     scores = B * config.n_head * T * T
     per_layer += scores * (itemsize + (itemsize + 1 if config.dropout > 0 else 0))
     embeddings = 2 * B * T * C * itemsize
-    kept = config.n_layer * per_layer + embeddings + logits
+    return config.n_layer * per_layer + embeddings + logits
+
+
+def estimate_step_bytes(config: GPTConfig, n_params: int, itemsize: int = 4) -> int:
+    """Peak bytes of one training step of `config` with `n_params` parameters (float32: itemsize 4)."""
+    params, kept = parameter_bytes(n_params, itemsize), activation_bytes(config, itemsize)
     return int(RUNTIME_BYTES + params + BACKWARD_MARGIN * kept)
 
 
@@ -90,14 +99,36 @@ def _gb(n: int) -> str:
 def check_fits(config: GPTConfig, n_params: int, itemsize: int = 4, available: int | None = None):
     """Raise MemoryEstimateError when a step's estimated peak exceeds the memory available.
 
-    `available` defaults to the machine's (no check where it cannot be read)."""
+    The message splits the estimate into the parameters' part (set by the model's depth and width)
+    and the activations' (the batch's, through every layer), and names what to shrink: the model
+    alone where its parameters do not fit by themselves (no batch is small enough), else first the
+    larger part's settings.  `available` defaults to the machine's (no check where it cannot be
+    read)."""
     available = available_bytes() if available is None else available
     if available is None:
         return
     need = estimate_step_bytes(config, n_params, itemsize)
-    if need > available:
-        raise MemoryEstimateError(message(
-            f"a training step with {arg('batch_size')} {config.batch_size} and {arg('block_size')} "
-            f"{config.block_size} needs about {_gb(need)} of memory (an estimate), and this machine has "
-            f"{_gb(available)} available: use a smaller {arg('batch_size')} or {arg('block_size')}"
-        ))  # fmt: skip
+    if need <= available:
+        return
+    params, activations = parameter_bytes(n_params, itemsize), int(BACKWARD_MARGIN * activation_bytes(config, itemsize))
+    batch = f"a smaller {arg('batch_size')} or {arg('block_size')}"
+    model = f"a smaller {arg('n_layer')} or {arg('n_embd')}"
+    tokens = f"{config.batch_size} x {config.block_size} tokens"
+    if config.kind == "bigram":  # a vocab x vocab table: only the text sets its size
+        what, model = f"a table of the text's {config.vocab_size} characters squared", "a text of fewer characters"
+        through = f"the logits of {tokens}"
+    else:
+        what = f"{arg('n_layer')} {config.n_layer}, {arg('n_embd')} {config.n_embd}"
+        through = f"the activations of {tokens} through {config.n_layer} layers"
+    if RUNTIME_BYTES + params > available:  # no batch is small enough
+        fix = f"use {model}: the parameters alone need more than that"
+    elif params >= activations:
+        fix = f"use {model}, or {batch}"
+    else:
+        fix = f"use {batch}, or {model}"
+    raise MemoryEstimateError(message(
+        f"a training step with {arg('batch_size')} {config.batch_size} and {arg('block_size')} {config.block_size} "
+        f"needs about {_gb(need)} of memory (an estimate): {_gb(params)} for the model's {n_params:,} parameters "
+        f"({what}) with their gradients and AdamW's two moments, {_gb(activations)} for {through}; "
+        f"this machine has {_gb(available)} available: {fix}"
+    ))  # fmt: skip

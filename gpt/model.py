@@ -13,6 +13,8 @@ lm_head.weight, ...), so weights from the lecture's PyTorch code load directly.
 
 from __future__ import annotations
 
+import math
+
 import tensorgrad as tg
 import tensorgrad.nn as nn
 from tensorgrad.nn import functional as F
@@ -181,9 +183,13 @@ class LanguageModel(nn.Module):
         fits in block_size, so each new token costs one position instead of the whole context;
         once the window slides, every position's embedding changes and the context is recomputed,
         exactly as without the cache (tests/ check both give the same tokens).
+
+        temperature: a finite number > 0; each draw is from softmax(logits / temperature).  Its limit
+        at 0 is greedy (the most likely id; tied ones equally likely), and a temperature too small
+        for the logits' dtype (logits / T overflows, or T rounds to 0) draws exactly that limit.
         """
-        if temperature <= 0:
-            raise ValueError(f"temperature must be > 0, got {temperature}")
+        if not (temperature > 0 and math.isfinite(temperature)):  # NaN fails the first test
+            raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
         was_training = self.training
         self.eval()
         cache = None
@@ -198,7 +204,7 @@ class LanguageModel(nn.Module):
                 else:
                     idx_cond = idx[:, -self.block_size :]  # (B, <=block_size)
                     logits, _ = self(idx_cond)  # (B, T, V)
-                logits = logits[:, -1, :] / temperature  # (B, V): the last position predicts the next id
+                logits = _scaled(logits[:, -1, :], temperature)  # (B, V): the last position predicts the next id
                 if top_k is not None:
                     logits = _keep_top_k(logits, top_k)
                 probs = F.softmax(logits, dim=-1)  # (B, V)
@@ -215,6 +221,14 @@ class KVCache:
     def __init__(self, n_layer):
         self.layers = [{} for _ in range(n_layer)]
         self.length = 0
+
+
+def _scaled(logits, temperature):
+    """logits / temperature (B, V), shifted so that each row's largest is 0: softmax is the same,
+    and a tiny temperature gives 0 there and -inf below, the greedy limit, never inf - inf = NaN.
+    Where T rounds to 0 in the logits' dtype, 0 / T is NaN: the row's largest are set to 0."""
+    top = logits.max(dim=-1, keepdim=True).values  # (B, 1)
+    return ((logits - top) / temperature).masked_fill(logits == top, 0.0)
 
 
 def _keep_top_k(logits, k):

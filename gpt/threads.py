@@ -26,7 +26,12 @@ def largest_product_flops(config: GPTConfig) -> int:
     return 2 * tokens * config.n_embd * max(width, config.vocab_size, 3 * config.n_embd)
 
 
+def cpu_cores() -> int:
+    """The machine's CPU cores (logical ones, as os.cpu_count counts them, and Numba's thread pool)."""
+    return os.cpu_count() or 1
+
+
 def threads_for(config: GPTConfig, cores: int | None = None) -> int:
     """1 for a model whose products are too small to split, else every core."""
-    cores = cores or os.cpu_count() or 1
+    cores = cores or cpu_cores()
     return cores if largest_product_flops(config) >= PARALLEL_FLOPS else 1

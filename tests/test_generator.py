@@ -55,8 +55,16 @@ def test_the_api_matches_torch_generator():
         assert isinstance(s, int) and g.initial_seed() == s
         state = g.get_state()
         assert g.set_state(state) is g  # set_state returns the generator too
-    with pytest.raises(RuntimeError, match="Overflow"):
-        tg.Generator().manual_seed(2**64)
+
+
+@pytest.mark.parametrize("seed", [2**64, -(2**63) - 1, 10**23])
+def test_a_seed_out_of_range_is_refused_as_torch_refuses_it(seed):
+    """[-2**63, 2**64) is PyTorch's range; outside it both raise ValueError ("Overflow when unpacking long long")."""
+    for manual_seed in (torch.manual_seed, torch.Generator().manual_seed, tg.manual_seed, tg.Generator().manual_seed):
+        with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+            manual_seed(seed)
+    for end in (2**64 - 1, -(2**63)):  # the ends of the range are accepted by both
+        assert torch.Generator().manual_seed(end).initial_seed() == tg.Generator().manual_seed(end).initial_seed()
 
 
 def test_seed_is_not_deterministic():

@@ -1,9 +1,11 @@
 """The step memory estimate: grows with what it should, and refuses in one line what cannot fit."""
 
+import re
+
 import pytest
 
 from gpt.config import get_config
-from gpt.memory import MemoryEstimateError, available_bytes, check_fits, estimate_step_bytes
+from gpt.memory import MemoryEstimateError, available_bytes, check_fits, count_params, estimate_step_bytes
 
 LARGE_PARAMS = 10_788_929
 
@@ -31,6 +33,37 @@ def test_a_step_that_does_not_fit_is_refused_naming_both_numbers():
     with pytest.raises(MemoryEstimateError, match=expected):
         check_fits(cfg, LARGE_PARAMS, available=2 * 2**30)
     check_fits(get_config("small"), 42_369, available=2 * 2**30)  # fits: no error
+
+
+@pytest.mark.parametrize(
+    "change, available, fix",
+    [
+        (dict(n_layer=100_000), 2, "use a smaller n_layer or n_embd: the parameters alone need more than that"),
+        (dict(n_embd=40_000), 2, "use a smaller n_layer or n_embd: the parameters alone need more than that"),
+        (dict(n_layer=100_000, batch_size=1), 20, "use a smaller n_layer or n_embd, or a smaller batch_size or"),
+        (dict(n_layer=100_000), 22, "use a smaller batch_size or block_size, or a smaller n_layer or n_embd"),
+    ],
+)
+def test_a_step_that_does_not_fit_names_the_model_s_size_and_what_to_shrink(change, available, fix):
+    """The parameters' part of the estimate (weights, gradients, AdamW's moments) is named with the
+    depth and width that set it; where it alone does not fit, no smaller batch helps, and only the
+    model is named to shrink."""
+    cfg = get_config("small", **change)
+    n_params = count_params(cfg)
+    expected = (
+        rf"needs about [\d.]+ GB of memory \(an estimate\): [\d.]+ GB for the model's {n_params:,} parameters "
+        rf"\(n_layer {cfg.n_layer}, n_embd {cfg.n_embd}\) with their gradients and AdamW's two moments, "
+        rf"[\d.]+ GB for the activations of {cfg.batch_size} x 8 tokens through {cfg.n_layer} layers; "
+        rf"this machine has {available}\.0 GB available: "
+    )
+    with pytest.raises(MemoryEstimateError, match=expected + re.escape(fix)):
+        check_fits(cfg, n_params, available=available * 2**30)
+
+
+def test_a_bigram_s_table_is_named_by_the_text_s_characters():
+    cfg = get_config("bigram", vocab_size=20_000)  # a text of 20,000 distinct characters: a 400M-entry table
+    with pytest.raises(MemoryEstimateError, match="characters squared.*: use a text of fewer characters: the param"):
+        check_fits(cfg, count_params(cfg), available=2 * 2**30)
 
 
 def test_the_machine_reports_its_available_memory():

@@ -182,6 +182,25 @@ def test_top_k_1_is_greedy():
     assert out[0, 1].item() == int(logits[0, -1].numpy().argmax())
 
 
+@pytest.mark.parametrize("temperature", [1e-45, 5e-324, 1e-300])
+def test_a_temperature_towards_0_samples_greedily(temperature):
+    """The limit T -> 0 of softmax(logits / T) is the most likely id: a temperature so small that
+    logits / T overflows (or T rounds to 0 in float32) draws it, not NaN probabilities."""
+    tg.manual_seed(0)
+    model = build_model("small")
+    idx = tg.zeros(2, 1, dtype=tg.long)
+    greedy = model.generate(idx, 12, top_k=1)
+    assert model.generate(idx, 12, temperature=temperature).tolist() == greedy.tolist()
+    assert model.generate(idx, 12, temperature=temperature, top_k=3).tolist() == greedy.tolist()
+
+
+@pytest.mark.parametrize("temperature", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_temperature_that_is_not_a_finite_positive_number_is_refused(temperature):
+    model = build_model("bigram")
+    with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
+        model.generate(tg.zeros(1, 1, dtype=tg.long), 1, temperature=temperature)
+
+
 @pytest.mark.parametrize("name", ["small", "head", "deep"])
 def test_kv_cache_generates_the_same_tokens_as_recomputing(name):
     """Same seed, same model: the cached path (while the context fits) and the full recompute

@@ -73,6 +73,28 @@ def test_an_older_checkpoint_without_a_fingerprint_resumes_with_a_note(tmp_path,
     assert tg.load(run_dir / "last.npz")["data"]  # recorded from now on
 
 
+def test_a_seed_at_the_top_of_the_range_resumes_a_checkpoint_without_a_random_state(tmp_path, corpus, capsys):
+    """A checkpoint without this process's generator state (a one-rank --distributed run's, resumed
+    without it) reseeds with seed + step: modulo 2**64, as a seed is."""
+    run_dir = tmp_path / "run"
+    assert train_cli(capsys, corpus, run_dir, "--seed", str(2**64 - 1))[0] == 0
+    ckpt = tg.load(run_dir / "last.npz")
+    ckpt.update(rng=None, rng_ranks=json.dumps([json.loads(ckpt["rng"])]), world_size=1)  # as such a run writes it
+    tg.save(ckpt, run_dir / "last.npz")
+    code, out, err = train_cli(capsys, corpus, run_dir, "--max-iters", "9", "--resume")
+    assert code == 0, err
+
+
+def test_each_rank_s_seed_stays_in_the_range_at_its_top():
+    from gpt.distributed import Ranks
+
+    ranks = Ranks.__new__(Ranks)  # no process group: only the seeding is exercised
+    for rank in (0, 3):
+        ranks.rank = rank
+        ranks.seed_batches(2**64 - 1)
+        assert tg.default_generator.initial_seed() == (2**64 - 1 + 1_000_003 * (rank + 1)) % 2**64
+
+
 # --------------------------------------------------------------------------- item 6: kill, finished runs, resumes
 SIGTERM_AT = r"""
 import os, signal, sys
@@ -263,6 +285,69 @@ def test_the_default_interval_keeps_quick_runs_as_they_were(tmp_path, corpus, ca
     code, out, err = train_cli(capsys, corpus, tmp_path / "run")
     assert code == 0, err
     assert not [line for line in out.splitlines() if PLAIN.match(line)]
+
+
+PIPED = r"""
+import sys
+from gpt import progress
+from gpt.cli.train import main
+
+progress.PLAIN_INTERVAL = 0.0  # a progress line at every step
+real_init = progress.Progress.__init__
+def init(self, *args, **kwargs):
+    real_init(self, *args, **kwargs)
+    log = self.log
+    def log_then_wait(line):  # after the first progress line, wait for the reader to have read it
+        log(line)
+        if not progress.waited:
+            progress.waited = sys.stdin.readline() or "closed"
+    self.log = log_then_wait if log is not None else None
+progress.waited = ""
+progress.Progress.__init__ = init
+main(sys.argv[1:])
+"""
+
+
+def test_each_line_reaches_a_pipe_as_it_is_printed(tmp_path, corpus):
+    """`tensorgrad-train > log & tail -f log`: with stdout a pipe (block-buffered by default), the
+    first progress line is readable while the run goes on.  The run waits after printing it until
+    the line is read, so a line held back in a buffer is a time-out here, not a race."""
+    import queue
+    import threading
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a user's default: buffered
+    env["PYTHONPATH"] = str(ROOT)
+    argv = ["--data", str(corpus), *FAST]
+    proc = subprocess.Popen([sys.executable, "-c", PIPED, *argv], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout] + [lines.put(None)], daemon=True).start()
+    try:
+        seen = []
+        while not (seen and PLAIN.match(seen[-1].rstrip("\n"))):
+            try:
+                seen.append(lines.get(timeout=120))  # the run's start (imports, a first step) takes seconds
+            except queue.Empty:
+                pytest.fail(f"no progress line came through the pipe in 120 s (held in a buffer?); read: {seen}")
+            assert seen[-1] is not None, ("stdout closed before a progress line", seen, proc.stderr.read())
+        assert proc.poll() is None  # still running: waiting for this read
+        assert [line for line in seen if line.startswith("step 0: train loss")], seen  # and every line before it
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_stdout_is_line_buffered_only_while_the_program_runs(tmp_path, corpus, capsys, monkeypatch):
+    """The program's choice, undone when its main() returns (a notebook's or a test's stdout)."""
+    assert sys.stdout.line_buffering is False  # pytest's capture, as a file's default
+    during = []
+    monkeypatch.setattr(gtrain.Progress, "update", lambda self, *a, **k: during.append(sys.stdout.line_buffering))
+    assert train_cli(capsys, corpus, tmp_path / "run")[0] == 0
+    assert during and all(during)
+    assert sys.stdout.line_buffering is False
 
 
 # --------------------------------------------------------------------------- item 10: --lr 1e30

@@ -5,6 +5,7 @@ sampling flags and data made before any work."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import math
 import os
@@ -67,13 +68,38 @@ class ArgumentParser(argparse.ArgumentParser):
         fail(message, EXIT_USAGE)
 
 
-def command_line(fn):
-    """Wrap a command's main(argv): expected failures become `error: ...` and an exit status."""
+@contextlib.contextmanager
+def lines_as_printed():
+    """While a program runs: its stdout written out at each newline, into a file or a pipe too
+    (`tensorgrad-train > log & tail -f log`), where Python holds it in a block buffer by default.
+    The stream's buffering is restored afterwards (main() called from a notebook or a test)."""
+    stream = sys.stdout
+    buffered = getattr(stream, "line_buffering", None) is False and hasattr(stream, "reconfigure") and not stream.closed
+    if buffered:
+        stream.reconfigure(line_buffering=True)
+    try:
+        yield
+    finally:
+        if buffered:
+            stream.reconfigure(line_buffering=False)
+
+
+def command_line(fn=None, *, out_of_memory: str = ""):
+    """Wrap a command's main(argv): expected failures become `error: ...` and an exit status.
+    `out_of_memory`: what the program's user can shrink, said after "out of memory" when an
+    allocation fails (a MemoryError the checks made before any work did not foresee).
+
+        @command_line                          # or
+        @command_line(out_of_memory="use a smaller --batch-size")
+    """
+    if fn is None:
+        return functools.partial(command_line, out_of_memory=out_of_memory)
 
     @functools.wraps(fn)
     def main(argv=None):
         try:
-            return fn(argv)
+            with lines_as_printed():
+                return fn(argv)
         except TrainingInterrupted as e:
             fail(f"{in_flags(e)}{resume_hint(e)}", EXIT_INTERRUPTED)
         except KeyboardInterrupt:
@@ -87,7 +113,7 @@ def command_line(fn):
         except OSError as e:  # full disk, read-only directory, permissions
             fail(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         except MemoryError:
-            fail("out of memory: try a smaller --batch-size or --block-size")
+            fail("out of memory" + (f": {out_of_memory}" if out_of_memory else ""))
 
     return main
 
@@ -138,12 +164,28 @@ def check_text(flag: str, text: str, tokenizer, block_size: int | None = None):
         )
 
 
+def check_checkpoint(path: str | None):
+    """The checkpoint argument, when given, must name a file ("" reads as no path at all)."""
+    if path is not None and not path:
+        raise ConfigError("the checkpoint's path is empty: give a best.npz / last.npz written by tensorgrad-train")
+
+
 def check_sampling(temperature: float, tokens: int, tokens_flag="--tokens"):
     """The sampling flags that need no checkpoint: made before one is read."""
     if not (temperature > 0 and math.isfinite(temperature)):
         raise ConfigError(f"--temperature {temperature!r}: must be a finite number > 0")
     if tokens < 0:
         raise ConfigError(f"{tokens_flag} {tokens}: must be >= 0")
+
+
+def check_seed(seed: int | None):
+    """--seed must be in PyTorch's range of seeds, [-2**63, 2**64) (tg.manual_seed's: a negative
+    seed counts modulo 2**64), checked before any work rather than when the run seeds itself."""
+    if seed is not None and not -(2**63) <= seed < 2**64:
+        raise ConfigError(
+            f"--seed {seed}: must be an integer from -2**63 to 2**64 - 1 (the range of seeds PyTorch and tensorgrad "
+            "take; a negative seed counts modulo 2**64)"
+        )
 
 
 def check_at_most_vocabulary(flag: str, value, vocab_size: int):

@@ -18,7 +18,14 @@ from ..config import PRESETS, ConfigError, get_config
 from ..data import ShakespeareData
 from ..memory import available_bytes, estimate_step_bytes
 from ..model import build_model, count_parameters
-from .common import ArgumentParser, check_positive, check_same_vocabulary, check_text, command_line
+from .common import (
+    ArgumentParser,
+    check_checkpoint,
+    check_positive,
+    check_same_vocabulary,
+    check_text,
+    command_line,
+)
 
 SHADES = " .:-=+*#%@"
 
@@ -72,27 +79,36 @@ def check_batch_fits(config, batch_size: int, n_params: int):
         )
 
 
-@command_line
+@command_line(out_of_memory="use a smaller --batch-size")
 def main(argv=None):
     p = ArgumentParser(
         prog="tensorgrad-inspect", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("checkpoint", nargs="?", default=None, help="a checkpoint (default: an untrained --preset)")
-    p.add_argument("--preset", choices=list(PRESETS), default="small")
+    p.add_argument(
+        "--preset", choices=list(PRESETS), default=None, help="the untrained model to inspect when no checkpoint "
+        "is given (default: small); a checkpoint's model is its own"
+    )  # fmt: skip
     p.add_argument("--prompt", default="thou art", help="the text whose attention maps are drawn (at most the block)")
     p.add_argument("--batch-size", type=int, default=32, help="the batch of the gradient report")
     p.add_argument("--data", default=None, help="path of input.txt")
     args = p.parse_args(argv)
+    check_checkpoint(args.checkpoint)
+    if args.checkpoint is not None and args.preset is not None:  # the model is read, not built from a preset
+        raise ConfigError(
+            f"--preset {args.preset}: the model is the checkpoint's ({args.checkpoint}), whatever its preset; give "
+            "--preset without a checkpoint (an untrained model), or leave it out"
+        )
     check_positive("--batch-size", args.batch_size)
     if not args.prompt:
         check_text("--prompt", args.prompt, None)
-    if args.checkpoint:
+    if args.checkpoint is not None:
         model, tokenizer, ckpt = load_model(args.checkpoint)
         config = read_config(ckpt, args.checkpoint)
     data = ShakespeareData.load(args.data)
-    if not args.checkpoint:
+    if args.checkpoint is None:
         tg.manual_seed(0)
-        config = get_config(args.preset, vocab_size=data.tokenizer.vocab_size)
+        config = get_config(args.preset or "small", vocab_size=data.tokenizer.vocab_size)
         model, tokenizer = build_model(config, vocab_size=config.vocab_size), data.tokenizer
     check_batch_fits(config, args.batch_size, count_parameters(model))
     maps = hasattr(model, "blocks")  # a bigram model has no attention to draw

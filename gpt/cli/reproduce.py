@@ -15,31 +15,47 @@ import time
 import tensorgrad as tg
 
 from ..config import CPU_STAGES, get_config
-from ..data import ShakespeareData
+from ..data import DataError, ShakespeareData
 from ..threads import threads_for
 from ..train import train
-from .common import ArgumentParser, command_line, device_of, in_flags
+from .common import ArgumentParser, check_seed, command_line, device_of, in_flags
 
 
-@command_line
+def check_blocks_fit(data, configs):
+    """DataError before any stage trains unless both splits of the text hold a window of each
+    (stage, config)'s block size + 1 (the stage's preset sets it: this program has no --block-size)."""
+    for stage, config in configs:
+        for name, split in (("train", data.train), ("val", data.val)):
+            if len(split) < config.block_size + 1:
+                raise DataError(
+                    f"the {name} split of {data.path} has {len(split):,} characters; stage {stage} (block size "
+                    f"{config.block_size}) needs at least {config.block_size + 1}: use a longer text, or leave {stage} "
+                    "out of --stages"
+                )
+
+
+@command_line(out_of_memory="leave the larger stages out of --stages")
 def main(argv=None):
     p = ArgumentParser(
         prog="tensorgrad-reproduce", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--stages", nargs="+", default=list(CPU_STAGES), choices=list(CPU_STAGES) + ["large"])
-    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--seed", type=int, default=1337, help="random seed, from -2**63 to 2**64 - 1 (default 1337)")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     p.add_argument("--data", default=None, help="path of input.txt")
     p.add_argument("--max-iters", type=int, default=None, help="override every stage's steps (a quick look)")
     args = p.parse_args(argv)
+    check_seed(args.seed)
+    changes = {} if args.max_iters is None else {"max_iters": args.max_iters}
+    configs = [(stage, get_config(stage, **changes)) for stage in args.stages]
     device = device_of(args.backend)
     if device == "cpu":
         tg.host_memory.keep_freed_memory()  # process-wide, so made here and not by the library: see its docstring
     data = ShakespeareData.load(args.data, device=device)
+    check_blocks_fit(data, configs)
 
     rows = []
-    for stage in args.stages:
-        config = get_config(stage) if args.max_iters is None else get_config(stage, max_iters=args.max_iters)
+    for stage, config in configs:
         threads = threads_for(config)
         on_cpu = f" ({threads} CPU thread{'s' if threads > 1 else ''})" if device == "cpu" else ""
         print(f"== {stage}{on_cpu}", flush=True)

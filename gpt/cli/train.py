@@ -10,7 +10,8 @@
 
 Prints the parameter count, `step N: train loss X, val loss Y` at each evaluation, a progress
 line with ETA and tokens/s (on a terminal; into a file or a pipe, a plain line every 30 s), and
-at the end the val loss beside the reference run's, and a sample.
+at the end the val loss beside the reference run's, and a sample.  Each line is written out as
+it is printed, into a file or a pipe too (`tensorgrad-train > log &` then `tail -f log`).
 An --out-dir that holds a run is continued only with --resume and started over only with
 --overwrite.  A resume may change --max-iters, --eval-interval, --eval-iters, --lr and
 --weight-decay (said in the output and recorded in summary.json); other flags and the data must
@@ -37,9 +38,9 @@ from ..config import PRESETS, ConfigError, get_config, preset_of, validate
 from ..data import ShakespeareData
 from ..memory import check_fits, count_params
 from ..rundir import RunDir, RunDirError, atomic_write, holds_run
-from ..threads import threads_for
+from ..threads import cpu_cores, threads_for
 from ..train import TrainingInterrupted, TrainResult, train
-from .common import ArgumentParser, check_text, check_tf32, command_line, device_of, say
+from .common import ArgumentParser, check_seed, check_text, check_tf32, command_line, device_of, say
 
 OVERRIDES = {  # flag -> config field
     "batch_size": int, "block_size": int, "n_embd": int, "n_head": int, "n_layer": int, "dropout": float,
@@ -63,7 +64,10 @@ def parse_args(argv=None):
     )
     p.add_argument("--slow-attention", action="store_true", help="the lecture's loop over heads (for study)")
     p.add_argument("--tf32", action="store_true", help="GPU only: TF32 tensor cores for float32 matmuls (faster)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default 1337; a resume keeps the run's)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="random seed, from -2**63 to 2**64 - 1 (default 1337; a resume "
+        "keeps the run's)"
+    )  # fmt: skip
     p.add_argument(
         "--data", default=None, help="path of input.txt (default: $TENSORGRAD_DATA, the checkout's data/, "
         "or ~/.cache/tensorgrad; see gpt/data.py)"
@@ -74,8 +78,9 @@ def parse_args(argv=None):
     p.add_argument("--sample-tokens", type=int, default=500, help="characters to generate at the end")
     p.add_argument("--prompt", default=None, help="the start of the sample (default: a newline)")
     p.add_argument(
-        "--threads", type=int, default=None, help="CPU threads for products and kernels (default: 1 for models "
-        "whose products are too small to split, such as every stage but large; else one per core)"
+        "--threads", type=int, default=None, help="CPU threads for products and kernels, at most the cores "
+        "(default: 1 for models whose products are too small to split, such as every stage but large; else one "
+        "per core)"
     )  # fmt: skip
     p.add_argument(
         "--distributed", action="store_true", help="data-parallel over the ranks of `mpiexec -n N` (MPI on the "
@@ -119,8 +124,12 @@ def check_args(args):
         raise ConfigError("--prompt is empty: give at least one character (the default is a newline)")
     if args.out_dir is not None and not args.out_dir:
         raise RunDirError("--out-dir is empty: give a directory, or leave the flag out to write nothing")
+    check_seed(args.seed)
     if args.threads is not None and args.threads < 1:
         raise ConfigError(f"--threads {args.threads}: must be an integer >= 1")
+    if args.threads is not None and args.threads > cpu_cores():  # more would only take turns on the cores
+        raise ConfigError(f"--threads {args.threads}: more than this machine's {cpu_cores()} CPU cores; "
+                          f"give at most {cpu_cores()}")  # fmt: skip
     check_tf32(args.tf32, device_of(args.backend))
     out = Path(args.out_dir) if args.out_dir else None
     if out is not None and out.exists() and not out.is_dir():
@@ -244,7 +253,7 @@ def write_summary(out: Path, result, reference):
     }, indent=2))  # fmt: skip
 
 
-@command_line
+@command_line(out_of_memory="use a smaller --batch-size or --block-size, or a smaller model (--n-layer, --n-embd)")
 def main(argv=None):
     args = parse_args(argv)
     check_args(args)

@@ -31,10 +31,10 @@ DEFAULT_SEED = 67280421310721
 
 def check_seed(seed) -> int:
     """PyTorch's seed rule: any integer in [-2**63, 2**64); a negative seed is taken modulo 2**64,
-    so -1 is 2**64 - 1."""
+    so -1 is 2**64 - 1.  Outside it, PyTorch's ValueError ("Overflow when unpacking long long")."""
     seed = int(seed)
     if not -(2**63) <= seed < _SEED_RANGE:
-        raise RuntimeError(f"Overflow when unpacking long: seed {seed} must be in [-2**63, 2**64)")
+        raise ValueError(f"Overflow when unpacking long long: seed {seed} must be in [-2**63, 2**64)")
     return seed % _SEED_RANGE
 
 
