@@ -63,6 +63,9 @@ CASES = {
         case("--n-embd", "--n-embd", "0"),
         case("--n-embd", "--n-embd", "30", named="--n-embd 30"),  # not a multiple of --n-head
         case("--n-head", "--n-head", "0"),
+        case("--n-head", "--preset", "bigram", "--n-head", "3", named="--n-head: the bigram model has none"),
+        case("--slow-attention", "--preset", "bigram", "--slow-attention", "--dropout", "0.1",
+             named="--dropout, --slow-attention: the bigram model has none"),  # fmt: skip
         case("--n-layer", "--n-layer", "-2"),
         case("--n-layer", "--n-layer", "10000000", named="(--n-layer 10000000, --n-embd 32)"),  # cannot fit
         case("--dropout", "--dropout", "nan"),
@@ -170,7 +173,6 @@ CASES = {
 }
 
 NO_CASE = {  # flags without a bad value, and why
-    ("train", "--slow-attention"): "takes no value and is valid with every other flag",
     ("train", "--distributed"): "takes no value; outside mpiexec it is one rank (tests/test_distributed_train.py)",
 }
 

@@ -109,7 +109,18 @@ def config_from_args(args, stored=None):
     else:
         base = get_config(args.preset or "small")
     changes = _changes(args)
+    if base.kind == "bigram":  # a logit table: no embedding width, heads, layers, dropout or attention
+        unused = [name for name in ("n_embd", "n_head", "n_layer", "dropout", "attn_scale", "fast_attention")
+                  if name in changes]  # fmt: skip
+        if unused:
+            flags = ", ".join(BIGRAM_UNUSED_FLAGS[name] for name in unused)
+            raise ConfigError(f"{flags}: the bigram model has none (it is a table of next-character logits); "
+                              "leave the flag out, or choose a --preset with attention, such as small")  # fmt: skip
     return validate(base.replace(**changes) if changes else base)
+
+
+BIGRAM_UNUSED_FLAGS = {"n_embd": "--n-embd", "n_head": "--n-head", "n_layer": "--n-layer", "dropout": "--dropout",
+                       "attn_scale": "--attn-scale", "fast_attention": "--slow-attention"}  # fmt: skip
 
 
 def check_args(args):
