@@ -116,6 +116,34 @@ def test_float16_sums_over_rows_and_scans_as_torch(device):
     assert _half(x, device).prod().item() == np.float16(np.float32(300.0) * np.float32(300.0) * np.float16(1 / 300))
 
 
+def test_float16_other_reductions_as_torch(device):
+    z = np.zeros(5000)  # logcumsumexp: log 1, log 2, ..., log 5000, each step a logaddexp
+    ours = _half(z, device).logcumsumexp(0).numpy()
+    _assert_within_half_rounding(ours, _torch_half(z).logcumsumexp(0).numpy())
+    logp, targets = np.full((5000, 3), -1.0), np.zeros(5000, dtype=np.int64)  # a sum of 5000 ones
+    for reduction in ("sum", "mean"):
+        ours = F.nll_loss(_half(logp, device), tg.tensor(targets, device=device), reduction=reduction)
+        theirs = torch.nn.functional.nll_loss(_torch_half(logp), torch.tensor(targets), reduction=reduction)
+        assert ours.item() == theirs.item()
+    big = np.full((1, 100), 100.0)  # a norm of 1000: its squares sum past float16's range
+    np.testing.assert_array_equal(
+        F.normalize(_half(big, device)).numpy(), torch.nn.functional.normalize(_torch_half(big)).numpy()
+    )
+    np.testing.assert_array_equal(
+        F.pairwise_distance(_half(big, device), _half(big * 0, device)).numpy(),
+        torch.nn.functional.pairwise_distance(_torch_half(big), _torch_half(big * 0)).numpy(),
+    )
+    x = np.arange(0, 7001.0)
+    ours = F.rms_norm(_half(x, device), (7001,)).numpy()
+    _assert_within_half_rounding(ours, torch.nn.functional.rms_norm(_torch_half(x), (7001,)).numpy())
+    tiles = np.full((1, 1, 4, 4), 60000.0)  # a window's sum, 240000, past float16's range; its mean not
+    np.testing.assert_array_equal(
+        F.avg_pool2d(_half(tiles, device), 2).numpy(), torch.nn.functional.avg_pool2d(_torch_half(tiles), 2).numpy()
+    )
+    # PyTorch's CPU nanmean divides a nansum rounded to float16 (inf); float64's mean, rounded:
+    assert _half([60000.0, 60000.0, np.nan], device).nanmean().item() == 60000.0
+
+
 # ------------------------------------------------------------------ float16: backward
 def test_float16_gradients_that_sum_as_torch(device):
     # the gradient of a broadcast sums over the 5000 rows it was copied to
