@@ -5,8 +5,8 @@ forward and backward, as PyTorch does; NumPy's float16 arithmetic would overflow
 values of 100, a variance of values in the thousands, 70,000 exponentials) or stall (a running sum
 of ones stops at 2048).  Where PyTorch's CPU kernel itself keeps float16 in a sum and overflows
 (log_softmax, logsumexp, cross_entropy over 70,000 classes, layer_norm's bias gradient past 4096,
-prod, nanmean), the expected value is the float64 one rounded to float16, which PyTorch's CUDA
-kernels (float32 accumulation) give.
+prod, nanmean), the expected value is the float64 one rounded to float16: what accumulating in
+float32 and rounding once gives.
 
 float32: a sum over a non-innermost axis (NumPy adds one row after another: error ~ n eps) is
 blocked, and a scan accumulates in float64 on the host (PyTorch's CPU acc type), so both stay in

@@ -1,9 +1,9 @@
 """Sums and scans as accurate as PyTorch's: the accumulation dtype, and NumPy's sums made blocked.
 
 PyTorch accumulates the reductions, scans and normalisations of float16 in float32 (its "acc
-type") and rounds to float16 once, at the end: its CUDA kernels throughout, its CPU kernels but
-for a few that keep float16 and overflow (log_softmax, logsumexp, prod, nanmean, layer_norm's
-weight and bias gradients).  The ops here do so throughout: `widen` gives them the array to compute in, and
+type") and rounds to float16 once, at the end, but for a few CPU kernels and compositions that
+keep float16 and overflow (log_softmax, logsumexp, prod, nanmean, layer_norm's weight and bias
+gradients).  The ops here do so throughout: `widen` gives them the array to compute in, and
 `narrow` rounds their results back to the input's dtype (beyond float16's range to inf, silently,
 as PyTorch's cast).  NumPy would keep float16 throughout (a sum of 5000 ones in float16 stops at
 2048; the square of 300 overflows).
