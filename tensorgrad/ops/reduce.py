@@ -4,8 +4,9 @@ non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch.
 Every sum accumulates as PyTorch's does (backend/accumulation.py): float16 in float32, and over an
 axis that is not the innermost one in blocks.  The ops that do more than one sum (var, std, prod,
 logsumexp, nanmean) compute in `backend.widen(x)`, float32 for float16, and round their results
-and gradients to x's dtype once, at the end, as PyTorch's do: the squares of a variance or the
-running product of float16 would overflow in float16 where PyTorch's do not.
+and gradients to x's dtype once, at the end, as PyTorch's do: the squares of a variance of
+float16 would overflow in float16 where PyTorch's do not.  (PyTorch's CPU prod, logsumexp and
+nanmean keep float16 and can overflow where these, like its other reductions, do not.)
 """
 
 from __future__ import annotations
