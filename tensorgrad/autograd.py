@@ -581,18 +581,19 @@ def _is_view(node, counter) -> bool:
     return node.parents is not None and any(isinstance(q, TensorBase) and q._counter is counter for q in node.parents)
 
 
-def unbroadcast(grad, shape):
+def unbroadcast(xp, grad, shape):
     """Sum a gradient shaped like a broadcast result back to an input's `shape`.
 
     Broadcasting copies an input along new leading axes and along axes of size 1;
-    the adjoint of a copy is a sum, so those axes are summed away.
+    the adjoint of a copy is a sum, so those axes are summed away (by backend.sum, as accurately as
+    PyTorch sums: float16 accumulated in float32, axes that are not innermost summed in blocks).
     """
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
     if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
+        grad = backend.sum(xp, grad, axes, keepdims=True)
     return grad.reshape(shape)
 
 
@@ -719,7 +720,7 @@ def _backpropagate(order, roots, root_grads, retain_graph, capture):
                         f"Function {anomaly.backward_name(ctx)} returned an invalid gradient at index {i} - got "
                         f"{list(pg.shape)} but expected shape compatible with {list(p._data.shape)}"
                     )
-                pg = unbroadcast(pg, p._data.shape)
+                pg = unbroadcast(ctx.xp, pg, p._data.shape)
             if pg.dtype != p._data.dtype:  # as PyTorch: a gradient has its input's dtype
                 pg = pg.astype(p._data.dtype)
             key = id(p)

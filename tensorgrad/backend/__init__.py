@@ -14,6 +14,9 @@ in reading order:
     random.py       one seeded generator per device, and its state
     primitives.py   the few array primitives NumPy and CuPy spell differently (scatter, erf, svd,
                     linalg, scipy.special's functions, quiet: NaN and inf without NumPy's warnings)
+    accumulation.py sums, means and scans accumulated as PyTorch's are (float16 in float32; NumPy's
+                    sums over a non-contiguous axis in blocks; host scans of float32 in float64),
+                    `widen`, the array a reduction of float16 computes in, and `narrow`, back
 
 The math built on the primitives lives in the ops that use it (ops/indexing.py's scatter-reduce,
 ops/embedding.py's backward); NCCL's communicator in tensorgrad/distributed/nccl.py.
@@ -22,6 +25,7 @@ ops/embedding.py's backward); NCCL's communicator in tensorgrad/distributed/nccl
 from __future__ import annotations
 
 from . import strict
+from .accumulation import accumulation_dtype, cumprod, cumsum, mean, narrow, sum, widen
 from .cuda_setup import cuda_is_available, import_nccl, set_allow_tf32
 from .devices import DEVICES, device_of, is_array, namespace, normalize_device, synchronize
 from .dtypes import (
@@ -56,11 +60,12 @@ from .primitives import (
 from .random import Generator, generator_for, manual_seed, rng
 
 __all__ = [
-    "DEVICES", "DeviceError", "Generator", "LinAlgError", "ShapeError", "add_at", "as_dtype", "bool_",
-    "cuda_is_available",
+    "DEVICES", "DeviceError", "Generator", "LinAlgError", "ShapeError", "accumulation_dtype", "add_at", "as_dtype",
+    "bool_", "cuda_is_available", "cumprod", "cumsum",
     "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
     "from_host", "generator_for", "getitem", "has_reduce_at",
-    "import_nccl", "int32", "int64", "is_array", "is_floating", "linalg", "lu_info", "manual_seed", "namespace",
+    "import_nccl", "int32", "int64", "is_array", "is_floating", "linalg", "lu_info", "manual_seed", "mean", "namespace",
+    "narrow",
     "normalize_device", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32",
-    "special", "storage_of", "strict", "svd", "synchronize", "to_device", "to_numpy", "uint8",
+    "special", "storage_of", "strict", "sum", "svd", "synchronize", "to_device", "to_numpy", "uint8", "widen",
 ]  # fmt: skip

@@ -16,7 +16,9 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
         coef  = min(max_norm / (total + 1e-6), 1)      g_i *= coef
 
     Everything stays on the device: no number is read back to the host (unless
-    error_if_nonfinite=True, which must look at the total).
+    error_if_nonfinite=True, which must look at the total).  Each norm is computed as
+    torch.linalg.vector_norm computes it (a float16 gradient's in float32) and has its gradient's
+    dtype, as PyTorch's: coef and the products are those of PyTorch, float16 included.
     """
     if isinstance(parameters, Tensor):
         parameters = [parameters]
@@ -27,15 +29,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     device = backend.device_of(grads[0])
     xp = backend.namespace(device)
     norm_type = float(norm_type)
-    if norm_type == math.inf:
-        norms = [backend.ensure_array(xp, xp.abs(g).max()) for g in grads]
-        total = xp.stack(norms).max()
-    elif norm_type == 2.0:
-        norms = [backend.ensure_array(xp, xp.sqrt((g * g).sum())) for g in grads]
-        total = xp.sqrt((xp.stack(norms) ** 2).sum())
-    else:
-        norms = [backend.ensure_array(xp, (xp.abs(g) ** norm_type).sum() ** (1.0 / norm_type)) for g in grads]
-        total = (xp.stack(norms) ** norm_type).sum() ** (1.0 / norm_type)
+    norms = [_norm(xp, g, norm_type) for g in grads]
+    total = _norm(xp, xp.stack(norms), norm_type)
     total = backend.ensure_array(xp, total)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
         raise RuntimeError(
@@ -49,3 +44,16 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     for t in grad_tensors:
         t._bump_version()
     return Tensor._make(total, device, False)
+
+
+def _norm(xp, g, norm_type):
+    """||g||_p of every element of g, a 0-d array of g's dtype, accumulated as PyTorch's
+    (backend.widen: float16 in float32; backend.sum)."""
+    if norm_type == math.inf:
+        return backend.ensure_array(xp, xp.abs(g).max())
+    w = backend.widen(g)
+    if norm_type == 2.0:
+        out = xp.sqrt(backend.sum(xp, w * w))
+    else:
+        out = backend.sum(xp, xp.abs(w) ** norm_type) ** (1.0 / norm_type)
+    return backend.narrow(out, g.dtype)

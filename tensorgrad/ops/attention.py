@@ -3,6 +3,7 @@ dropout on the weights and the weighted sum of values, with one hand-derived bac
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 from .dropout import keep_mask
 
@@ -26,34 +27,39 @@ class ScaledDotProductAttention(Function):
         dk  = dS^T q * scale
     Masked places have P = 0, so dS = 0 there: no gradient flows through a masked score.
     A row with every key masked has no softmax: it comes out NaN, as in PyTorch.
+    float16 is computed in float32 (backend.widen) and rounded once, forward and backward, as
+    PyTorch's CPU attention accumulates it (its softmax's sums in float16 would overflow).
     """
 
     def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
         xp = self.xp
+        dtype = backend.result_type(backend.result_type(q.dtype, k.dtype), v.dtype)
+        q, k, v = backend.widen(q), backend.widen(k), backend.widen(v)
         S = (q @ k.swapaxes(-1, -2)) * scale  # (..., T, S)
         if mask is not None:
             S = xp.where(mask, S, -xp.inf)
         E = xp.exp(S - S.max(axis=-1, keepdims=True))  # softmax(S) = softmax(S - max): no overflow
-        P = E / E.sum(axis=-1, keepdims=True)
+        P = E / backend.sum(xp, E, -1, keepdims=True)
         R, Pd = None, P
         if dropout_p > 0:
             R = keep_mask(device, P.shape, dropout_p)  # True = kept
             Pd = P * R / (1 - dropout_p)
         out = Pd @ v  # (..., T, dv)
-        self.save_for_backward(q, k, v, P, Pd, R, scale, 1 - dropout_p)
-        return out
+        self.save_for_backward(q, k, v, P, Pd, R, scale, 1 - dropout_p, dtype)
+        return backend.narrow(out, dtype)
 
     def backward(self, g):
-        q, k, v, P, Pd, R, scale, keep_prob = self.saved
+        q, k, v, P, Pd, R, scale, keep_prob, dtype = self.saved
+        g = backend.widen(g)
         dv = Pd.swapaxes(-1, -2) @ g
         dPd = g @ v.swapaxes(-1, -2)
         dP = dPd * R / keep_prob if R is not None else dPd
-        dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))
+        dS = P * (dP - backend.sum(self.xp, dP * P, -1, keepdims=True))
         dq = (dS @ k) * scale
         dk = (dS.swapaxes(-1, -2) @ q) * scale
         # Where q, k and v had different batch shapes, these come out with the broadcast batch
         # shape; the engine sums them back to each input's shape.
-        return dq, dk, dv, None
+        return backend.narrow(dq, dtype), backend.narrow(dk, dtype), backend.narrow(dv, dtype), None
 
 
 class PackedSelfAttention(Function):

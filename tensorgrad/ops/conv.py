@@ -18,6 +18,7 @@ as KH * KW strided `+=` (no slice repeats a pixel, so each `+=` is exact).
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -130,7 +131,7 @@ class Conv2d(Function):
             dcols = dcols.reshape(g, c // g, w_shape[2], w_shape[3], n, oh, ow).transpose(4, 0, 1, 2, 3, 5, 6)
             dcols = dcols.reshape(n, c, w_shape[2], w_shape[3], oh, ow)
             dx = crop(add_windows(self.xp, dcols, xpad_shape, stride, dilation), padding)
-        db = dy.sum(axis=(0, 2, 3)) if self.needs_grad(2) else None
+        db = backend.sum(self.xp, dy, (0, 2, 3)) if self.needs_grad(2) else None
         return dx, dw, db
 
 
@@ -185,7 +186,7 @@ class ConvTranspose2d(Function):
         if self.needs_grad(0):
             dx = grouped(xp, wm, dcols).reshape(c, n, h, wd).transpose(1, 0, 2, 3)  # (N, C, H, W)
         dw = grouped(xp, xm, dcols.transpose(0, 2, 1)).reshape(w_shape) if self.needs_grad(1) else None
-        db = dy.sum(axis=(0, 2, 3)) if self.needs_grad(2) else None
+        db = backend.sum(self.xp, dy, (0, 2, 3)) if self.needs_grad(2) else None
         return dx, dw, db
 
 

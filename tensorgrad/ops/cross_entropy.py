@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -12,14 +13,16 @@ class CrossEntropy(Function):
     d loss_n / d x_nc = softmax(x_n)_c - [c == t_n], so the whole backward is
         dx = (p - onehot(t)) * g / N        (for reduction="mean"; no 1/N for "sum")
     where p = softmax(x) is kept from the forward.  Rows with t_n == ignore_index get 0.
+    float16 is computed in float32 (backend.widen), its loss and gradient rounded once, as PyTorch's.
     """
 
     def forward(self, x, targets, reduction="mean", ignore_index=-100):
         xp = self.xp
         n = x.shape[0]
+        dtype, x = x.dtype, backend.widen(x)
         shifted = x - x.max(axis=-1, keepdims=True)
         e = xp.exp(shifted)
-        s = e.sum(axis=-1, keepdims=True)
+        s = backend.sum(xp, e, -1, keepdims=True)
         keep = targets != ignore_index  # (N,)
         safe_t = xp.where(keep, targets, 0)
         rows = xp.arange(n)
@@ -28,21 +31,22 @@ class CrossEntropy(Function):
         count = None
         if reduction == "mean":
             count = keep.sum().astype(x.dtype)  # in x's dtype: no float64 upcast downstream
-            out = losses.sum() / count
+            out = backend.sum(xp, losses) / count
         elif reduction == "sum":
-            out = losses.sum()
+            out = backend.sum(xp, losses)
         else:
             out = losses
-        self.save_for_backward(e / s, safe_t, keep, reduction, count)
-        return out
+        self.save_for_backward(e / s, safe_t, keep, reduction, count, dtype)
+        return backend.narrow(out, dtype)
 
     def backward(self, g):
-        p, t, keep, reduction, count = self.saved
+        p, t, keep, reduction, count, dtype = self.saved
         xp = self.xp
         dx = p.copy()
         dx[xp.arange(dx.shape[0]), t] -= 1
+        g = backend.widen(g)
         if reduction == "none":
             scale = (g * keep)[:, None]
         else:
             scale = keep[:, None] * (g / count if reduction == "mean" else g)
-        return (dx * scale).astype(p.dtype, copy=False), None
+        return backend.narrow(dx * scale, dtype), None

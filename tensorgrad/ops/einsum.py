@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -23,16 +24,23 @@ class Einsum(Function):
       compute da over the distinct labels, then write it onto the diagonal of zeros;
     - a size-1 axis of a that broadcast against a longer one (size n in the others) gets
       the gradient summed over the n copies.
+    float16 operands are computed in float32 (backend.widen) and the results rounded once, as
+    PyTorch's: NumPy's einsum of float16 would add the terms of a sum in float16.
     """
 
     def forward(self, *operands, terms, output):
         self.save_for_backward(operands, terms, output)
-        return self.xp.einsum(",".join(terms) + "->" + output, *operands, optimize=True)
+        wide = [backend.widen(o) for o in operands]
+        z = self.xp.einsum(",".join(terms) + "->" + output, *wide, optimize=True)
+        return backend.narrow(backend.ensure_array(self.xp, z), operands[0].dtype)  # the operands share a dtype
 
     def backward(self, g):
         operands, terms, output = self.saved
+        g, wide = backend.widen(g), [backend.widen(o) for o in operands]
         return tuple(
-            self._operand_grad(g, i, operands, terms, output) if self.needs_grad(i) else None
+            backend.narrow(self._operand_grad(g, i, wide, terms, output), operands[i].dtype)
+            if self.needs_grad(i)
+            else None
             for i in range(len(operands))
         )
 
@@ -50,7 +58,7 @@ class Einsum(Function):
         size = {c: x.shape[term.index(c)] for c in labels}
         for axis, c in enumerate(labels):  # reconcile broadcast axes with A's sizes
             if d.shape[axis] != size[c] and size[c] == 1:
-                d = d.sum(axis=axis, keepdims=True)
+                d = backend.sum(xp, d, axis, keepdims=True)
         d = xp.broadcast_to(d, tuple(size[c] for c in labels))
         if len(labels) == len(term):
             return xp.ascontiguousarray(d)

@@ -1,10 +1,17 @@
 """Layer normalisation as one op with its own backward, and its relatives: the standardisation
-over any axes (batch, instance and group norm) and the RMS norm."""
+over any axes (batch, instance and group norm) and the RMS norm.
+
+As PyTorch's, each computes float16 in float32 (backend.widen), statistics and gradients, and
+rounds its outputs once: the variance of float16 values in the thousands overflows float16.  The
+means go through backend.mean / sum, so the sums over the rows (dw, db) and batch_norm's over the
+batch are blocked, as accurate as PyTorch's.
+"""
 
 from __future__ import annotations
 
 import math
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -30,9 +37,9 @@ class LayerNorm(Function):
     def forward(self, x, weight, bias, k, eps=1e-5):
         xp = self.xp
         n = math.prod(x.shape[x.ndim - k :])
-        x2 = x.reshape(-1, n)  # (rows, N)
-        mean = x2.mean(axis=-1, keepdims=True)  # (rows, 1)
-        var = ((x2 - mean) ** 2).mean(axis=-1, keepdims=True)
+        x2 = backend.widen(x.reshape(-1, n))  # (rows, N)
+        mean = backend.mean(xp, x2, -1, keepdims=True)  # (rows, 1)
+        var = backend.mean(xp, (x2 - mean) ** 2, -1, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
         xhat = (x2 - mean) * rstd
         y = xhat
@@ -40,20 +47,21 @@ class LayerNorm(Function):
             y = y * weight.reshape(-1)
         if bias is not None:
             y = y + bias.reshape(-1)
-        self.save_for_backward(xhat, rstd, weight, x.shape, x.shape[x.ndim - k :])
-        return y.reshape(x.shape)
+        self.save_for_backward(xhat, rstd, weight, x.shape, x.shape[x.ndim - k :], x.dtype)
+        return backend.narrow(y.reshape(x.shape), x.dtype)  # weight and bias have x's dtype
 
     def backward(self, g):
-        xhat, rstd, weight, shape, norm_shape = self.saved
-        g2 = g.reshape(xhat.shape)  # (rows, N)
-        db = g2.sum(axis=0).reshape(norm_shape) if self.needs_grad(2) else None
-        dw = (g2 * xhat).sum(axis=0).reshape(norm_shape) if self.needs_grad(1) else None
+        xp = self.xp
+        xhat, rstd, weight, shape, norm_shape, dtype = self.saved
+        g2 = backend.widen(g.reshape(xhat.shape))  # (rows, N)
+        db = backend.narrow(backend.sum(xp, g2, 0).reshape(norm_shape), dtype) if self.needs_grad(2) else None
+        dw = backend.narrow(backend.sum(xp, g2 * xhat, 0).reshape(norm_shape), dtype) if self.needs_grad(1) else None
         dx = None
         if self.needs_grad(0):
             dxhat = g2 * weight.reshape(-1) if weight is not None else g2
-            mean_dxhat = dxhat.mean(axis=-1, keepdims=True)
-            mean_dxhat_xhat = (dxhat * xhat).mean(axis=-1, keepdims=True)
-            dx = (rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)).reshape(shape)
+            mean_dxhat = backend.mean(xp, dxhat, -1, keepdims=True)
+            mean_dxhat_xhat = backend.mean(xp, dxhat * xhat, -1, keepdims=True)
+            dx = backend.narrow((rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)).reshape(shape), dtype)
         return dx, dw, db
 
 
@@ -70,18 +78,21 @@ class Standardize(Function):
 
     def forward(self, x, axes, eps):
         xp = self.xp
-        mean = x.mean(axis=axes, keepdims=True)
-        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+        w = backend.widen(x)
+        mean = backend.mean(xp, w, axes, keepdims=True)
+        var = backend.mean(xp, (w - mean) ** 2, axes, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
-        xhat = (x - mean) * rstd
-        self.save_for_backward(xhat, rstd, axes)
-        return xhat
+        xhat = (w - mean) * rstd
+        self.save_for_backward(xhat, rstd, axes, x.dtype)
+        return backend.narrow(xhat, x.dtype)
 
     def backward(self, g):
-        xhat, rstd, axes = self.saved
-        mean_g = g.mean(axis=axes, keepdims=True)
-        mean_g_xhat = (g * xhat).mean(axis=axes, keepdims=True)
-        return rstd * (g - mean_g - xhat * mean_g_xhat)
+        xp = self.xp
+        xhat, rstd, axes, dtype = self.saved
+        g = backend.widen(g)
+        mean_g = backend.mean(xp, g, axes, keepdims=True)
+        mean_g_xhat = backend.mean(xp, g * xhat, axes, keepdims=True)
+        return backend.narrow(rstd * (g - mean_g - xhat * mean_g_xhat), dtype)
 
 
 class RMSNorm(Function):
@@ -94,13 +105,14 @@ class RMSNorm(Function):
 
     def forward(self, x, k, eps):
         xp = self.xp
-        x2 = x.reshape(-1, math.prod(x.shape[x.ndim - k :]))  # (rows, N)
-        r = 1 / xp.sqrt((x2 * x2).mean(axis=-1, keepdims=True) + eps)
+        x2 = backend.widen(x.reshape(-1, math.prod(x.shape[x.ndim - k :])))  # (rows, N)
+        r = 1 / xp.sqrt(backend.mean(xp, x2 * x2, -1, keepdims=True) + eps)
         xhat = x2 * r
-        self.save_for_backward(xhat, r, x.shape)
-        return xhat.reshape(x.shape)
+        self.save_for_backward(xhat, r, x.shape, x.dtype)
+        return backend.narrow(xhat.reshape(x.shape), x.dtype)
 
     def backward(self, g):
-        xhat, r, shape = self.saved
-        g2 = g.reshape(xhat.shape)
-        return (r * (g2 - xhat * (g2 * xhat).mean(axis=-1, keepdims=True))).reshape(shape)
+        xhat, r, shape, dtype = self.saved
+        g2 = backend.widen(g.reshape(xhat.shape))
+        dx = r * (g2 - xhat * backend.mean(self.xp, g2 * xhat, -1, keepdims=True))
+        return backend.narrow(dx.reshape(shape), dtype)

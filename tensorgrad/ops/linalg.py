@@ -56,10 +56,13 @@ class VectorNorm(Function):
     z = 0 (all of x zero) has no derivative; PyTorch's subgradient there is 0 (for p >= 1; for
     p < 1 its formula gives 0 at the x that are 0).  g and z are broadcast back over `dims`.
     Over a single element z = |x| exactly, as PyTorch computes it (the formulas above still hold).
+    float16 is computed in float32 (backend.widen), z and dx rounded once, as PyTorch's: the
+    squares of float16 values in the hundreds would overflow a float16 sum.
     """
 
     def forward(self, x, ord, dims, keepdim):
         xp = self.xp
+        dtype, x = x.dtype, backend.widen(x)
         a = xp.abs(x)
         count = math.prod(x.shape[d] for d in dims)
         if ord == 0:
@@ -71,36 +74,38 @@ class VectorNorm(Function):
         elif ord == -math.inf:
             z = a.min(axis=dims, keepdims=True)
         elif ord == 1:
-            z = a.sum(axis=dims, keepdims=True)
+            z = backend.sum(xp, a, dims, keepdims=True)
         elif ord == 2:
-            z = xp.sqrt((x * x).sum(axis=dims, keepdims=True))
+            z = xp.sqrt(backend.sum(xp, x * x, dims, keepdims=True))
         elif ord > 0:
-            z = (a**ord).sum(axis=dims, keepdims=True) ** (1.0 / ord)
+            z = backend.sum(xp, a**ord, dims, keepdims=True) ** (1.0 / ord)
         else:  # 0^ord = inf for ord < 0, written as such (no division by zero), and inf^(1/ord) = 0
             powers = xp.where(a == 0, xp.inf, xp.where(a == 0, 1, a) ** ord)
-            z = powers.sum(axis=dims, keepdims=True) ** (1.0 / ord)
-        self.save_for_backward(x, z, ord, dims)
-        return z if keepdim else z.reshape(tuple(n for i, n in enumerate(z.shape) if i not in dims))
+            z = backend.sum(xp, powers, dims, keepdims=True) ** (1.0 / ord)
+        self.save_for_backward(x, z, ord, dims, dtype)
+        out = backend.narrow(z, dtype)
+        return out if keepdim else out.reshape(tuple(n for i, n in enumerate(z.shape) if i not in dims))
 
     def backward(self, g):
-        x, z, ord, dims = self.saved
+        x, z, ord, dims, dtype = self.saved
         xp = self.xp
-        g = g.reshape(z.shape)  # the kept dims back, so g and z broadcast against x
+        g = backend.widen(g).reshape(z.shape)  # the kept dims back, so g and z broadcast against x
         if ord == 0:
-            return xp.zeros_like(x)
-        if ord == 1:
-            return g * xp.sign(x)
-        zero = z == 0
-        if ord == 2:
-            return x * xp.where(zero, 0, g / xp.where(zero, 1, z))
-        a = xp.abs(x)
-        if ord in (math.inf, -math.inf):
-            hit = a == z
-            return xp.sign(x) * hit * (g / hit.sum(axis=dims, keepdims=True))
-        # (a / z)^(p-1): no power of z alone, which under- or overflows where a^p did not
-        ratio = xp.where(a == 0, 1, a) / xp.where(zero, 1, z)
-        scaled = xp.where(a == 0, 0, xp.sign(x) * ratio ** (ord - 1))
-        return xp.where(zero, 0, g * scaled)
+            dx = xp.zeros_like(x)
+        elif ord == 1:
+            dx = g * xp.sign(x)
+        elif ord == 2:
+            zero = z == 0
+            dx = x * xp.where(zero, 0, g / xp.where(zero, 1, z))
+        elif ord in (math.inf, -math.inf):
+            hit = xp.abs(x) == z
+            dx = xp.sign(x) * hit * (g / hit.sum(axis=dims, keepdims=True))
+        else:  # (a / z)^(p-1): no power of z alone, which under- or overflows where a^p did not
+            a, zero = xp.abs(x), z == 0
+            ratio = xp.where(a == 0, 1, a) / xp.where(zero, 1, z)
+            scaled = xp.where(a == 0, 0, xp.sign(x) * ratio ** (ord - 1))
+            dx = xp.where(zero, 0, g * scaled)
+        return backend.narrow(dx, dtype)
 
 
 class SingularValueNorm(Function):

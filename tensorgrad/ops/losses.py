@@ -3,6 +3,8 @@
 The elementwise losses (binary cross-entropy, squared and absolute error) return one loss per
 element; F.* reduces them with mean() or sum(), whose backward spreads g evenly (mean: g / n).
 NLLLoss reduces itself, because its mean divides by a sum of class weights.
+The sums here (NLLLoss's, the norms') accumulate float16 in float32 (backend.widen, backend.sum)
+and round once, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ class NLLLoss(Function):
         safe_t = xp.where(keep, t, 0)
         w = (weight[safe_t] if weight is not None else xp.ones(t.shape, dtype=x.dtype)) * keep  # w[t_n]
         losses = -w * x[rows, safe_t]
-        total = w.sum() if reduction == "mean" else None
+        total = backend.sum(xp, backend.widen(w)) if reduction == "mean" else None
         self.save_for_backward(x.shape, rows, safe_t, w, total, reduction)
         if reduction == "mean":
-            return losses.sum() / total
-        return losses.sum() if reduction == "sum" else losses
+            return backend.narrow(backend.sum(xp, backend.widen(losses)) / total, x.dtype)
+        return backend.sum(xp, losses) if reduction == "sum" else losses
 
     def backward(self, g):
         shape, rows, safe_t, w, total, reduction = self.saved
@@ -142,18 +144,20 @@ class Normalize(Function):
 
     def forward(self, x, p, dim, eps):
         xp = self.xp
+        dtype, x = x.dtype, backend.widen(x)
         if p == 0:
             n = (x != 0).sum(axis=dim, keepdims=True).astype(x.dtype)
         else:
             with backend.quiet():  # p < 0: |0|^p = inf, and inf^(1/p) = 0
-                n = (xp.abs(x) ** p).sum(axis=dim, keepdims=True) ** (1 / p)
+                n = backend.sum(xp, xp.abs(x) ** p, dim, keepdims=True) ** (1 / p)
         d = xp.maximum(n, eps)
-        self.save_for_backward(x, n, d, p, dim, eps)
-        return x / d
+        self.save_for_backward(x, n, d, p, dim, eps, dtype)
+        return backend.narrow(x / d, dtype)
 
     def backward(self, g):
         xp = self.xp
-        x, n, d, p, dim, eps = self.saved
+        x, n, d, p, dim, eps, dtype = self.saved
+        g = backend.widen(g)
         if p == 0:
             dn = xp.zeros_like(x)
         elif p < 1:
@@ -161,8 +165,8 @@ class Normalize(Function):
                 dn = sign(xp, x) * xp.where(x == 0, 0, xp.abs(x) ** (p - 1)) * n ** (1 - p)
         else:
             dn = xp.sign(x) * (xp.abs(x) / xp.where(n > 0, n, 1)) ** (p - 1)  # dn/dx (n >= eps rows)
-        gx = (g * x).sum(axis=dim, keepdims=True)
-        return g / d - xp.where(n >= eps, gx / (d * d), 0) * dn
+        gx = backend.sum(xp, g * x, dim, keepdims=True)
+        return backend.narrow(g / d - xp.where(n >= eps, gx / (d * d), 0) * dn, dtype)
 
 
 class HuberError(Function):
@@ -227,6 +231,7 @@ class PNorm(Function):
 
     def forward(self, x, p, dim, keepdim):
         xp = self.xp
+        dtype, x = x.dtype, backend.widen(x)
         a = xp.abs(x)
         if p == float("inf"):
             n = a.max(axis=dim, keepdims=True)
@@ -235,21 +240,23 @@ class PNorm(Function):
         elif p == 0:
             n = (a != 0).sum(axis=dim, keepdims=True).astype(x.dtype)
         elif p == 1:
-            n = a.sum(axis=dim, keepdims=True)
+            n = backend.sum(xp, a, dim, keepdims=True)
         elif p == 2:
-            n = xp.sqrt((a * a).sum(axis=dim, keepdims=True))
+            n = xp.sqrt(backend.sum(xp, a * a, dim, keepdims=True))
         else:
-            n = (a**p).sum(axis=dim, keepdims=True) ** (1 / p)
-        self.save_for_backward(x, a, n, p, dim, keepdim)
-        return n if keepdim else n.squeeze(axis=dim)
+            n = backend.sum(xp, a**p, dim, keepdims=True) ** (1 / p)
+        self.save_for_backward(x, a, n, p, dim, keepdim, dtype)
+        out = backend.narrow(n, dtype)
+        return out if keepdim else out.squeeze(axis=dim)
 
     def backward(self, g):
         xp = self.xp
-        x, a, n, p, dim, keepdim = self.saved
+        x, a, n, p, dim, keepdim, dtype = self.saved
+        g = backend.widen(g)
         if not keepdim:
             g = xp.expand_dims(g, dim)
         if p == 0:
-            return xp.zeros_like(x)
+            return xp.zeros_like(x, dtype=dtype)
         if p in (float("inf"), float("-inf")):
             hit = a == n
             dn = xp.sign(x) * hit / hit.sum(axis=dim, keepdims=True)
@@ -258,4 +265,4 @@ class PNorm(Function):
         else:
             safe = xp.where(n > 0, n, 1)
             dn = x / safe if p == 2 else xp.sign(x) * (a / safe) ** (p - 1)
-        return xp.where(n > 0, g * dn, xp.zeros((), dtype=g.dtype))
+        return backend.narrow(xp.where(n > 0, g * dn, xp.zeros((), dtype=g.dtype)), dtype)

@@ -8,6 +8,7 @@ its backward hands each window's gradient to its taps, then adds the windows bac
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 from .conv import add_windows, crop, windows
 
@@ -80,7 +81,8 @@ class AvgPool2d(Function):
         cols = windows(xp, xpad, kernel, stride, (1, 1), out_size)  # (N, C, KH, KW, OH, OW)
         divisor = xp.asarray(divisor, dtype=x.dtype)
         self.save_for_backward(divisor, xpad.shape, kernel, stride, padding)
-        return cols.sum(axis=(2, 3)) / divisor
+        total = backend.sum(xp, cols, (2, 3), dtype=backend.accumulation_dtype(x.dtype))  # float16: in float32
+        return backend.narrow(total / divisor, x.dtype)
 
     def backward(self, dy):
         divisor, xpad_shape, kernel, stride, padding = self.saved

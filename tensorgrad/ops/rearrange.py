@@ -27,7 +27,7 @@ class Repeat(Function):
         split = []
         for r, s in zip(reps, shape):
             split += [r, s]
-        dx = g.reshape(split).sum(axis=tuple(range(0, 2 * len(reps), 2)))  # (s_0, s_1, ...)
+        dx = backend.sum(self.xp, g.reshape(split), tuple(range(0, 2 * len(reps), 2)))  # (s_0, s_1, ...)
         return dx.reshape(x_shape)
 
 

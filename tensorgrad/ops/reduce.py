@@ -1,5 +1,13 @@
 """Reductions over one or several dims.  `dim` here is always a normalised tuple of
-non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch."""
+non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch.
+
+Every sum accumulates as PyTorch's does (backend/accumulation.py): float16 in float32, and over an
+axis that is not the innermost one in blocks.  The ops that do more than one sum (var, std, prod,
+logsumexp, nanmean) compute in `backend.widen(x)`, float32 for float16, and round their results
+and gradients to x's dtype once, at the end, as PyTorch's do: the squares of a variance of
+float16 would overflow in float16 where PyTorch's do not.  (PyTorch's CPU prod, logsumexp and
+nanmean keep float16 and can overflow where these, like its other reductions, do not.)
+"""
 
 from __future__ import annotations
 
@@ -30,7 +38,7 @@ class Sum(Function):
 
     def forward(self, x, dim, keepdim=False):
         self.save_for_backward(x.shape, dim, keepdim)
-        return x.sum(axis=dim, keepdims=keepdim)
+        return backend.sum(self.xp, x, dim, keepdim)
 
     def backward(self, g):
         shape, dim, keepdim = self.saved
@@ -42,7 +50,7 @@ class Mean(Function):
 
     def forward(self, x, dim, keepdim=False):
         self.save_for_backward(x.shape, dim, keepdim)
-        return x.mean(axis=dim, keepdims=keepdim)
+        return backend.mean(self.xp, x, dim, keepdim)
 
     def backward(self, g):
         shape, dim, keepdim = self.saved
@@ -69,9 +77,9 @@ class Amax(Function):
 
     def backward(self, g):
         x, z, dim, keepdim = self.saved
-        hit = (x == z).astype(x.dtype)
-        hit /= hit.sum(axis=dim, keepdims=True)
-        return _expand_back(g, x.shape, dim, keepdim) * hit
+        hit = (x == z).astype(backend.accumulation_dtype(x.dtype))  # float16 counts to 2048 only
+        hit /= backend.sum(self.xp, hit, dim, keepdims=True)
+        return backend.narrow(_expand_back(g, x.shape, dim, keepdim) * hit, x.dtype)
 
 
 class Amin(Amax):
@@ -90,16 +98,18 @@ class Var(Function):
     """
 
     def forward(self, x, dim, correction=1, keepdim=False):
-        m = x.mean(axis=dim, keepdims=True)
-        d = x - m
+        xp = self.xp
+        w = backend.widen(x)
+        d = w - backend.mean(xp, w, dim, keepdims=True)
         denom = max(_count(x.shape, dim) - correction, 0)
-        self.save_for_backward(d, dim, keepdim, denom)
+        self.save_for_backward(d, dim, keepdim, denom, x.dtype)
         with backend.quiet():  # N <= c: a division by 0, nan (PyTorch warns once, a UserWarning, not NumPy's)
-            return (d * d).sum(axis=dim, keepdims=keepdim) / denom
+            return backend.narrow(backend.sum(xp, d * d, dim, keepdim) / denom, x.dtype)
 
     def backward(self, g):
-        d, dim, keepdim, denom = self.saved
-        return _expand_back(g, d.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d
+        d, dim, keepdim, denom, dtype = self.saved
+        dx = _expand_back(g, d.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d
+        return backend.narrow(dx, dtype)
 
 
 class Std(Function):
@@ -111,18 +121,21 @@ class Std(Function):
 
     def forward(self, x, dim, correction=1, keepdim=False):
         xp = self.xp
-        m = x.mean(axis=dim, keepdims=True)
-        d = x - m
+        w = backend.widen(x)
+        m = backend.mean(xp, w, dim, keepdims=True)
+        d = w - m
         denom = max(_count(x.shape, dim) - correction, 0)
-        s = xp.sqrt((d * d).sum(axis=dim, keepdims=True) / denom) if denom else xp.full(m.shape, xp.nan, x.dtype)
-        self.save_for_backward(d, s, dim, keepdim, denom)
+        s = xp.sqrt(backend.sum(xp, d * d, dim, keepdims=True) / denom) if denom else xp.full(m.shape, xp.nan, w.dtype)
+        self.save_for_backward(d, s, dim, keepdim, denom, x.dtype)
+        s = backend.narrow(s, x.dtype)
         return s if keepdim else s.reshape([n for i, n in enumerate(x.shape) if i not in dim])
 
     def backward(self, g):
         xp = self.xp
-        d, s, dim, keepdim, denom = self.saved
+        d, s, dim, keepdim, denom, dtype = self.saved
         inv = xp.where(s > 0, 1 / xp.where(s > 0, s, 1), xp.nan)  # 1 / s, nan where s = 0
-        return _expand_back(g, d.shape, dim, keepdim) * d * inv / (denom if denom else xp.nan)
+        dx = _expand_back(g, d.shape, dim, keepdim) * d * inv / (denom if denom else xp.nan)
+        return backend.narrow(dx, dtype)
 
 
 class Prod(Function):
@@ -135,19 +148,22 @@ class Prod(Function):
 
     def forward(self, x, dim=None, keepdim=False):
         self.save_for_backward(x, dim, keepdim)
-        return x.prod() if dim is None else x.prod(axis=dim, keepdims=keepdim)
+        acc = backend.accumulation_dtype(x.dtype)
+        z = x.prod(dtype=acc) if dim is None else x.prod(axis=dim, dtype=acc, keepdims=keepdim)
+        return backend.narrow(backend.ensure_array(self.xp, z), x.dtype)
 
     def backward(self, g):
         xp = self.xp
         x, dim, keepdim = self.saved
-        shape = x.shape
+        shape, dtype = x.shape, x.dtype
+        x = backend.widen(x)
         if dim is None:
             x, dim, g = x.reshape(-1), 0, g.reshape(1)
         elif not keepdim:
             g = xp.expand_dims(g, dim)
         left = exclusive_cumprod(xp, x, dim)
         right = xp.flip(exclusive_cumprod(xp, xp.flip(x, axis=dim), dim), axis=dim)
-        return (g * left * right).reshape(shape)
+        return backend.narrow((g * left * right).reshape(shape), dtype)
 
 
 class Logsumexp(Function):
@@ -159,20 +175,23 @@ class Logsumexp(Function):
 
     def forward(self, x, dim, keepdim=False):
         xp = self.xp
+        w = backend.widen(x)
         if x.size:
-            m = x.max(axis=dim, keepdims=True)
+            m = w.max(axis=dim, keepdims=True)
             m = xp.where(xp.isfinite(m), m, 0)
         else:  # an empty x has no max; its sums are 0, so z = log 0 = -inf (PyTorch's answer)
-            m = xp.zeros([1 if i in dim else n for i, n in enumerate(x.shape)], dtype=x.dtype)
+            m = xp.zeros([1 if i in dim else n for i, n in enumerate(x.shape)], dtype=w.dtype)
         with backend.quiet():  # log 0 = -inf: an empty sum, or a row of -inf
-            z = xp.log(xp.exp(x - m).sum(axis=dim, keepdims=True)) + m
+            z = xp.log(backend.sum(xp, xp.exp(w - m), dim, keepdims=True)) + m
         self.save_for_backward(x, z, dim, keepdim)
+        z = backend.narrow(z, x.dtype)
         return z if keepdim else z.reshape([n for i, n in enumerate(x.shape) if i not in dim])
 
     def backward(self, g):
         x, z, dim, keepdim = self.saved
         with backend.quiet():  # x = z = inf: inf - inf = nan, as in PyTorch
-            return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)
+            dx = _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)  # z in the accumulation dtype
+        return backend.narrow(dx, x.dtype)
 
 
 class Nansum(Function):
@@ -186,7 +205,7 @@ class Nansum(Function):
         xp = self.xp
         number = ~xp.isnan(x)
         self.save_for_backward(number, dim, keepdim)
-        return xp.where(number, x, 0).sum(axis=dim, keepdims=keepdim)
+        return backend.sum(xp, xp.where(number, x, 0), dim, keepdim)
 
     def backward(self, g):
         number, dim, keepdim = self.saved
@@ -205,8 +224,9 @@ class Nanmean(Function):
         number = ~xp.isnan(x)
         n = number.sum(axis=dim, keepdims=True)
         some = n > 0
-        n = xp.where(some, n, 1).astype(x.dtype)
-        z = xp.where(some, xp.where(number, x, 0).sum(axis=dim, keepdims=True) / n, xp.nan).astype(x.dtype)
+        n = xp.where(some, n, 1).astype(backend.accumulation_dtype(x.dtype))
+        total = backend.sum(xp, backend.widen(xp.where(number, x, 0)), dim, keepdims=True)
+        z = xp.where(some, total / n, xp.nan).astype(x.dtype)
         self.save_for_backward(number, n, some, dim, keepdim)
         return z if keepdim else z.reshape([s for i, s in enumerate(x.shape) if i not in dim])
 

@@ -3,16 +3,21 @@ positions, so they are a `TakeAlongDim` of the running arg-max: ops/selection.py
 
 Notation: along the scanned dim, z_j is built from x_0..x_j, so x_i reaches every z_j with
 j >= i, and its gradient is a sum over j >= i: a scan run backwards.
+
+The running sums and products accumulate as PyTorch's (backend.cumsum / cumprod: float16 in
+float32, and on the host float32 in float64), rounded once; logcumsumexp and the backward of
+cumprod, loops of their own, run in `backend.widen(x)` (float32 for float16) and round once.
 """
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 
 
 def reverse_cumsum(xp, a, dim):
     """r_i = sum_{j >= i} a_j along dim."""
-    return xp.flip(xp.cumsum(xp.flip(a, axis=dim), axis=dim), axis=dim)
+    return xp.flip(backend.cumsum(xp, xp.flip(a, axis=dim), dim), axis=dim)
 
 
 def _slice(dim, s):
@@ -23,7 +28,7 @@ def exclusive_cumprod(xp, x, dim):
     """E_i = prod_{k < i} x_k along dim (E_0 = 1): the products before each position, no division."""
     n = x.shape[dim]
     ones = xp.ones_like(x[_slice(dim, slice(0, 1))])
-    return xp.cumprod(xp.concatenate([ones, x[_slice(dim, slice(0, n - 1))]], axis=dim), axis=dim)
+    return backend.cumprod(xp, xp.concatenate([ones, x[_slice(dim, slice(0, n - 1))]], axis=dim), dim)
 
 
 class Cumsum(Function):
@@ -31,7 +36,7 @@ class Cumsum(Function):
 
     def forward(self, x, dim):
         self.save_for_backward(dim)
-        return self.xp.cumsum(x, axis=dim)
+        return backend.cumsum(self.xp, x, dim)
 
     def backward(self, g):
         (dim,) = self.saved
@@ -49,7 +54,7 @@ class Cumprod(Function):
 
     def forward(self, x, dim):
         self.save_for_backward(x, dim)
-        return self.xp.cumprod(x, axis=dim)
+        return backend.cumprod(self.xp, x, dim)
 
     def backward(self, g):
         xp = self.xp
@@ -57,12 +62,13 @@ class Cumprod(Function):
         n = x.shape[dim]
         if n == 0:  # an empty scan: no S_{n-1} to start from, and no gradient to give
             return xp.zeros_like(g)
+        dtype, x, g = x.dtype, backend.widen(x), backend.widen(g)
         exclusive = exclusive_cumprod(xp, x, dim)  # E
         s = xp.zeros_like(g)
         s[_slice(dim, n - 1)] = g[_slice(dim, n - 1)]
         for i in range(n - 2, -1, -1):
             s[_slice(dim, i)] = g[_slice(dim, i)] + x[_slice(dim, i + 1)] * s[_slice(dim, i + 1)]
-        return exclusive * s
+        return backend.narrow(exclusive * s, dtype)
 
 
 class Logcumsumexp(Function):
@@ -75,9 +81,9 @@ class Logcumsumexp(Function):
     """
 
     def forward(self, x, dim):
-        z = self._scan(x, dim)
+        z = self._scan(backend.widen(x), dim)
         self.save_for_backward(x, z, dim)
-        return z
+        return backend.narrow(z, x.dtype)
 
     def _scan(self, x, dim):
         xp = self.xp
@@ -92,10 +98,11 @@ class Logcumsumexp(Function):
 
     def backward(self, g):
         xp = self.xp
-        x, z, dim = self.saved
+        x, z, dim = self.saved  # z in the accumulation dtype
+        dtype, x, g = x.dtype, backend.widen(x), backend.widen(g)
         dx = xp.zeros_like(g)
         for sign in (1, -1):
             part = g * sign
             log_part = xp.where(part > 0, xp.log(xp.where(part > 0, part, 1)), -xp.inf)  # log(g+-), -inf at 0
             dx = dx + sign * xp.exp(x + self._reverse_scan(log_part - z, dim))
-        return dx
+        return backend.narrow(dx, dtype)

@@ -166,8 +166,8 @@ class EvenlyShared(Function):
     def backward(self, g):
         xp = self.xp
         x, z = self.saved
-        hit = xp.where(xp.isnan(z), xp.isnan(x), x == z).astype(g.dtype)
-        return g * hit / hit.sum()
+        hit = xp.where(xp.isnan(z), xp.isnan(x), x == z).astype(backend.accumulation_dtype(g.dtype))
+        return backend.narrow(g * hit / hit.sum(), g.dtype)  # the count in float32 for float16
 
 
 class Quantile(Function):
@@ -236,5 +236,5 @@ class Quantile(Function):
         dq = None
         if dq_scale is not None and self.needs_grad(1):
             live, scale = dq_scale  # a replaced rank has no derivative (0, not NaN from a NaN row)
-            dq = xp.where(live, g * spread * scale, 0).reshape(-1, g.shape[-1]).sum(axis=0)
+            dq = backend.sum(xp, xp.where(live, g * spread * scale, 0).reshape(-1, g.shape[-1]), 0)
         return dx, dq

@@ -3,10 +3,14 @@
 Both subtract the row maximum first: softmax(x) = softmax(x - c) for any c, and with
 c = max(x) every exponent is <= 0, so huge logits cannot overflow and -inf entries
 (masked positions) become exp(-inf) = 0 exactly.
+
+float16 is computed in float32 (backend.widen) and rounded once, forward and backward, as
+PyTorch's: a float16 sum of 70,000 exponentials would be inf, and every probability 0.
 """
 
 from __future__ import annotations
 
+from .. import backend
 from ..autograd import Function
 
 
@@ -18,9 +22,11 @@ class Softmax(Function):
     """
 
     def forward(self, x, dim):
+        xp = self.xp
         if x.size:
-            e = self.xp.exp(x - x.max(axis=dim, keepdims=True))
-            y = e / e.sum(axis=dim, keepdims=True)
+            w = backend.widen(x)
+            e = xp.exp(w - w.max(axis=dim, keepdims=True))
+            y = backend.narrow(e / backend.sum(xp, e, dim, keepdims=True), x.dtype)
         else:  # empty: nothing to normalise (and no max to shift by)
             y = x.copy()
         self.save_for_backward(y, dim)
@@ -28,7 +34,8 @@ class Softmax(Function):
 
     def backward(self, g):
         y, dim = self.saved
-        return y * (g - (g * y).sum(axis=dim, keepdims=True))
+        w, g = backend.widen(y), backend.widen(g)
+        return backend.narrow(w * (g - backend.sum(self.xp, g * w, dim, keepdims=True)), y.dtype)
 
 
 class LogSoftmax(Function):
@@ -41,8 +48,9 @@ class LogSoftmax(Function):
     def forward(self, x, dim):
         xp = self.xp
         if x.size:
-            shifted = x - x.max(axis=dim, keepdims=True)
-            y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+            w = backend.widen(x)
+            shifted = w - w.max(axis=dim, keepdims=True)
+            y = backend.narrow(shifted - xp.log(backend.sum(xp, xp.exp(shifted), dim, keepdims=True)), x.dtype)
         else:  # empty: nothing to normalise (no max, and the log of an empty sum)
             y = x.copy()
         self.save_for_backward(y, dim)
@@ -50,4 +58,5 @@ class LogSoftmax(Function):
 
     def backward(self, g):
         y, dim = self.saved
-        return g - self.xp.exp(y) * g.sum(axis=dim, keepdims=True)
+        w, g = backend.widen(y), backend.widen(g)
+        return backend.narrow(g - self.xp.exp(w) * backend.sum(self.xp, g, dim, keepdims=True), y.dtype)
