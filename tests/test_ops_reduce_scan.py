@@ -209,3 +209,19 @@ def test_errors():
         x.cumsum()
     with pytest.raises(TypeError, match="std: expected a floating-point tensor"):
         tg.tensor([1, 2]).std()
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("shape, dim", [((0,), 0), ((2, 0), 1), ((0, 3), 0), ((0, 3), -1), ((2, 0, 3), 1)])
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cummax_cummin_along_an_empty_dim_as_torch(device, shape, dim, name):
+    """Empty values and int64 indices of the input's shape, as PyTorch (not an IndexError), and an empty gradient."""
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch.zeros(shape), name)(dim)
+    t = tg.zeros(shape, dtype=tg.float64, device=device, requires_grad=True)
+    ours = getattr(tg, name)(t, dim)
+    assert type(ours).__name__ == name and ours._fields == ("values", "indices")
+    assert ours.values.shape == tuple(theirs.values.shape) == ours.indices.shape
+    assert ours.indices.dtype == tg.int64
+    ours.values.sum().backward()
+    assert t.grad.shape == shape
