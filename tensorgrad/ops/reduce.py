@@ -87,6 +87,8 @@ class Var(Function):
 
     dv/dx_j = 2 (x_j - m) / (N - c)   (the terms through m sum to zero, since sum_i (x_i - m) = 0)
     =>  dx = g * 2 (x - m) / (N - c).
+    With no degrees of freedom (N <= c; the divisor clamped to 0, as PyTorch's): v = sum / 0, inf
+    (nan where every x_i = m), and dx = g * 2 (x - m) / 0, +-inf (nan where x = m).
     """
 
     def forward(self, x, dim, correction=1, keepdim=False):
@@ -94,19 +96,24 @@ class Var(Function):
         d = x - m
         denom = max(_count(x.shape, dim) - correction, 0)
         self.save_for_backward(d, dim, keepdim, denom)
-        with backend.quiet():  # N <= c: a division by 0, nan (PyTorch warns once, a UserWarning, not NumPy's)
+        with backend.quiet():  # N <= c: a division by 0, inf or nan (PyTorch warns, a UserWarning, not NumPy's)
             return (d * d).sum(axis=dim, keepdims=keepdim) / denom
 
     def backward(self, g):
         d, dim, keepdim, denom = self.saved
-        return _expand_back(g, d.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d
+        if not denom:
+            with backend.quiet():  # 2 (x - m) / 0: +-inf, nan where x = m (PyTorch's along a dim)
+                return _expand_back(g, d.shape, dim, keepdim) * (2 * d / 0.0)
+        return _expand_back(g, d.shape, dim, keepdim) * (2 / denom) * d
 
 
 class Std(Function):
     """s = sqrt(v), v the variance as in Var (correction c).
 
     ds/dx = dv/dx / (2 s) = 2 (x - m) / (N - c) / (2 s)   =>   dx = g (x - m) / ((N - c) s).
-    Where s = 0 the derivative is infinite; as in PyTorch the gradient is nan there.
+    Where s = 0 (every x_i = m, so x - m = 0) the derivative is infinite; PyTorch takes g / (2 s) as
+    0 there, and so the gradient is 0.  With no degrees of freedom (N <= c) s = sqrt(sum / 0), inf
+    (nan where every x_i = m), and the gradient is nan.
     """
 
     def forward(self, x, dim, correction=1, keepdim=False):
@@ -114,14 +121,15 @@ class Std(Function):
         m = x.mean(axis=dim, keepdims=True)
         d = x - m
         denom = max(_count(x.shape, dim) - correction, 0)
-        s = xp.sqrt((d * d).sum(axis=dim, keepdims=True) / denom) if denom else xp.full(m.shape, xp.nan, x.dtype)
+        with backend.quiet():  # N <= c: sqrt(sum / 0), inf or nan (PyTorch warns, a UserWarning, not NumPy's)
+            s = xp.sqrt((d * d).sum(axis=dim, keepdims=True) / denom)
         self.save_for_backward(d, s, dim, keepdim, denom)
         return s if keepdim else s.reshape([n for i, n in enumerate(x.shape) if i not in dim])
 
     def backward(self, g):
         xp = self.xp
         d, s, dim, keepdim, denom = self.saved
-        inv = xp.where(s > 0, 1 / xp.where(s > 0, s, 1), xp.nan)  # 1 / s, nan where s = 0
+        inv = xp.where(s == 0, 0, 1 / xp.where(s == 0, 1, s))  # 1 / s, 0 where s = 0 (PyTorch's)
         return _expand_back(g, d.shape, dim, keepdim) * d * inv / (denom if denom else xp.nan)
 
 
