@@ -147,10 +147,18 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 def randint(*args, size=None, generator=None, dtype=None, device=None) -> Tensor:
     """randint(high, size) or randint(low, high, size): uniform integers in [low, high), from
     `generator` (a tg.Generator of `device`) or the device's default."""
+    keyword = size is not None
     if size is None:
-        *bounds, size = args
+        *bounds, size = args or (None,)
     else:
         bounds = list(args)
+    if len(bounds) not in (1, 2):
+        raise TypeError(
+            f"randint(): expected (high, size) or (low, high, size), got {len(args)} positional argument(s)"
+            + (" and size=" if keyword else "")
+        )
+    if not isinstance(size, tuple | list):
+        raise TypeError(f"randint(): argument 'size' must be a tuple of ints, not {type(size).__name__}")
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")

@@ -82,7 +82,7 @@ def test_logsumexp(device, data, keepdim, scale):
     m = x.max(axis=axes, keepdims=True)
     want = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
     t = leaf(x, device)
-    out = t.logsumexp(dim, keepdim=keepdim)
+    out = t.logsumexp(axes if dim is None else dim, keepdim=keepdim)  # dim is required, as in PyTorch
     np.testing.assert_allclose(out.numpy(), want if keepdim else want.reshape(out.shape), **TOL)
     v = backprop(out, device)
     vk = v if keepdim else np.expand_dims(v, axes)
@@ -209,6 +209,8 @@ def test_errors():
         x.sum(0, axis=1)
     with pytest.raises(TypeError, match="cumsum\\(\\): missing the dim"):
         x.cumsum()
+    with pytest.raises(TypeError, match="logsumexp\\(\\): missing the dim"):  # as torch.logsumexp(x)
+        x.logsumexp()
     with pytest.raises(TypeError, match="std: expected a floating-point tensor"):
         tg.tensor([1, 2]).std()
 

@@ -105,6 +105,8 @@ def test_keepdims_property(array_dim, name, keep):
     """keepdims=k gives exactly what keepdim=k gives, for every dim a reduction takes."""
     array, dim = array_dim
     x = tg.tensor(array)
+    if dim is None and name == "logsumexp":  # its dim is required, as in PyTorch: every dim, spelled out
+        dim = tuple(range(array.ndim))
     np.testing.assert_array_equal(
         getattr(x, name)(dim, keepdims=keep).numpy(), getattr(x, name)(dim, keepdim=keep).numpy()
     )

@@ -105,7 +105,10 @@ class ReductionMixin(TensorBase):
 
     @accepts_keepdims
     def logsumexp(self, dim=None, keepdim=False, *, axis=None):
+        """log(sum(exp(x))) over dim (required, as in PyTorch: dim or NumPy's spelling axis)."""
         dim = self._reduce_args(dim, axis, None, "logsumexp")[1]
+        if dim is None:
+            raise TypeError("logsumexp(): missing the dim argument (the dim or dims to reduce, as torch.logsumexp)")
         x = self._floating("logsumexp")
         return Logsumexp.apply(x, dim=normalize_dims(dim, self.ndim, "logsumexp"), keepdim=keepdim)
 
