@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from . import backend
+from .ops import ranges
 from .tensor import Tensor
 from .tensor_methods.common import broadcast_shapes, shape_arg
 
@@ -144,10 +147,18 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 def randint(*args, size=None, generator=None, dtype=None, device=None) -> Tensor:
     """randint(high, size) or randint(low, high, size): uniform integers in [low, high), from
     `generator` (a tg.Generator of `device`) or the device's default."""
+    keyword = size is not None
     if size is None:
-        *bounds, size = args
+        *bounds, size = args or (None,)
     else:
         bounds = list(args)
+    if len(bounds) not in (1, 2):
+        raise TypeError(
+            f"randint(): expected (high, size) or (low, high, size), got {len(args)} positional argument(s)"
+            + (" and size=" if keyword else "")
+        )
+    if not isinstance(size, tuple | list):
+        raise TypeError(f"randint(): argument 'size' must be a tuple of ints, not {type(size).__name__}")
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
@@ -159,17 +170,34 @@ def randint(*args, size=None, generator=None, dtype=None, device=None) -> Tensor
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Integers give int64, any float argument gives float32 (as PyTorch)."""
+    """start, start + step, ... up to end (excluded): int64 for integer arguments, float32 when any is
+    a float (as PyTorch).  The values and their count are PyTorch's CPU kernel's (ops/ranges.py): for
+    an integer dtype, start and step truncate to integers (int64 counts from the truncated bounds);
+    for a float one, start + step * i in double, rounded once to the dtype."""
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError(f"arange: upper bound {end} and lower bound {start} inconsistent with step sign {step}")
     if dtype is None:
         dtype = backend.float32 if any(isinstance(v, float) for v in (start, end, step)) else backend.int64
+    dtype = backend.as_dtype(dtype)
+    if dtype.kind == "b":
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    lo, hi, by = float(start), float(end), float(step)
+    if by == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+    if (hi - lo) * by < 0:
+        raise RuntimeError(f"arange: upper bound {end} and lower bound {start} inconsistent with step sign {step}")
+    size = math.ceil((hi - lo) / by)
+    if dtype.kind in "iu":  # PyTorch's accumulate type: int64, every argument truncated
+        start, end, step = (ranges.integer_scalar(v, backend.int64, "arange") for v in (start, end, step))
+        if dtype == backend.int64:  # counted in int64 from the truncated bounds
+            if step == 0:
+                raise ValueError("arange: step must be nonzero")
+            span = end - start + step - (1 if step > 0 else -1)  # C++'s integer division truncates toward 0
+            size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
     device = backend.normalize_device(device)
-    data = backend.namespace(device).arange(start, end, step, dtype=backend.as_dtype(dtype))
+    data = ranges.arange(backend.namespace(device), start, step, max(size, 0), dtype)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
@@ -233,21 +261,37 @@ def _scalar_value(v, op, name):
     return v.item()
 
 
+def _range_bounds(start, end, steps, dtype, op):
+    """start and end of linspace / logspace as Python numbers: a 0-d tensor's value, converted to the
+    dtype as PyTorch converts them (ops/ranges.py: an integer truncates; out of the dtype's range is an
+    error), only those that are used (start with one step, neither with none)."""
+    start, end = (_scalar_value(v, op, name) for v, name in ((start, "start"), (end, "end")))
+    if dtype.kind == "b":
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'Bool\'')
+    if steps == 1 and dtype == backend.float16:  # one value, filled in as it is (inf beyond float16)
+        return start, end
+    used = (start, end)[: min(steps, 2)]
+    return (*(ranges.scalar_in(v, dtype, op) for v in used), *(start, end)[len(used) :])
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """`steps` evenly spaced values from start to end, both included (float32 by default)."""
+    """`steps` evenly spaced values from start to end, both included (float32 by default), PyTorch's
+    CPU values to the bit (ops/ranges.py): an integer dtype truncates start and end, then each value."""
     if steps < 0:
-        raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
-    start, end = (_scalar_value(v, "linspace", name) for v, name in ((start, "start"), (end, "end")))
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    dtype = backend.as_dtype(dtype) or backend.float32
+    start, end = _range_bounds(start, end, steps, dtype, "linspace")
     device = backend.normalize_device(device)
-    data = backend.namespace(device).linspace(start, end, steps, dtype=backend.as_dtype(dtype) or backend.float32)
+    data = ranges.linspace(backend.namespace(device), start, end, steps, dtype)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """`steps` values base ** e, e evenly spaced from start to end (both included), float32 by default.
 
-    As PyTorch: the exponents are start + i * step for the first half and end - (steps - 1 - i) * step
-    for the second (so both ends are exact), in the result's dtype (float64 for integers)."""
+    As PyTorch's CPU kernel (ops/ranges.py): the exponents are start + i * step for the first half and
+    end - (steps - 1 - i) * step for the second (so both ends are exact), in double, and so is the
+    power; an integer dtype truncates start and end first, and each power after."""
     if isinstance(start, Tensor) or isinstance(end, Tensor):
         dims = [t.ndim if isinstance(t, Tensor) else 0 for t in (start, end)]
         if any(dims):
@@ -255,23 +299,22 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
                 "logspace only supports 0-dimensional start and end tensors, but got start with "
                 f"{dims[0]} dimension(s) and end with {dims[1]} dimension(s)."
             )
-        start, end = (t.item() if isinstance(t, Tensor) else t for t in (start, end))
     if not isinstance(steps, int) or isinstance(steps, bool):
         raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
-    device = backend.normalize_device(device)
-    xp = backend.namespace(device)
     dtype = backend.as_dtype(dtype) or backend.float32
-    work = dtype if backend.is_floating(dtype) else backend.float64
-    if steps == 1:
-        exponent = xp.full((1,), start, dtype=work)
+    if steps == 1:  # base ** start in double, converted as a fill value (start itself is not)
+        start = _scalar_value(start, "logspace", "start")
+        try:
+            start = float(base) ** float(start)
+        except OverflowError:
+            start = math.inf
+        start, end = _range_bounds(start, end, steps, dtype, "logspace")
     else:
-        i = xp.arange(steps, dtype=work)
-        lo, hi = xp.asarray(start, dtype=work), xp.asarray(end, dtype=work)
-        step = (hi - lo) / (steps - 1) if steps else lo
-        exponent = xp.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
-    data = (xp.asarray(base, dtype=work) ** exponent).astype(dtype)
+        start, end = _range_bounds(start, end, steps, dtype, "logspace")
+    device = backend.normalize_device(device)
+    data = ranges.logspace(backend.namespace(device), start, end, steps, base, dtype)
     return Tensor._make(data, device, False).requires_grad_(requires_grad)
 
 

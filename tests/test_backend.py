@@ -9,6 +9,8 @@ import types
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
@@ -242,6 +244,110 @@ def test_multinomial_zero_probability_is_never_drawn(device):
 
 
 # ------------------------------------------------------------------ creation against torch
+# Range factories: PyTorch's CPU values bit for bit (tensorgrad/ops/ranges.py), each case (name, args,
+# kwargs) with the dtype as a name.  Integer dtypes truncate start / end / step toward zero first and
+# each value after (linspace: start + step * i with one fused rounding), floats are those of PyTorch's
+# loops (linspace's fused multiply-add, arange's vectors of 4 doubles / 8 floats).
+RANGE_CASES = [
+    ("linspace", (5, -5, 20), "int32"),
+    ("linspace", (-5, 5, 20), "int64"),
+    ("linspace", (0, -10, 7), "int16"),
+    ("linspace", (0.5, 9.7, 6), "int32"),
+    ("linspace", (-7.5, 7.5, 8), "int8"),
+    ("linspace", (41, -40, 16), "int32"),
+    ("linspace", (-3, 3, 4), "uint8"),  # -3 wraps to 253, as an integer Scalar does
+    ("linspace", (5, -5, 20), "uint8"),
+    ("linspace", (2.7, 1, 1), "int32"),
+    ("linspace", (29.740424755430283, -32.699259842094904, 15), "float32"),
+    ("linspace", (23, -47, 20), "float64"),
+    ("linspace", (24.314666042249783, 14, 17), "float16"),
+    ("linspace", (0, 1, 0), "int8"),
+    ("arange", (-5, 5, 0.7), "int32"),  # the step truncates to 0: 15 copies of -5, as PyTorch
+    ("arange", (2.5,), "int64"),  # int64 counts from the truncated end: [0, 1]
+    ("arange", (0.5, 10, 3), "int16"),
+    ("arange", (-3.7, 4.2, 1.1), "uint8"),  # -3 wraps to 253
+    ("arange", (-14, 11, 3.0782657784080567), "int16"),
+    ("arange", (-5, 5, 0.7), "float32"),
+    ("arange", (-3.7, 4.2, 1.1), "float32"),
+    ("arange", (0, 1, 0.1), "float32"),
+    ("arange", (-48, 6, 1.7379105796080279), "float64"),
+    ("arange", (5, -5, -0.3), "float64"),
+    ("arange", (-19.666775295008897, 46.33307429972494, 1), "float32"),
+    ("logspace", (0.5, 3.7, 4), "int64"),
+    ("logspace", (-1, 2, 7, 2), "int16"),
+    ("logspace", (0, 3, 4, 2.5), "int64"),
+    ("logspace", (2, -2.578928448980339, 15), "int32"),
+    ("logspace", (2.5, 1, 1), "int16"),  # one step: base ** start, not truncated first (316)
+    ("logspace", (0, 3, 31), "float32"),
+]
+RANGE_REFUSALS = [
+    ("linspace", (-1.5, 1, 3), "uint8", RuntimeError),  # a negative float into uint8 overflows
+    ("linspace", (300, 1, 3), "uint8", RuntimeError),
+    ("linspace", (1e10, 1, 3), "int32", RuntimeError),
+    ("linspace", (0, 1, 3), "bool", NotImplementedError),
+    ("linspace", (0, 1, -1), "float32", RuntimeError),
+    ("arange", (0.5, 3.7, 0.5), "int64", ValueError),  # the step truncates to 0
+    ("arange", (0, 3), "bool", NotImplementedError),
+    ("arange", (0, float("inf")), "float32", RuntimeError),
+    ("logspace", (3, 1, 1), "int8", RuntimeError),  # 1000 does not fit
+]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name, args, dtype", RANGE_CASES)
+def test_range_factories_match_torch_to_the_bit(device, name, args, dtype):
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch, name)(*args, dtype=getattr(torch, dtype))
+    ours = getattr(tg, name)(*args, dtype=getattr(tg, dtype), device=device)
+    assert ours.dtype == getattr(tg, dtype) and ours.shape == tuple(theirs.shape)
+    if name == "logspace" and dtype.startswith("float"):
+        # NumPy's vectorised pow and libm's std::pow (PyTorch's) differ by an ulp: then rounded to float32
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1.2e-7, atol=0)
+    else:
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name, args, dtype, error", RANGE_REFUSALS)
+def test_range_factories_refuse_as_torch(name, args, dtype, error):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(error):
+        getattr(torch, name)(*args, dtype=getattr(torch, dtype))
+    with pytest.raises(error):
+        getattr(tg, name)(*args, dtype=getattr(tg, dtype))
+
+
+@pytest.mark.reference
+@given(
+    name=st.sampled_from(["linspace", "arange"]),
+    ends=st.tuples(
+        st.one_of(st.integers(-60, 60), st.floats(-60, 60)), st.one_of(st.integers(-60, 60), st.floats(-60, 60))
+    ),
+    size=st.integers(0, 70),
+    dtype=st.sampled_from(["int8", "int16", "int32", "int64", "float32", "float64"]),
+)
+def test_range_factories_property(name, ends, size, dtype):
+    """Any bounds, any count (arange: a step giving about `size` values), any integer or float dtype:
+    PyTorch's values bit for bit (or both refuse)."""
+    torch = pytest.importorskip("torch")
+    start, end = ends
+    args = (start, end, size) if name == "linspace" else (start, end, (end - start) / size if size else 1)
+    assume(name == "linspace" or args[2] != 0)
+
+    def run(lib):
+        try:
+            return getattr(lib, name)(*args, dtype=getattr(lib, dtype)).numpy()
+        except (RuntimeError, ValueError) as e:
+            return type(e)
+
+    ours, theirs = run(tg), run(torch)
+    if isinstance(theirs, type):
+        assert ours is theirs
+    else:
+        assert not isinstance(ours, type), ours
+        np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.mark.reference
 def test_creation_matches_torch(device):
     torch = pytest.importorskip("torch")

@@ -344,11 +344,15 @@ def test_pytorchs_refusals(call, error, match):
         call()
 
 
+@pytest.mark.reference
 def test_linspace_takes_a_0d_tensor_value_in_the_requested_dtype():
-    """A float32 0-d start gives float64 steps when dtype=float64 (NumPy would compute in float32)."""
+    """A float32 0-d start gives float64 steps when dtype=float64 (NumPy would compute in float32):
+    PyTorch's values, bit for bit."""
+    torch = pytest.importorskip("torch")
     start = tg.tensor(4.3, dtype=tg.float32)
     out = tg.linspace(start, -3, 50, dtype=tg.float64).numpy()
-    np.testing.assert_array_equal(out, np.linspace(float(np.float32(4.3)), -3, 50))
+    theirs = torch.linspace(torch.tensor(4.3, dtype=torch.float32), -3, 50, dtype=torch.float64).numpy()
+    np.testing.assert_array_equal(out, theirs)
 
 
 def test_multinomial_without_replacement_draws_distinct_classes():

@@ -4,6 +4,8 @@ independently (prod and cumprod by replacing one factor with 1, not by the op's 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from helpers import backprop, leaf
@@ -80,7 +82,7 @@ def test_logsumexp(device, data, keepdim, scale):
     m = x.max(axis=axes, keepdims=True)
     want = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
     t = leaf(x, device)
-    out = t.logsumexp(dim, keepdim=keepdim)
+    out = t.logsumexp(axes if dim is None else dim, keepdim=keepdim)  # dim is required, as in PyTorch
     np.testing.assert_allclose(out.numpy(), want if keepdim else want.reshape(out.shape), **TOL)
     v = backprop(out, device)
     vk = v if keepdim else np.expand_dims(v, axes)
@@ -207,5 +209,83 @@ def test_errors():
         x.sum(0, axis=1)
     with pytest.raises(TypeError, match="cumsum\\(\\): missing the dim"):
         x.cumsum()
+    with pytest.raises(TypeError, match="logsumexp\\(\\): missing the dim"):  # as torch.logsumexp(x)
+        x.logsumexp()
     with pytest.raises(TypeError, match="std: expected a floating-point tensor"):
         tg.tensor([1, 2]).std()
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("shape, dim", [((0,), 0), ((2, 0), 1), ((0, 3), 0), ((0, 3), -1), ((2, 0, 3), 1)])
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cummax_cummin_along_an_empty_dim_as_torch(device, shape, dim, name):
+    """Empty values and int64 indices of the input's shape, as PyTorch (not an IndexError), and an empty gradient."""
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch.zeros(shape), name)(dim)
+    t = tg.zeros(shape, dtype=tg.float64, device=device, requires_grad=True)
+    ours = getattr(tg, name)(t, dim)
+    assert type(ours).__name__ == name and ours._fields == ("values", "indices")
+    assert ours.values.shape == tuple(theirs.values.shape) == ours.indices.shape
+    assert ours.indices.dtype == tg.int64
+    ours.values.sum().backward()
+    assert t.grad.shape == shape
+
+
+# Each case: (data, dim, correction) with N <= correction somewhere (no degrees of freedom), or a
+# row of equal values (std 0).  PyTorch: N - c clamped at 0, so v = sum / 0 is inf (nan for a row
+# of equal values), and a UserWarning.
+NO_DOF_CASES = [
+    ([1.0, 2.0, 4.0], None, 3),
+    ([1.0, 2.0, 4.0], None, 5),
+    ([1.0, 1.0], None, 2),
+    ([3.0], None, 1),
+    ([[1.0, 2.0, 4.0], [1.0, 1.0, 1.0]], 1, 3),
+    ([[1.0, 2.0, 4.0], [1.0, 1.0, 1.0]], (0, 1), 6),
+    ([[1.0, 2.0], [5.0, 3.0]], 0, 2),
+]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("data, dim, correction", NO_DOF_CASES)
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_var_std_without_degrees_of_freedom_as_torch(device, data, dim, correction, name):
+    """inf where the values differ, nan where they are equal (not nan throughout), with PyTorch's
+    UserWarning naming the op; the gradient of var along dims with N = c is PyTorch's +-inf / nan."""
+    torch = pytest.importorskip("torch")
+    with pytest.warns(UserWarning) as theirs_warned:
+        theirs = getattr(torch, name)(torch.tensor(data, dtype=torch.float64), dim, correction=correction)
+    t = tg.tensor(data, dtype=tg.float64, device=device, requires_grad=True)
+    with pytest.warns(UserWarning) as ours_warned:
+        ours = getattr(tg, name)(t, dim, correction=correction)
+    assert [str(w.message) for w in ours_warned] == [str(w.message).split(" (Triggered")[0] for w in theirs_warned]
+    assert ours_warned[0].filename == __file__  # the warning points at the caller's line, as PyTorch's
+    ours, theirs = (ours, theirs) if name in ("var", "std") else (ours[0], theirs[0])
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    n = np.prod(np.shape(data)) if dim is None else np.prod([np.shape(data)[d] for d in np.atleast_1d(dim)])
+    if name == "var" and dim is not None and n == correction:  # PyTorch's var gradient with no dim is +inf alone
+        x = torch.tensor(data, dtype=torch.float64, requires_grad=True)
+        with pytest.warns(UserWarning):
+            x.var(dim, correction=correction).sum().backward()
+        ours.sum().backward()
+        np.testing.assert_array_equal(t.grad.numpy(), x.grad.numpy())
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("dim", [None, 1])
+def test_std_gradient_where_std_is_zero_as_torch(device, dim):
+    """A row of equal values: std 0, and PyTorch's gradient 0 there (it masks g / (2 s) where s = 0), not nan."""
+    torch = pytest.importorskip("torch")
+    data = [[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]] if dim is not None else [[2.0, 2.0], [2.0, 2.0]]
+    x = torch.tensor(data, dtype=torch.float64, requires_grad=True)
+    x.std(dim).sum().backward()
+    t = tg.tensor(data, dtype=tg.float64, device=device, requires_grad=True)
+    t.std(dim).sum().backward()
+    # float64, the same formula: a rounding apart at most
+    np.testing.assert_allclose(t.grad.numpy(), x.grad.numpy(), rtol=1e-12, atol=0)
+
+
+def test_var_std_with_degrees_of_freedom_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tg.tensor([1.0, 2.0]).var(correction=1)
+        tg.std_mean(tg.tensor([[1.0, 2.0]]), 1, correction=0)

@@ -100,6 +100,38 @@ CASES = {
     "bucketize": lambda lib, t: lib.bucketize(t([[0.0, 1.0], [2.5, 9.0]]), t([1.0, 2.0, 3.0])),
     "bucketize_right_scalar": lambda lib, t: lib.bucketize(2.0, t([1.0, 2.0, 3.0]), right=True),
     "bucketize_2d_refused": lambda lib, t: lib.bucketize(t([1.0]), t([[1.0, 2.0]])),
+    # ---- counting values: histogram (PyTorch's default of 100 bins, tensor edges, range, weight, density), histc
+    "histogram_default_bins_density": lambda lib, t: lib.histogram(t([1.0, 2.0, 3.0, 4.0, 5.0]), density=True),
+    "histogram_method_default_bins": lambda lib, t: t([1.0, 2.0, 3.0]).histogram(),
+    "histogram_method_bins_tensor": lambda lib, t: t([1.0, 2.0, 3.0]).histogram(t([0.0, 2.5, 3.0]), density=True),
+    "histogram_bins_tensor_keyword": lambda lib, t: lib.histogram(t([1.0, 2.0, 3.0, 4.0, 5.0]), bins=t([0.0, 2, 6])),
+    "histogram_bins_tensor_decreasing": lambda lib, t: lib.histogram(t([1.0, 2.0, 3.0]), t([6.0, 2.0, 0.0])),
+    "histogram_bins_tensor_dtype_refused": lambda lib, t: lib.histogram(t([1.0, 2.0]), t([0.0, 3.0], lib.float64)),
+    "histogram_bins_tensor_2d_refused": lambda lib, t: lib.histogram(t([1.0, 2.0]), t([[0.0, 3.0]])),
+    "histogram_bins_tensor_one_edge_refused": lambda lib, t: lib.histogram(t([1.0, 2.0]), t([3.0])),
+    "histogram_bins_tensor_with_range_refused": lambda lib, t: lib.histogram(t([1.0]), t([0.0, 3.0]), range=(0.0, 1.0)),
+    "histogram_float_bins_refused": lambda lib, t: lib.histogram(t([1.0, 2.0]), 3.0),
+    "histogram_range_weight_density": lambda lib, t: lib.histogram(t([1.0, 2.0, 1.0]), 4, range=(0.0, 3.0),
+                                                                   weight=t([1.0, 2.0, 4.0]), density=True),
+    "histogram_weight_2d": lambda lib, t: lib.histogram(t([[1.0, 2.0], [3.0, 7.0]]), 3,
+                                                        weight=t([[1.0, 2.0], [0.5, 1.0]])),
+    "histogram_weight_dtype_refused": lambda lib, t: lib.histogram(t([1.0, 2.0]), 2, weight=t([1.0, 2.0], lib.float64)),
+    "histogram_weight_size_refused": lambda lib, t: lib.histogram(t([1.0, 2.0, 3.0]), 2, weight=t([1.0, 2.0])),
+    "histogram_nan_range_refused": lambda lib, t: lib.histogram(t([1.0, NAN, 3.0]), 3),
+    "histogram_inf_range_refused": lambda lib, t: lib.histogram(t([1.0, float("inf")]), 3),
+    "histogram_nan_inf_outside_given_range": lambda lib, t: lib.histogram(t([1.0, NAN, 3.0, float("inf")]), 3,
+                                                                          range=(0.0, 4.0)),
+    "histogram_range_of_three_refused": lambda lib, t: lib.histogram(t([1.0, 2.0]), 2, range=(1.0, 2.0, 3.0)),
+    "histogram_float16_refused": lambda lib, t: lib.histogram(t([1.0, 2.0], lib.float16), 2),
+    "histogram_float32_edges_ties": lambda lib, t: lib.histogram(t([0.0, 0.1, 0.2, 0.3, 0.4, 0.5], lib.float32), 6,
+                                                                 range=(-0.1, 0.5)),
+    "histc_method": lambda lib, t: t([1.0, 2.0, 3.0]).histc(4, 0, 3),
+    "histc_nan_range_refused": lambda lib, t: lib.histc(t([1.0, NAN, 3.0]), 4),
+    "histc_nan_in_given_range": lambda lib, t: lib.histc(t([1.0, NAN, 3.0]), 4, 0, 4),
+    "histc_zero_bins_refused": lambda lib, t: lib.histc(t([1.0, 2.0]), 0),
+    "histc_float_bins_refused": lambda lib, t: lib.histc(t([1.0, 2.0]), 2.0),
+    "histc_float16": lambda lib, t: lib.histc(t([1.0, 2.0, 2.5], lib.float16), 3),
+    "histc_float32_bins": lambda lib, t: lib.histc(t([0.1, 0.2, 0.3, 0.25], lib.float32), 3, min=0.1, max=0.3),
     # ---- covariance, renorm, integration, logspace (computed: compared to rounding)
     "cov_correction_too_large": lambda lib, t: lib.cov(t([1.0, 2.0]), correction=2),
     "cov_3d_refused": lambda lib, t: lib.cov(t(np.zeros((2, 2, 2)))),
@@ -118,7 +150,11 @@ CASES = {
 
 # The same formulas evaluated in another order (cov's matmul, logspace's pow): rounding only, at
 # torch.testing's defaults for each dtype.
-COMPUTED_TOL = {"float64": {"rtol": 1e-7, "atol": 1e-7}, "float32": {"rtol": 1.3e-6, "atol": 1e-5}}
+COMPUTED_TOL = {
+    "float64": {"rtol": 1e-7, "atol": 1e-7},
+    "float32": {"rtol": 1.3e-6, "atol": 1e-5},
+    "float16": {"rtol": 1e-3, "atol": 1e-5},  # torch.testing's float16 defaults (histc's counts are exact anyway)
+}
 
 
 def maker(lib, device):

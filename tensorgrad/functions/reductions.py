@@ -35,7 +35,7 @@ def var_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=No
     """(variance, mean), as torch.var_mean (a lone bool in place of dim is `unbiased`, as there)."""
     if isinstance(dim, bool):
         return var_mean(x, None, dim if unbiased is None else unbiased, keepdim, correction=correction, axis=axis)
-    return x.var(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
+    return x._spread("var_mean", dim, unbiased, keepdim, correction, axis), x.mean(dim, keepdim, axis=axis)
 
 
 @accepts_keepdims
@@ -43,7 +43,7 @@ def std_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=No
     """(standard deviation, mean), as torch.std_mean (a lone bool in place of dim is `unbiased`)."""
     if isinstance(dim, bool):
         return std_mean(x, None, dim if unbiased is None else unbiased, keepdim, correction=correction, axis=axis)
-    return x.std(dim, unbiased, keepdim, correction, axis=axis), x.mean(dim, keepdim, axis=axis)
+    return x._spread("std_mean", dim, unbiased, keepdim, correction, axis), x.mean(dim, keepdim, axis=axis)
 
 
 @accepts_keepdims

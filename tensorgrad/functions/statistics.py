@@ -7,96 +7,21 @@ gradient, as in PyTorch."""
 from __future__ import annotations
 
 import builtins  # tg.functions defines max, min, all, ... as PyTorch does: builtins.X is the built-in one
-import collections
 
 from .. import backend
 from ..tensor import Tensor
 from ..tensor_methods.common import accepts_keepdims, normalize_dim
 
+
 # ---------------------------------------------------------------- counting values (no gradient, as in PyTorch)
-HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
-
-
-def _count(x: Tensor, edges, weight, op: str):
-    """Counts (or summed weights) of the values of x in the bins between `edges` (an array of
-    x's dtype): bin i holds edges[i] <= v < edges[i+1], the last bin also its right edge; values
-    outside are not counted.  Runs on x's device (xp.histogram), never recorded in a graph."""
-    if x.dtype.kind != "f":
-        raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: pass a floating-point tensor')
-    xp = backend.namespace(x.device)
-    w = None if weight is None else weight._data.reshape(-1)
-    counts, _ = xp.histogram(x._data.reshape(-1), bins=edges, weights=w)
-    return counts.astype(x.dtype, copy=False)
-
-
-def _linspace_as_torch(xp, lo, hi, steps):
-    """PyTorch's linspace: lo + i * step for the first half, hi - (steps - 1 - i) * step for the rest
-    (NumPy's lo + i * step throughout can differ in the last bit, which moves a value on an edge)."""
-    step = (hi - lo) / (steps - 1)
-    i = xp.arange(steps, dtype=xp.float64)
-    return xp.where(i < steps // 2, lo + i * step, hi - (steps - 1 - i) * step)
-
-
-def _count_equal_width(x: Tensor, lo, hi, bins, weight, op: str):
-    """Counts in `bins` equal-width bins from lo to hi, binned as PyTorch bins them (its linear
-    interpolation): bin floor((v - lo) * bins / (hi - lo)), the last bin also holding hi; values
-    outside [lo, hi] are not counted.  A value a rounding away from an edge may fall in another
-    bin than the edges alone (`_count`) would put it in: PyTorch's bin, not the edges', is the answer."""
-    if x.dtype.kind != "f":
-        raise NotImplementedError(f'"{op}" not implemented for {x.dtype}: pass a floating-point tensor')
-    xp = backend.namespace(x.device)
-    v = x._data.reshape(-1)
-    w = xp.ones(v.shape, dtype=x.dtype) if weight is None else weight._data.reshape(-1).astype(x.dtype, copy=False)
-    inside = (v >= lo) & (v <= hi)
-    with backend.quiet():  # NaN values are outside (and their bin is never used)
-        pos = xp.floor((xp.where(inside, v, lo) - lo) * bins / (hi - lo)).astype(backend.int64)
-    pos = xp.minimum(pos, bins - 1)
-    counts = xp.zeros(bins, dtype=x.dtype)
-    backend.add_at(xp, counts, pos, xp.where(inside, w, 0))
-    return counts
-
-
-def _value_range(x: Tensor, lo, hi, widen: float):
-    """(lo, hi) as given, else the data's min and max (0 and 1 for no data); an empty range is
-    widened by `widen` on each side, as PyTorch does (0.5 for histogram, 1 for histc)."""
-    if lo is None:
-        lo, hi = (0.0, 1.0) if x.numel() == 0 else (float(x._data.min()), float(x._data.max()))
-    lo, hi = builtins.float(lo), builtins.float(hi)
-    return (lo - widen, hi + widen) if lo == hi else (lo, hi)
-
-
-def histogram(input: Tensor, bins, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's name)
-    """(hist, bin_edges), as torch.histogram: `bins` equal-width bins over `range` (default: the
-    data's min to max) or the given 1-d tensor of increasing edges; `weight` sums weights instead
-    of counting; `density` divides by the total and the bin widths so the histogram integrates to 1."""
-    xp = backend.namespace(input.device)
-    if isinstance(bins, Tensor):
-        edges = bins._data.astype(input.dtype, copy=False)
-    else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        lo, hi = range if range is not None else (None, None)
-        if lo is not None and lo > hi:
-            raise RuntimeError(
-                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension 0"
-            )
-        lo, hi = _value_range(input, lo, hi, 0.5)
-        edges = _linspace_as_torch(xp, lo, hi, bins + 1).astype(input.dtype)
-    hist = _count(input, edges, weight, "histogram")
-    if density:
-        with backend.quiet():  # no data (or zero weight): 0 / 0 = nan, as in PyTorch
-            hist = hist / (hist.sum() * xp.diff(edges))
-    return HistogramResult(input._make(hist, input.device, False), input._make(edges, input.device, False))
+def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's name)
+    """(hist, bin_edges), as torch.histogram: the Tensor method (tensor_methods/statistics.py)."""
+    return input.histogram(bins, range=range, weight=weight, density=density)
 
 
 def histc(input: Tensor, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTorch's names)
-    """Counts in `bins` equal-width bins from min to max, as torch.histc; min == max (the default
-    0, 0) takes the data's min and max instead.  A float tensor of the input's dtype."""
-    if min > max:
-        raise RuntimeError("torch.histc: max must be larger than min")
-    lo, hi = (None, None) if min == max else (min, max)
-    lo, hi = _value_range(input, lo, hi, 1.0)
-    return input._make(_count_equal_width(input, lo, hi, bins, None, "histogram_cpu"), input.device, False)
+    """Counts in `bins` equal-width bins from min to max, as torch.histc: the Tensor method."""
+    return input.histc(bins, min, max)
 
 
 # ---------------------------------------------------------------- statistics (tensor_methods/statistics.py)

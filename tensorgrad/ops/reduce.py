@@ -95,6 +95,8 @@ class Var(Function):
 
     dv/dx_j = 2 (x_j - m) / (N - c)   (the terms through m sum to zero, since sum_i (x_i - m) = 0)
     =>  dx = g * 2 (x - m) / (N - c).
+    With no degrees of freedom (N <= c; the divisor clamped to 0, as PyTorch's): v = sum / 0, inf
+    (nan where every x_i = m), and dx = g * 2 (x - m) / 0, +-inf (nan where x = m).
     """
 
     def forward(self, x, dim, correction=1, keepdim=False):
@@ -103,20 +105,24 @@ class Var(Function):
         d = w - backend.mean(xp, w, dim, keepdims=True)
         denom = max(_count(x.shape, dim) - correction, 0)
         self.save_for_backward(d, dim, keepdim, denom, x.dtype)
-        with backend.quiet():  # N <= c: a division by 0, nan (PyTorch warns once, a UserWarning, not NumPy's)
+        with backend.quiet():  # N <= c: a division by 0, inf or nan (PyTorch warns, a UserWarning, not NumPy's)
             return backend.narrow(backend.sum(xp, d * d, dim, keepdim) / denom, x.dtype)
 
     def backward(self, g):
         d, dim, keepdim, denom, dtype = self.saved
-        dx = _expand_back(g, d.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d
-        return backend.narrow(dx, dtype)
+        if not denom:
+            with backend.quiet():  # 2 (x - m) / 0: +-inf, nan where x = m (PyTorch's along a dim)
+                return backend.narrow(_expand_back(g, d.shape, dim, keepdim) * (2 * d / 0.0), dtype)
+        return backend.narrow(_expand_back(g, d.shape, dim, keepdim) * (2 / denom) * d, dtype)
 
 
 class Std(Function):
     """s = sqrt(v), v the variance as in Var (correction c).
 
     ds/dx = dv/dx / (2 s) = 2 (x - m) / (N - c) / (2 s)   =>   dx = g (x - m) / ((N - c) s).
-    Where s = 0 the derivative is infinite; as in PyTorch the gradient is nan there.
+    Where s = 0 (every x_i = m, so x - m = 0) the derivative is infinite; PyTorch takes g / (2 s) as
+    0 there, and so the gradient is 0.  With no degrees of freedom (N <= c) s = sqrt(sum / 0), inf
+    (nan where every x_i = m), and the gradient is nan.
     """
 
     def forward(self, x, dim, correction=1, keepdim=False):
@@ -125,7 +131,8 @@ class Std(Function):
         m = backend.mean(xp, w, dim, keepdims=True)
         d = w - m
         denom = max(_count(x.shape, dim) - correction, 0)
-        s = xp.sqrt(backend.sum(xp, d * d, dim, keepdims=True) / denom) if denom else xp.full(m.shape, xp.nan, w.dtype)
+        with backend.quiet():  # N <= c: sqrt(sum / 0), inf or nan (PyTorch warns, a UserWarning, not NumPy's)
+            s = xp.sqrt(backend.sum(xp, d * d, dim, keepdims=True) / denom)
         self.save_for_backward(d, s, dim, keepdim, denom, x.dtype)
         s = backend.narrow(s, x.dtype)
         return s if keepdim else s.reshape([n for i, n in enumerate(x.shape) if i not in dim])
@@ -133,7 +140,7 @@ class Std(Function):
     def backward(self, g):
         xp = self.xp
         d, s, dim, keepdim, denom, dtype = self.saved
-        inv = xp.where(s > 0, 1 / xp.where(s > 0, s, 1), xp.nan)  # 1 / s, nan where s = 0
+        inv = xp.where(s == 0, 0, 1 / xp.where(s == 0, 1, s))  # 1 / s, 0 where s = 0 (PyTorch's)
         dx = _expand_back(g, d.shape, dim, keepdim) * d * inv / (denom if denom else xp.nan)
         return backend.narrow(dx, dtype)
 

@@ -61,6 +61,8 @@ def cumulative_extreme_indices(xp, x, dim, largest):
     as PyTorch's cummax/cummin do."""
     x = xp.moveaxis(x, dim, 0)
     index = xp.zeros(x.shape, dtype=xp.int64)
+    if x.shape[0] == 0:  # an empty dim: no entries, no indices (PyTorch's empty values and indices)
+        return xp.moveaxis(index, 0, dim)
     best = x[0]
     for j in range(1, x.shape[0]):
         take = x[j] >= best if largest else x[j] <= best

@@ -5,8 +5,11 @@ their indices, sorting and top-k (ops/selection.py); running sums, products and 
 from __future__ import annotations
 
 import collections
+import math
+import warnings
 
 from .. import backend
+from ..anomaly import _user_level
 from ..ops.reduce import Amax, Amin, Logsumexp, Mean, Prod, Std, Sum, Var
 from ..ops.scan import Cumprod, Cumsum, Logcumsumexp
 from ..ops.selection import TakeAlongDim, cumulative_extreme_indices, sort_indices
@@ -63,21 +66,33 @@ class ReductionMixin(TensorBase):
         x._require_float("mean")
         return Mean.apply(x, dim=normalize_dims(dim, self.ndim, "mean"), keepdim=keepdim)
 
+    def _spread(self, op, dim, unbiased, keepdim, correction, axis):
+        """var or std (op: var, std, var_mean or std_mean) in any of PyTorch's argument forms.  With
+        no degrees of freedom left (N - correction <= 0) the result is inf (nan where every value is
+        the mean), and PyTorch's UserWarning is given, naming `op`."""
+        dim, correction = _spread_args(dim, unbiased, correction)
+        dim = self._reduce_args(dim, axis, None, op)[1]
+        self._require_float(op.removesuffix("_mean"))
+        dims = normalize_dims(dim, self.ndim, op)
+        if math.prod(self.shape[d] for d in dims) - correction <= 0:
+            warnings.warn(
+                f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                "factor (input numel divided by output numel).",
+                UserWarning,
+                stacklevel=_user_level(),
+            )
+        fn = Std if op.startswith("std") else Var
+        return fn.apply(self, dim=dims, correction=correction, keepdim=keepdim)
+
     @accepts_keepdims
     def var(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Variance; correction=1 (the default, unbiased) divides by N - 1."""
-        dim, correction = _spread_args(dim, unbiased, correction)
-        dim = self._reduce_args(dim, axis, None, "var")[1]
-        self._require_float("var")
-        return Var.apply(self, dim=normalize_dims(dim, self.ndim, "var"), correction=correction, keepdim=keepdim)
+        return self._spread("var", dim, unbiased, keepdim, correction, axis)
 
     @accepts_keepdims
     def std(self, dim=None, unbiased=None, keepdim=False, correction=None, *, axis=None):
         """Standard deviation; correction=1 (the default, unbiased) divides by N - 1."""
-        dim, correction = _spread_args(dim, unbiased, correction)
-        dim = self._reduce_args(dim, axis, None, "std")[1]
-        self._require_float("std")
-        return Std.apply(self, dim=normalize_dims(dim, self.ndim, "std"), correction=correction, keepdim=keepdim)
+        return self._spread("std", dim, unbiased, keepdim, correction, axis)
 
     @accepts_keepdims
     def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
@@ -90,7 +105,10 @@ class ReductionMixin(TensorBase):
 
     @accepts_keepdims
     def logsumexp(self, dim=None, keepdim=False, *, axis=None):
+        """log(sum(exp(x))) over dim (required, as in PyTorch: dim or NumPy's spelling axis)."""
         dim = self._reduce_args(dim, axis, None, "logsumexp")[1]
+        if dim is None:
+            raise TypeError("logsumexp(): missing the dim argument (the dim or dims to reduce, as torch.logsumexp)")
         x = self._floating("logsumexp")
         return Logsumexp.apply(x, dim=normalize_dims(dim, self.ndim, "logsumexp"), keepdim=keepdim)
 

@@ -13,6 +13,7 @@ import math
 import warnings
 
 from .. import backend
+from ..ops import ranges
 from ..ops.reduce import Nanmean, Nansum
 from ..ops.selection import EvenlyShared, Quantile, median_positions, mode_positions, nan_last_order
 from .common import TensorBase, accepts_keepdims, normalize_dim, normalize_dims
@@ -22,12 +23,107 @@ NanmedianResult = collections.namedtuple("nanmedian", ["values", "indices"])
 ModeResult = collections.namedtuple("mode", ["values", "indices"])
 KthvalueResult = collections.namedtuple("kthvalue", ["values", "indices"])
 AminmaxResult = collections.namedtuple("aminmax", ["min", "max"])
+HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
 
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 class StatisticsMixin(TensorBase):
     __slots__ = ()
+
+    # ------------------------------------------------------------------ counting values (no gradient, as in PyTorch)
+    def _bin_range(self, lo, hi, widen, op):
+        """(lo, hi) as given, else the data's min and max (0 and 1 for no data); an empty range is
+        widened by `widen` on each side, as PyTorch does (0.5 for histogram, 1 for histc).  A range
+        that is not finite (a NaN or an inf in the data) is refused, as PyTorch refuses it."""
+        if lo is None:
+            data = self._data
+            lo, hi = (0.0, 1.0) if data.size == 0 else (float(data.min()), float(data.max()))
+        lo, hi = float(lo), float(hi)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            where = "dimension 0's range" if op == "histogramdd" else "range of"
+            raise RuntimeError(f"torch.{op}: {where} [{lo:g}, {hi:g}] is not finite")
+        return (lo - widen, hi + widen) if lo == hi else (lo, hi)
+
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's name)
+        """(hist, bin_edges), as torch.histogram: `bins` (100 by default) equal-width bins over `range`
+        (default: the data's min to max), or the given 1-d tensor of increasing edges (of the input's
+        dtype); `weight` (the input's dtype and size) sums weights instead of counting; `density`
+        divides by the total and the bin widths so that the histogram integrates to 1.  A value in
+        bin i has edges[i] <= v < edges[i+1] (the last bin holds its right edge too); values outside,
+        and NaN, are not counted.  The edges are PyTorch's linspace, bit for bit (ops/ranges.py)."""
+        if self.dtype.kind != "f" or self.dtype == backend.float16:
+            raise NotImplementedError(f'"histogram" not implemented for {self.dtype}: pass a float32 or float64 tensor')
+        xp = backend.namespace(self.device)
+        if isinstance(bins, TensorBase):
+            if range is not None:
+                raise TypeError("histogram(): range= goes with a number of bins, not with a tensor of bin edges")
+            if bins.ndim != 1 or bins.numel() < 2:
+                raise RuntimeError(
+                    f"torch.histogram(): bins must be a 1-d tensor of at least 2 edges, got shape {bins.shape}"
+                )
+            if bins.dtype != self.dtype:
+                raise RuntimeError(
+                    f"torch.histogram(): the bin edges ({bins.dtype}) must have the input's dtype ({self.dtype})"
+                )
+            edges = bins._data
+        else:
+            if not isinstance(bins, int) or isinstance(bins, bool):
+                raise TypeError(f"histogram(): bins must be an int or a tensor of edges, not {type(bins).__name__}")
+            if bins <= 0:
+                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+            if range is not None and len(range) != 2:
+                raise RuntimeError(
+                    "torch.histogramdd: for a 1-dimensional histogram range should have 2 elements, "
+                    f"but got {len(range)}"
+                )
+            lo, hi = range if range is not None else (None, None)
+            if lo is not None and lo > hi:
+                raise RuntimeError(
+                    f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension 0"
+                )
+            lo, hi = self._bin_range(lo, hi, 0.5, "histogramdd")
+            edges = ranges.linspace(xp, lo, hi, bins + 1, self.dtype)
+        if weight is not None and (weight.dtype != self.dtype or weight.numel() != self.numel()):
+            raise RuntimeError(
+                f"torch.histogram(): weight must have the input's dtype ({self.dtype}) and size ({self.numel()}), "
+                f"got {weight.dtype} and {weight.numel()}"
+            )
+        v = self._data.reshape(-1)
+        n = edges.shape[0] - 1
+        inside = (v >= edges[0]) & (v <= edges[-1])  # NaN: outside
+        pos = xp.minimum(xp.searchsorted(edges, xp.where(inside, v, edges[0]), side="right") - 1, n - 1)
+        w = xp.ones(v.shape, dtype=self.dtype) if weight is None else weight._data.reshape(-1)
+        hist = xp.zeros(n, dtype=self.dtype)
+        backend.add_at(xp, hist, xp.maximum(pos, 0), xp.where(inside, w, 0))
+        if density:
+            with backend.quiet():  # no data (or zero weight): 0 / 0 = nan, as in PyTorch
+                hist = hist / (hist.sum() * xp.diff(edges))
+        return HistogramResult(self._make(hist, self.device, False), self._make(edges.copy(), self.device, False))
+
+    def histc(self, bins=100, min=0, max=0):  # noqa: A002 (PyTorch's names)
+        """Counts in `bins` equal-width bins from min to max, as torch.histc; min == max (the default
+        0, 0) takes the data's min and max instead.  A tensor of the input's (floating) dtype.  A value
+        v goes to bin int((v - min) * bins / (max - min)) in the input's dtype, as PyTorch computes it
+        (the last bin holds max too); values outside [min, max], and NaN, are not counted."""
+        if self.dtype.kind != "f":
+            raise NotImplementedError(f'"histogram_cpu" not implemented for {self.dtype}: pass a floating-point tensor')
+        if not isinstance(bins, int) or isinstance(bins, bool):
+            raise TypeError(f"histc(): argument 'bins' must be int, not {type(bins).__name__}")
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if min > max:
+            raise RuntimeError("torch.histc: max must be larger than min")
+        lo, hi = self._bin_range(*((None, None) if min == max else (min, max)), 1.0, "histc")
+        xp = backend.namespace(self.device)
+        lo, hi = self.dtype.type(lo), self.dtype.type(hi)  # the first and last edge, in the input's dtype
+        v = self._data.reshape(-1)
+        inside = (v >= lo) & (v <= hi)
+        with backend.quiet():  # NaN values are outside (and their bin is never used)
+            pos = ((xp.where(inside, v, lo) - lo) * self.dtype.type(bins) / (hi - lo)).astype(backend.int64)
+        hist = xp.zeros(bins, dtype=self.dtype)
+        backend.add_at(xp, hist, xp.minimum(pos, bins - 1), inside.astype(self.dtype))
+        return self._make(hist, self.device, False)
 
     # ------------------------------------------------------------------ order statistics
     def _select(self, dim, keepdim, op, positions):

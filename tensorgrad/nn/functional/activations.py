@@ -3,6 +3,8 @@ tanh and the smooth and piecewise ones (ops/activation.py, ops/softmax.py); each
 
 from __future__ import annotations
 
+import warnings
+
 from ... import backend
 from ...backend import ShapeError
 from ...ops.activation import (
@@ -30,11 +32,27 @@ from ...tensor import Tensor
 from ...tensor_methods.common import normalize_dim
 
 
-def softmax(input: Tensor, dim: int, _stacklevel: int = 3, dtype=None) -> Tensor:
+def _implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's legacy dim for softmax, log_softmax and softmin called without one: 0 for 0-, 1- and
+    3-d inputs, 1 otherwise, with its deprecation warning (a UserWarning at the caller's line)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """Softmax along dim; dim=None is PyTorch's deprecated implicit dim (_implicit_softmax_dim)."""
+    if dim is None:
+        dim = _implicit_softmax_dim("softmax", input.ndim, _stacklevel)
     return input.softmax(dim, dtype)
 
 
-def log_softmax(input: Tensor, dim: int, _stacklevel: int = 3, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """log(softmax) along dim; dim=None is PyTorch's deprecated implicit dim (_implicit_softmax_dim)."""
+    if dim is None:
+        dim = _implicit_softmax_dim("log_softmax", input.ndim, _stacklevel)
     return input.log_softmax(dim, dtype)
 
 
@@ -158,9 +176,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-x) along dim (a composition: negation, then softmax; each has its backward).
-    dim=None picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, 1 otherwise."""
+    dim=None picks PyTorch's legacy implicit dim (_implicit_softmax_dim), with its warning."""
     if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1
+        dim = _implicit_softmax_dim("softmin", input.ndim, _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return (-input).softmax(dim)
