@@ -232,3 +232,42 @@ def test_the_state_tensors_held_after_load_state_dict_see_the_steps(fused):
             now = opt.state[p][key].numpy()
             assert not np.array_equal(now, loaded[i][key])  # the step changed it
             np.testing.assert_array_equal(held[i][key].numpy(), now, err_msg=f"{key} of parameter {i}")
+
+
+@pytest.mark.parametrize("path", ["kernels", "reference"])
+def test_a_fused_step_is_as_the_loops_when_parameters_share_storage(path):
+    """Two Parameters made from one tensor share its storage: the loop updates one, then the other,
+    and so does the fused step, one parameter after another (a flat copy written back at the end
+    would keep only the second update).  The kernel's parts of so few elements run on one thread."""
+    previous = tg.kernels.mode()
+    tg.kernels.use(path)
+    try:
+        results = []
+        for fused in (False, True):
+            base = tg.tensor([1.0, 2.0, 3.0])
+            a, b = tg.nn.Parameter(base), tg.nn.Parameter(base)
+            opt = AdamW([a, b], lr=0.1, fused=fused)
+            for _ in range(3):
+                opt.zero_grad()
+                ((a * a).sum() + (b * tg.tensor([1.0, -1.0, 2.0])).sum()).backward()
+                opt.step()
+            results.append(a.numpy().copy())
+        np.testing.assert_array_equal(results[1], results[0])  # the same float32 ops in the same order
+    finally:
+        tg.kernels.use(previous)
+
+
+def test_a_parameter_made_read_only_after_the_first_step_is_refused_not_written():
+    lin = tg.nn.Linear(2, 2)
+    opt = AdamW(lin.parameters(), lr=0.1, fused=True)
+    for step in range(2):
+        opt.zero_grad()
+        lin(tg.ones(1, 2)).sum().backward()
+        if step == 1:
+            lin.weight._data.flags.writeable = False
+            before = lin.weight.numpy().copy()
+            with pytest.raises(ValueError, match="read-only"):
+                opt.step()
+            np.testing.assert_array_equal(lin.weight.numpy(), before)
+        else:
+            opt.step()

@@ -457,4 +457,7 @@ class AdamWParamsUpdate(_KernelOp, ref_adamw.AdamWParamsUpdate):
         self.table = self.kernels.param_table(self.params)  # valid while self.params holds the arrays
 
     def __call__(self, first, end, g, m, v, *, step, lr, beta1, beta2, eps, weight_decay):
+        if not all(p.flags.writeable for p in self.params[first:end]):  # made read-only since the table was made
+            raise ValueError("AdamW: a parameter's array is read-only (assignment destination is read-only); "
+                             "give the parameter a writable array (p.data = p.data.clone())")  # fmt: skip
         self.kernels.adamw_step_params(self.table, first, end, g, m, v, lr, beta1, beta2, eps, weight_decay, step)

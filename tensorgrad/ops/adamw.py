@@ -61,13 +61,14 @@ class AdamWParamsUpdate:
 
         update(first, end, g, m, v, step=..., lr=..., beta1=..., beta2=..., eps=..., weight_decay=...)
 
-    This is the reference: the run's values are copied into a flat array, updated there with the
-    run's gradients and moments by `AdamWUpdate` (the device's adamw_step kernel where it takes them,
-    through the engine's kernel registry), and copied back into each parameter's array; so the
-    numbers are adamw_update_'s on the concatenated arrays.  A device's kernel op
-    (kernels/functions.py) reads and writes each parameter's array where it is, without the copies."""
+    This is the reference: each parameter of the run is updated in its own array by `AdamWUpdate`
+    (the device's adamw_step kernel where it takes the arrays, through the engine's kernel
+    registry) with its parts of g, m and v, one parameter after another; the numbers are
+    adamw_update_'s, element by element the same as on the concatenated arrays, and parameters that
+    share storage are updated one after the other, as by the per-parameter loop.  A device's kernel
+    op (kernels/functions.py) does the whole run in one pass through a table of the arrays' addresses."""
 
-    __slots__ = ("device", "params", "offsets", "_values", "_parts")
+    __slots__ = ("device", "params", "offsets")
 
     def __init__(self, device, params):
         self.device = device
@@ -75,7 +76,6 @@ class AdamWParamsUpdate:
         self.offsets = [0]
         for p in self.params:
             self.offsets.append(self.offsets[-1] + p.size)
-        self._values = self._parts = None  # the flat copy, and each parameter's part of it: made at the first call
 
     def __reduce__(self):
         """A copy (copy.deepcopy, pickle) is made anew for the copied arrays: nothing made for the
@@ -84,15 +84,8 @@ class AdamWParamsUpdate:
 
     def __call__(self, first, end, g, m, v, *, step, lr, beta1, beta2, eps, weight_decay):
         xp = backend.namespace(self.device)
-        if self._values is None:
-            self._values = xp.empty(self.offsets[-1], dtype=g.dtype)
-            bounds = zip(self.offsets, self.offsets[1:])
-            self._parts = [self._values[a:b].reshape(p.shape) for (a, b), p in zip(bounds, self.params)]
-        for p, part in zip(self.params[first:end], self._parts[first:end]):
-            part[...] = p
-        run = slice(self.offsets[first], self.offsets[end])
-        arrays = (self._values[run], g[run], m[run], v[run])
         hyper = {"step": step, "lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps, "weight_decay": weight_decay}
-        autograd.dispatch(AdamWUpdate, self.device, *arrays, **hyper)(xp)(*arrays, **hyper)
-        for p, part in zip(self.params[first:end], self._parts[first:end]):
-            p[...] = part
+        for k in range(first, end):
+            p, part = self.params[k], slice(self.offsets[k], self.offsets[k + 1])
+            arrays = (p, g[part].reshape(p.shape), m[part].reshape(p.shape), v[part].reshape(p.shape))
+            autograd.dispatch(AdamWUpdate, self.device, *arrays, **hyper)(xp)(*arrays, **hyper)
