@@ -66,6 +66,7 @@ kernels only then), and emptied by `clear_kernels` (`tg.kernels.use` switches pa
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 from . import anomaly, backend
@@ -128,6 +129,9 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):  # the mode holds in each stretch the generator runs (PyTorch's)
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
@@ -135,17 +139,51 @@ class _GradMode:
 
         return wrapper
 
+    def _wrap_generator(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:  # thrown into the wrapper: passed on to the generator
+                        with self.clone():
+                            response = gen.throw(e)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as e:
+                return e.value
+
+        return wrapper
+
     def clone(self):
         return type(self)()
 
 
-class no_grad(_GradMode):
-    """No graph is recorded inside: `with tg.no_grad():` or `@tg.no_grad()`."""
+class _NoParamGradMode(_GradMode):
+    """A mode without parameters, usable bare as a decorator too (`@tg.no_grad`, as PyTorch's)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamGradMode):
+    """No graph is recorded inside: `with tg.no_grad():`, `@tg.no_grad()` or `@tg.no_grad`."""
 
     enabled = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_NoParamGradMode):
     enabled = True
 
 
@@ -156,9 +194,16 @@ class inference_mode(_GradMode):
     Difference from PyTorch: tensors made inside are ordinary tensors, not "inference tensors"
     (PyTorch refuses to save those for a later backward; here they may be used anywhere)."""
 
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # bare, @tg.inference_mode: mode is the function
+
     def __init__(self, mode: bool = True):
-        self.mode = bool(mode)
-        self.enabled = not self.mode
+        if not isinstance(mode, bool):
+            return  # __new__ returned the decorated function; Python skips __init__ then (not an instance)
+        self.mode = mode
+        self.enabled = not mode
 
     def __enter__(self):
         self._prev_inference = _state.inference_mode
@@ -709,13 +754,12 @@ def _backpropagate(order, roots, root_grads, retain_graph, capture):
             in_grads = _check_count(ctx, in_grads)
         if anomaly.enabled:  # detect_anomaly: a NaN gradient raises, naming the op and its forward line
             anomaly.check_gradients(ctx, in_grads)
-        for p, pg in zip(ctx.parents if not _inplace_epoch else parents_seen(ctx), in_grads):
+        for i, (p, pg) in enumerate(zip(ctx.parents if not _inplace_epoch else parents_seen(ctx), in_grads)):
             if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
                 continue
-            returned, pg = pg, backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
+            pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
             if pg.shape != p._data.shape:
                 if not expandable(p._data.shape, pg.shape):
-                    i = next(i for i, q in enumerate(in_grads) if q is returned)
                     raise RuntimeError(
                         f"Function {anomaly.backward_name(ctx)} returned an invalid gradient at index {i} - got "
                         f"{list(pg.shape)} but expected shape compatible with {list(p._data.shape)}"

@@ -262,6 +262,22 @@ def test_a_gradient_of_a_shape_that_is_no_broadcast_raises(shape, device):
         op.apply(x, w).sum().backward()
 
 
+def test_the_invalid_gradient_named_is_the_one_at_fault(device):
+    """A backward returning the same array for both inputs, right for the first and wrong for the
+    second: the error names index 1 (found by position, not by which returned object it is)."""
+
+    class PlusSum(tg.Function):  # x + sum(y), with a wrong backward for y
+        def forward(self, x, y):
+            return x + y.sum()
+
+        def backward(self, g):
+            return g, g
+
+    x, y = leaf(np.ones((3,)), device), leaf(np.ones((2,)), device)
+    with pytest.raises(RuntimeError, match=r"invalid gradient at index 1 - got \[3\] but expected shape compatible"):
+        PlusSum.apply(x, y).sum().backward()
+
+
 def test_a_broadcast_gradient_is_summed_back(device):
     """A gradient shaped like a broadcast of the input, (1, 2, 3) and (2, 1) for a (2, 1) input: summed."""
     op = _two_input_op("Scale", lambda g: (g.reshape((1, *g.shape)) * 4, g))

@@ -269,3 +269,30 @@ def test_inference_mode_as_pytorch(library):
     assert not lib.is_inference_mode_enabled() and lib.is_grad_enabled()
     f = lib.inference_mode()(lambda: (lib.is_inference_mode_enabled(), (x * 2).requires_grad))
     assert f() == (True, False) and lib.is_grad_enabled()
+
+
+@pytest.mark.parametrize("library", ["tensorgrad", "torch"])
+def test_grad_modes_decorate_bare_and_hold_inside_generators(library):
+    """@no_grad, @enable_grad and @inference_mode without parentheses decorate (PyTorch's); on a
+    generator function the mode holds each time the generator runs, and not between."""
+    lib = tg if library == "tensorgrad" else pytest.importorskip("torch")
+
+    @lib.no_grad
+    def off():
+        return lib.is_grad_enabled()
+
+    @lib.inference_mode
+    def inference():
+        return lib.is_inference_mode_enabled(), lib.is_grad_enabled()
+
+    @lib.no_grad()
+    def steps():
+        got = yield lib.is_grad_enabled()
+        yield got, lib.is_grad_enabled()
+
+    assert off() is False and inference() == (True, False)
+    with lib.no_grad():
+        assert (lib.enable_grad(lambda: lib.is_grad_enabled()))() is True
+    it = steps()
+    assert next(it) is False and lib.is_grad_enabled()
+    assert it.send("sent") == ("sent", False) and lib.is_grad_enabled()

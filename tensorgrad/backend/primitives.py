@@ -41,7 +41,7 @@ def getitem(array, index):
     scalar copy there (a[1] of a 1-d array, a[1, 2] of a 2-d one, a[()] of a 0-d one), unless the
     index holds an Ellipsis, which changes nothing else (a[1, ...] is a[1]).  So a NumPy index gets
     one at its end.  An advanced index (integer or boolean arrays) makes a copy, as always."""
-    if type(array) is np.ndarray:
+    if isinstance(array, np.ndarray):
         if type(index) is not tuple:
             index = index if index is Ellipsis else (index, Ellipsis)
         elif not any(it is Ellipsis for it in index):
