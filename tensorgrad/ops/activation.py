@@ -37,6 +37,13 @@ class Tanh(Function):
         (z,) = self.saved
         return g * (1 - z * z)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * (1 - z^2) with z = tanh(x) the output tensor, in the
+        graph.  A second pass sees d(dx)/dg = 1 - z^2 and d(dx)/dz = -2 g z, which z's node carries
+        on to x (dz/dx = 1 - z^2): d^2 tanh/dx^2 = -2 z (1 - z^2).  Every op used is itself
+        differentiable, so third and higher orders follow."""
+        return g * (1 - z * z)
+
 
 class ReLU(Function):
     """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch).
@@ -51,6 +58,14 @@ class ReLU(Function):
     def backward(self, g):
         (z,) = self.saved
         return self.xp.where(z <= 0, self.xp.zeros((), dtype=g.dtype), g)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where z > 0, else 0 (a recorded masked_fill with the
+        mask z <= 0 as a constant, so a NaN input still passes g on).  The mask is piecewise
+        constant in x: d(dx)/dx = 0 wherever it is defined (as PyTorch's threshold_backward
+        double backward), and d(dx)/dg = the mask."""
+        mask = type(g)._make(z._data <= 0, g.device, False)
+        return g.masked_fill(mask, 0.0)
 
 
 class GELU(Function):
@@ -93,6 +108,12 @@ class Sigmoid(Function):
 
     def backward(self, g):
         (z,) = self.saved
+        return g * z * (1 - z)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g z (1 - z) with z = sigmoid(x) the output tensor, in the
+        graph: a second pass sees d(dx)/dz = g (1 - 2z), carried on to x by z's node (dz/dx =
+        z (1 - z)): d^2 sigmoid/dx^2 = z (1 - z)(1 - 2z)."""
         return g * z * (1 - z)
 
 

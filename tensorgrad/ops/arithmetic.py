@@ -39,6 +39,11 @@ class Add(Function):
     def backward(self, g):
         return g, g
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = dy = g, linear in g and free of x, y: a second pass
+        carries a gradient of dx or dy back to g alone (d(dx)/dg = 1)."""
+        return g, g
+
 
 class Sub(Function):
     """z = x - y.   dx = g, dy = -g."""
@@ -48,6 +53,10 @@ class Sub(Function):
             return x - y
 
     def backward(self, g):
+        return g, -g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dy = -g (a recorded Neg): linear in g, free of x, y."""
         return g, -g
 
 
@@ -66,6 +75,13 @@ class Mul(Function):
             dy = g * x if self.needs_grad(1) else None
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * y, dy = g * x as recorded Muls of the input tensors,
+        so a second pass sees d(dx)/dg = y, d(dx)/dy = g, d(dy)/dg = x, d(dy)/dx = g (the cross
+        term x.grad picks up from dy: of x * x, the 2 in d^2/dx^2 = 2 comes from both)."""
+        x, y = self.parents
+        return (g * y if self.needs_grad(0) else None), (g * x if self.needs_grad(1) else None)
+
 
 class Div(Function):
     """z = x / y.   dx = g / y,  dy = -g * x / y**2 = -g * z / y."""
@@ -83,6 +99,14 @@ class Div(Function):
             dy = -dx * z if self.needs_grad(1) else None
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / y, dy = -dx * z with z = x / y the output tensor (in
+        the graph: its node carries d/dz on to x and y), = -g x / y^2.  A second pass then sees
+        d(dx)/dg = 1/y, d(dx)/dy = -g/y^2, d(dy)/dz = -g/y, ... each through recorded ops."""
+        x, y = self.parents
+        dx = g / y
+        return dx, (-dx * z if self.needs_grad(1) else None)
+
 
 class Neg(Function):
     """z = -x.   dx = -g."""
@@ -91,6 +115,10 @@ class Neg(Function):
         return -x
 
     def backward(self, g):
+        return -g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g, a recorded Neg (linear in g, free of x)."""
         return -g
 
 
@@ -113,6 +141,18 @@ class Pow(Function):
             if p == 2:
                 return g * 2 * x, None
             return g * p * x ** (p - 1), None
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * p * x^(p-1) as recorded ops on the input tensor, so
+        a second pass sees d(dx)/dx = g p (p-1) x^(p-2) through the recorded Pow (whose own
+        formula is this one: every order works).  p = 0: z = 1 is constant, dx = 0 exactly,
+        a zero tensor (its derivatives are 0 too: constant here is the true value, not a stub)."""
+        x, p = self.parents[0], self.saved[1]
+        if p == 0:
+            return type(g)._make(self.xp.zeros_like(g._data), g.device, False), None
+        if p == 2:
+            return g * 2 * x, None
+        return g * p * x ** (p - 1), None
 
 
 class PowTensor(Function):
@@ -274,6 +314,10 @@ class Clone(Function):
         return x.copy()
 
     def backward(self, g):
+        return g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (the identity is linear)."""
         return g
 
 

@@ -29,6 +29,12 @@ class Exp(Function):
         (z,) = self.saved
         return g * z
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * z with z = exp(x) the output tensor, in the graph, so
+        a second pass sees d(dx)/dg = z and d(dx)/dz = g, which z's node carries on to x
+        (dz/dx = z): d^2 exp/dx^2 = exp, and so on at every order."""
+        return g * z
+
 
 class Log(Function):
     """z = log(x).   dx = g / x."""
@@ -42,6 +48,11 @@ class Log(Function):
         (x,) = self.saved
         with backend.quiet():  # g / 0 = +-inf
             return g / x
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / x, a recorded Div of the input tensor: a second pass
+        sees d(dx)/dg = 1/x, d(dx)/dx = -g/x^2 (Div's own formula)."""
+        return g / self.parents[0]
 
 
 class Exp2(Function):

@@ -19,6 +19,13 @@ class MaskedFill(Function):
         (mask,) = self.saved
         return self.xp.where(mask, self.xp.zeros((), dtype=g.dtype), g), None
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where not mask, else 0: a recorded MaskedFill of g with
+        the same (constant) mask, linear in g and free of x (so this formula is its own
+        derivative's: every order works)."""
+        (mask,) = self.saved
+        return g.masked_fill(type(g)._make(mask, g.device, False), 0.0), None
+
 
 class Where(Function):
     """z = x where cond else y  (all three broadcast).   dx = g where cond, dy = g where not cond."""

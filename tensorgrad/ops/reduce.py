@@ -36,6 +36,12 @@ class Sum(Function):
         shape, dim, keepdim = self.saved
         return self.xp.broadcast_to(_expand_back(g, shape, dim, keepdim), shape)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g with the reduced axes put back (a recorded reshape),
+        broadcast to x's shape (a recorded expand): linear in g, free of x."""
+        shape, dim, keepdim = self.saved
+        return _expand_back(g, shape, dim, keepdim).expand(*shape)
+
 
 class Mean(Function):
     """z = (1/N) sum_i x_i over `dim`.   dx = g / N broadcast back."""
@@ -48,6 +54,12 @@ class Mean(Function):
         shape, dim, keepdim = self.saved
         g = _expand_back(g, shape, dim, keepdim) / _count(shape, dim)
         return self.xp.broadcast_to(g, shape)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / N, the reduced axes put back and broadcast to x's
+        shape, as recorded ops: linear in g, free of x."""
+        shape, dim, keepdim = self.saved
+        return (_expand_back(g, shape, dim, keepdim) / _count(shape, dim)).expand(*shape)
 
 
 class Amax(Function):

@@ -19,6 +19,10 @@ class Reshape(Function):
         (shape,) = self.saved
         return g.reshape(shape)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g.reshape(x.shape), a recorded Reshape (linear)."""
+        return g.reshape(*self.saved[0])
+
 
 class Permute(Function):
     """z = x.transpose(axes), i.e. z[i_0..i_n] = x[i_inv(0)..].   dx = g.transpose(argsort(axes))."""
@@ -34,6 +38,15 @@ class Permute(Function):
             inverse[a] = i
         return g.transpose(inverse)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g permuted by the inverse permutation, a recorded
+        Permute (linear)."""
+        (axes,) = self.saved
+        inverse = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inverse[a] = i
+        return g.permute(*inverse)
+
 
 class Expand(Function):
     """z = broadcast_to(x, shape).   dx = sum of g over the broadcast axes (done by the engine)."""
@@ -42,6 +55,11 @@ class Expand(Function):
         return self.xp.broadcast_to(x, shape)
 
     def backward(self, g):
+        return g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, summed back to x's shape by the engine with recorded
+        ops (autograd.unbroadcast_graph): linear in g."""
         return g
 
 
