@@ -245,3 +245,27 @@ def test_first_order_unchanged_without_create_graph(device):
     (x.tanh() * x.exp()).sum().backward()
     assert x.grad.grad_fn is None and not x.grad.requires_grad
     np.testing.assert_allclose(x.grad.numpy(), g.numpy(), rtol=0, atol=0)
+
+
+def test_custom_function_backward_is_recorded_under_create_graph():
+    """A Function written in PyTorch's form: its backward runs on Tensors, recorded in the graph."""
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (tg, torch):
+
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * g * x * x
+
+        x = lib.tensor([0.5, -2.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)  # 6x
+        out.append(h.numpy())
+    np.testing.assert_allclose(out[0], out[1], **TOL)
