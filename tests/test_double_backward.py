@@ -269,3 +269,12 @@ def test_custom_function_backward_is_recorded_under_create_graph():
         (h,) = lib.autograd.grad(g.sum(), x)  # 6x
         out.append(h.numpy())
     np.testing.assert_allclose(out[0], out[1], **TOL)
+
+
+def test_cast_second_derivative(device):
+    """A float32 input used in float64: the gradient is cast back by a recorded Cast."""
+    x = tg.tensor([0.5, -1.5], dtype=tg.float32, requires_grad=True, device=device)
+    (g,) = tg.autograd.grad((x.double() ** 3).sum(), x, create_graph=True)
+    assert g.dtype == tg.float32
+    (h,) = tg.autograd.grad(g.sum(), x)  # 6x
+    np.testing.assert_allclose(h.numpy(), [3.0, -9.0], rtol=1e-6)  # float32 values

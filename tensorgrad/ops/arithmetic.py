@@ -343,6 +343,12 @@ class Cast(Function):
         (dtype,) = self.saved
         return g.astype(dtype)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g cast back to x's dtype, a recorded Cast (linear; its
+        own formula is this one)."""
+        (dtype,) = self.saved
+        return g.to(dtype)
+
 
 class Frac(Function):
     """z = x - trunc(x), the fractional part (the sign of x).   Between the jumps at the integers
