@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
+from tensorgrad.autograd import Function
 
 pytestmark = pytest.mark.reference
 
@@ -98,6 +99,26 @@ UNARY = {
     "softmax_first": (lambda x: x.softmax(0), lambda x: x.softmax(0), False),
     "log_softmax": (lambda x: x.log_softmax(-1), lambda x: x.log_softmax(-1), False),
     "tanh_exp": (lambda x: x.tanh() * x.exp(), lambda x: x.tanh() * x.exp(), False),
+    "exp2": (lambda x: x.exp2(), lambda x: x.exp2(), False),
+    "log2": (lambda x: x.log2(), lambda x: x.log2(), True),
+    "log10": (lambda x: x.log10(), lambda x: x.log10(), True),
+    "sqrt": (lambda x: x.sqrt(), lambda x: x.sqrt(), True),
+    "sin": (lambda x: x.sin(), lambda x: x.sin(), False),
+    "cos": (lambda x: x.cos(), lambda x: x.cos(), False),
+    "tan": (lambda x: (x * 0.5).tan(), lambda x: (x * 0.5).tan(), False),
+    # inputs mapped into the domain (|t| < 1, t > 1) by ops that have formulas themselves
+    "asin": (lambda x: (x.tanh() * 0.9).asin(), lambda x: (x.tanh() * 0.9).asin(), False),
+    "acos": (lambda x: (x.tanh() * 0.9).acos(), lambda x: (x.tanh() * 0.9).acos(), False),
+    "atan": (lambda x: x.atan(), lambda x: x.atan(), False),
+    "sinh": (lambda x: x.sinh(), lambda x: x.sinh(), False),
+    "cosh": (lambda x: x.cosh(), lambda x: x.cosh(), False),
+    "asinh": (lambda x: x.asinh(), lambda x: x.asinh(), False),
+    "acosh": (lambda x: (x * x + 1.5).acosh(), lambda x: (x * x + 1.5).acosh(), False),
+    "atanh": (lambda x: (x.tanh() * 0.9).atanh(), lambda x: (x.tanh() * 0.9).atanh(), False),
+    "expm1": (lambda x: x.expm1(), lambda x: x.expm1(), False),
+    "log1p": (lambda x: x.log1p(), lambda x: x.log1p(), True),
+    "rsqrt": (lambda x: x.rsqrt(), lambda x: x.rsqrt(), True),
+    "reciprocal": (lambda x: x.reciprocal(), lambda x: x.reciprocal(), True),
 }
 
 
@@ -206,17 +227,41 @@ def test_hooks_receive_tensors_in_the_graph():
     assert x.grad.requires_grad
 
 
+class _Square(Function):
+    """An op on raw arrays without a Tensor-level formula (as a user's raw-array op may be)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * x
+
+    def backward(self, g):
+        (x,) = self.saved
+        return 2 * g * x
+
+
 def test_op_without_formula_raises_lazily_naming_it(device):
     x = tg.tensor([0.5, 1.0], dtype=tg.float64, requires_grad=True, device=device)
-    (g,) = tg.autograd.grad(x.sin().sum(), x, create_graph=True)  # the first pass runs
-    np.testing.assert_allclose(g.detach().numpy(), np.cos([0.5, 1.0]), **TOL)
+    (g,) = tg.autograd.grad(_Square.apply(x).sum(), x, create_graph=True)  # the first pass runs
+    np.testing.assert_allclose(g.detach().numpy(), [1.0, 2.0], **TOL)
     assert g.requires_grad  # never a silently constant gradient
-    with pytest.raises(RuntimeError, match="double backward is not implemented for SinBackward"):
+    with pytest.raises(RuntimeError, match="double backward is not implemented for _SquareBackward0: its backward"):
         tg.autograd.grad(g.sum(), x)
     y = tg.tensor([0.5, 1.0], dtype=tg.float64, requires_grad=True, device=device)
-    (h,) = tg.autograd.grad((y.sin() + y * y).sum(), y, create_graph=True)
-    with pytest.raises(RuntimeError, match="double backward is not implemented for SinBackward"):
+    (h,) = tg.autograd.grad((_Square.apply(y) + y.tanh()).sum(), y, create_graph=True)
+    with pytest.raises(RuntimeError, match="double backward is not implemented for _SquareBackward0"):
         h.sum().backward()
+    (u,) = tg.autograd.grad((_Square.apply(y) * 1.0).sum(), y, create_graph=True)
+    u.sum()  # a gradient that is never differentiated again needs no formula: nothing raises
+
+
+def test_op_reason_for_no_formula_is_in_the_error():
+    class Opaque(_Square):
+        double_backward_reason = "it is opaque"
+
+    x = tg.tensor([0.5], dtype=tg.float64, requires_grad=True)
+    (g,) = tg.autograd.grad(Opaque.apply(x).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="not implemented for OpaqueBackward0: it is opaque"):
+        g.backward()
 
 
 def test_kernel_op_uses_its_reference_formula():
