@@ -119,7 +119,17 @@ UNARY = {
     "log1p": (lambda x: x.log1p(), lambda x: x.log1p(), True),
     "rsqrt": (lambda x: x.rsqrt(), lambda x: x.rsqrt(), True),
     "reciprocal": (lambda x: x.reciprocal(), lambda x: x.reciprocal(), True),
+    "erf": (lambda x: x.erf(), lambda x: x.erf(), False),
+    "gelu": (lambda x: x.gelu(), lambda x: torch_f().gelu(x), False),
+    "gelu_tanh": (lambda x: x.gelu(approximate="tanh"), lambda x: torch_f().gelu(x, approximate="tanh"), False),
+    "silu": (lambda x: tg.nn.functional.silu(x), lambda x: torch_f().silu(x), False),
 }
+
+
+def torch_f():
+    import torch.nn.functional as F  # noqa: PLC0415, N812
+
+    return F
 
 
 @pytest.mark.parametrize("name", list(UNARY))
@@ -143,6 +153,27 @@ def test_second_derivative_two_inputs_matches_pytorch(device, name):
     x0 = _pair(device, (3, 4), seed=2)
     y0 = _pair(device, (3, 4), positive=name == "div", seed=3)
     _compare(device, BINARY[name], BINARY[name], [x0, y0])
+
+
+def test_linear_second_derivative(device):
+    """x (2, 3, 4) folded into rows, weight (5, 4), bias (5,): every cross term of the bilinear map."""
+    torch = pytest.importorskip("torch")
+    arrays = [_pair(device, (2, 3, 4), seed=11), _pair(device, (5, 4), seed=12), _pair(device, (5,), seed=13)]
+    f = lambda x, w, b: tg.nn.functional.linear(x, w, b).tanh()  # noqa: E731
+    ft = lambda x, w, b: torch.nn.functional.linear(x, w, b).tanh()  # noqa: E731
+    _compare(device, f, ft, arrays)
+
+
+def test_dropout_second_derivative_uses_the_same_mask(device):
+    """y = x m s: d/dx sum(y^2) = 2 y m s, and its derivative 2 m s^2 (the forward's mask, constant)."""
+    tg.manual_seed(0)
+    x = tg.tensor(_pair(device, (50,), seed=14), requires_grad=True, device=device)
+    y = tg.nn.functional.dropout(x, p=0.4)
+    (g,) = tg.autograd.grad((y * y).sum(), x, create_graph=True)
+    (h,) = tg.autograd.grad(g.sum(), x)
+    kept = y.detach().numpy() != 0
+    assert 0 < kept.sum() < 50
+    np.testing.assert_allclose(h.numpy(), 2 * kept / 0.6**2, **TOL)
 
 
 def test_matmul_batched_broadcast_second_derivative(device):

@@ -384,6 +384,11 @@ class GELU(_KernelOp, ref_activation.GELU):
         (x,) = self.saved
         return self.kernels.gelu_backward(_contiguous(g), x)
 
+    def backward_graph(self, g, z):
+        """The reference's formula (ref_activation.gelu_graph); this kernel saves only x, and takes
+        only the exact form (`accepts`)."""
+        return ref_activation.gelu_graph(g, self.parents[0], "none")
+
 
 class Dropout(_KernelOp, ref_dropout.Dropout):
     __slots__ = ()

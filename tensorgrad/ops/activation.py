@@ -97,6 +97,24 @@ class GELU(Function):
         pdf = self.xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (s + x * pdf)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * dz/dx written with Tensor ops of the input tensor
+        (`gelu_graph`): Phi(x) = (1 + erf(x / sqrt 2)) / 2 through a recorded Erf, phi(x) through a
+        recorded Exp, or the tanh form through a recorded Tanh; each has its own formula."""
+        return gelu_graph(g, self.parents[0], self.saved[2])
+
+
+def gelu_graph(g, x, approximate):
+    """GELU's dx = g * dz/dx (see GELU) as Tensor ops of the Tensors g and x, for create_graph
+    (the reference op and its kernel both use it)."""
+    if approximate == "tanh":
+        t = (math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)).tanh()
+        du = math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
 
 class Sigmoid(Function):
     """z = 1 / (1 + exp(-x)).   dz/dx = exp(-x) / (1 + exp(-x))^2 = z (1 - z)   =>   dx = g z (1 - z)."""
@@ -130,6 +148,14 @@ class SiLU(Function):
         x, s = self.saved
         with backend.quiet():  # x = +-inf: 0 * inf = nan, as in PyTorch
             return g * s * (1 + x * (1 - s))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g s (1 + x (1 - s)), s = sigmoid(x) recomputed as a
+        recorded Sigmoid of the input tensor (what the forward saved as an array), so every factor
+        is in the graph."""
+        x = self.parents[0]
+        s = x.sigmoid()
+        return g * s * (1 + x * (1 - s))
 
 
 class Softplus(Function):
