@@ -120,10 +120,29 @@ UNARY = {
     "rsqrt": (lambda x: x.rsqrt(), lambda x: x.rsqrt(), True),
     "reciprocal": (lambda x: x.reciprocal(), lambda x: x.reciprocal(), True),
     "erf": (lambda x: x.erf(), lambda x: x.erf(), False),
+    "index_basic": (lambda x: x[1:, ::2] * x[0, ::2], lambda x: x[1:, ::2] * x[0, ::2], False),
+    "index_int_array": (lambda x: x[[0, 2, 0]] * x[[1, 1, 2]], lambda x: x[[0, 2, 0]] * x[[1, 1, 2]], False),
+    "index_bool": (lambda x: x[x.detach() > 0] ** 3, lambda x: x[x.detach() > 0] ** 3, False),
+    "cat": (
+        lambda x: tg.cat([x * x, x.exp()], 1) * tg.cat([x, x], 1),
+        lambda x: _torch().cat([x * x, x.exp()], 1) * _torch().cat([x, x], 1),
+        False,
+    ),
+    "stack": (
+        lambda x: tg.stack([x * x, x.sin()], 0).sum(0) * x,
+        lambda x: _torch().stack([x * x, x.sin()], 0).sum(0) * x,
+        False,
+    ),
     "gelu": (lambda x: x.gelu(), lambda x: torch_f().gelu(x), False),
     "gelu_tanh": (lambda x: x.gelu(approximate="tanh"), lambda x: torch_f().gelu(x, approximate="tanh"), False),
     "silu": (lambda x: tg.nn.functional.silu(x), lambda x: torch_f().silu(x), False),
 }
+
+
+def _torch():
+    import torch  # noqa: PLC0415
+
+    return torch
 
 
 def torch_f():

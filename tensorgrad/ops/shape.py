@@ -87,6 +87,40 @@ class Index(Function):
             dx[index] = g
         return dx
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = zeros(x.shape) with g added at `index`, as one recorded
+        op, IndexBackward (below), linear in g; its own backward is this Index again: the pair are
+        each other's adjoints, so every order works."""
+        shape, _, index, advanced = self.saved
+        return IndexBackward.apply(g, shape=shape, index=index, advanced=advanced)
+
+
+class IndexBackward(Function):
+    """z = zeros(shape) with g added at `index`: Index's backward as an op, which Index's Tensor-level
+    formula records under create_graph (first-order backward passes never make it).
+
+    It is linear in g and is the adjoint of z = g[index]:  dg = v[index]  (for a gradient v of z).
+    """
+
+    def forward(self, g, shape, index, advanced):
+        self.save_for_backward(index, advanced)
+        dx = self.xp.zeros(shape, dtype=g.dtype)
+        if advanced:
+            backend.add_at(self.xp, dx, index, g)
+        else:
+            dx[index] = g
+        return dx
+
+    def backward(self, v):
+        index, _ = self.saved
+        return backend.getitem(v, index)
+
+    def backward_graph(self, v, z):
+        """Tensor-level (create_graph): dg = v[index], a recorded Index (whose formula is this op
+        again: every order works)."""
+        index, advanced = self.saved
+        return Index.apply(v, index=index, advanced=advanced)
+
 
 class Cat(Function):
     """z = concatenate(xs, axis).   dx_k = the slice of g that x_k filled."""
@@ -105,6 +139,18 @@ class Cat(Function):
             start += n
         return tuple(grads)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx_k = the slice of g that x_k filled, each a recorded Index
+        of g (linear in g, free of the xs)."""
+        sizes, axis = self.saved
+        grads, start = [], 0
+        index = [slice(None)] * g.ndim
+        for n in sizes:
+            index[axis] = slice(start, start + n)
+            grads.append(g[tuple(index)])  # a recorded Index (basic): its formula scatters back
+            start += n
+        return tuple(grads)
+
 
 class Stack(Function):
     """z = stack(xs, axis): xs get a new axis and are concatenated on it.   dx_k = g.take(k, axis)."""
@@ -116,3 +162,10 @@ class Stack(Function):
     def backward(self, g):
         (axis,) = self.saved
         return tuple(g.take(k, axis=axis) for k in range(g.shape[axis]))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx_k = g taken at k along `axis`, each a recorded Index of g
+        (linear in g, free of the xs)."""
+        (axis,) = self.saved
+        lead = (slice(None),) * axis
+        return tuple(g[lead + (k,)] for k in range(g.shape[axis]))
