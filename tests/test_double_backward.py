@@ -373,3 +373,31 @@ def test_cast_second_derivative(device):
     assert g.dtype == tg.float32
     (h,) = tg.autograd.grad(g.sum(), x)  # 6x
     np.testing.assert_allclose(h.numpy(), [3.0, -9.0], rtol=1e-6)  # float32 values
+
+
+def test_layer_norm_second_derivative(device):
+    torch = pytest.importorskip("torch")
+    arrays = [_pair(device, (2, 3, 4), seed=15), _pair(device, (3, 4), seed=16), _pair(device, (3, 4), seed=17)]
+    f = lambda x, w, b: tg.nn.functional.layer_norm(x, (3, 4), w, b, eps=1e-3)  # noqa: E731
+    ft = lambda x, w, b: torch.nn.functional.layer_norm(x, (3, 4), w, b, eps=1e-3)  # noqa: E731
+    _compare(device, f, ft, arrays)
+    g = lambda x: tg.nn.functional.layer_norm(x, (4,))  # noqa: E731
+    gt = lambda x: torch.nn.functional.layer_norm(x, (4,))  # noqa: E731
+    _compare(device, g, gt, arrays[:1])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_second_derivative(device, reduction):
+    torch = pytest.importorskip("torch")
+    t = [2, 0, -100, 1, 2]  # one row ignored
+    f = lambda x: tg.nn.functional.cross_entropy(x, tg.tensor(t, device=device), reduction=reduction)  # noqa: E731
+    ft = lambda x: torch.nn.functional.cross_entropy(x, torch.tensor(t), reduction=reduction)  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (5, 3), seed=18)])
+
+
+def test_embedding_second_derivative(device):
+    torch = pytest.importorskip("torch")
+    ids = [[0, 2, 2], [3, 0, 1]]
+    f = lambda w: tg.nn.functional.embedding(tg.tensor(ids, device=device), w).tanh()  # noqa: E731
+    ft = lambda w: torch.nn.functional.embedding(torch.tensor(ids), w).tanh()  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (4, 5), seed=19)])

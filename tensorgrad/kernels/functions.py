@@ -65,11 +65,11 @@ class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
         w = _contiguous(weight.reshape(-1)) if weight is not None else None
         b = _contiguous(bias.reshape(-1)) if bias is not None else None
         y, mean, rstd = self.kernels.layernorm_forward(x2, w, b, eps)
-        self.save_for_backward(x2, mean, rstd, w, x.shape, x.shape[x.ndim - k :])
+        self.save_for_backward(x2, mean, rstd, w, x.shape, x.shape[x.ndim - k :], eps)
         return y.reshape(x.shape)
 
     def backward(self, g):
-        x2, mean, rstd, w, shape, norm_shape = self.saved
+        x2, mean, rstd, w, shape, norm_shape, _ = self.saved
         dy = _contiguous(g.reshape(x2.shape))
         dx, dw, db = self.kernels.layernorm_backward(dy, x2, mean, rstd, w)
         if dw is not None:
@@ -346,6 +346,13 @@ class CrossEntropy(_KernelOp, ref_cross_entropy.CrossEntropy):
             gscale = xp.empty(x.shape[0], x.dtype)
             gscale[...] = g / count if reduction == "mean" else g  # one factor for every row
         return self.kernels.cross_entropy_backward(x, lse, targets, ignore_index, gscale), None
+
+    def backward_graph(self, g, z):
+        """The reference's formula (ref_cross_entropy.cross_entropy_graph), from this kernel's saved
+        layout."""
+        x, _, targets, keep, reduction, count, _ = self.saved
+        safe_t = self.xp.where(keep, targets, 0)
+        return ref_cross_entropy.cross_entropy_graph(g, self.parents[0], safe_t, keep, reduction, count)
 
 
 class ReLU(_KernelOp, ref_activation.ReLU):
