@@ -438,6 +438,12 @@ class Function:
         return result
 
 
+def graph_constant(like, array):
+    """`array` as a tensor outside the graph, of `like`'s class and device: a formula's constant
+    (a mask, a one-hot, a sign: piecewise constant in the inputs, so its derivative is 0)."""
+    return type(like)._make(array, like.device, False)
+
+
 class _NoDoubleBackward(Function):
     """The node of a gradient made by an op without a Tensor-level formula (the default
     `Function.backward_graph`): reached by a backward pass, it raises, naming the op and why."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, TensorBase, graph_constant
 
 
 def sign(xp, x):
@@ -187,6 +187,22 @@ class PowTensor(Function):
                 dy = xp.where((x == 0) & (y >= 0), 0, g * z * xp.log(x))
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g y x^(y-1), dy = g z log(x) as recorded ops of the
+        input tensors and the output z (in the graph), each set to 0 where the array backward sets
+        it by a recorded masked_fill with a constant mask (where z does not depend on that input)."""
+        xp = self.xp
+        x, y = self.parents
+        xa, ya, _ = self.saved
+        dx = dy = None
+        with backend.quiet():
+            if self.needs_grad(0):
+                dx = (g * y * x ** (y - 1)).masked_fill(graph_constant(g, ya == 0), 0.0)
+            if self.needs_grad(1):
+                log_x = x.log() if isinstance(x, TensorBase) else graph_constant(g, xp.log(xa))
+                dy = (g * z * log_x).masked_fill(graph_constant(g, (xa == 0) & (ya >= 0)), 0.0)
+        return dx, dy
+
 
 class Fmod(Function):
     """z = fmod(x, y) = x - trunc(x / y) y  (the sign of x; C's fmod).
@@ -251,6 +267,12 @@ class Abs(Function):
         (x,) = self.saved
         return g * sign(self.xp, x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g sign(x), the sign a constant (piecewise constant in
+        x: d(dx)/dx = 0, as PyTorch's abs double backward)."""
+        (x,) = self.saved
+        return g * graph_constant(g, sign(self.xp, x))
+
 
 class Clamp(Function):
     """z = min(max(x, lo), hi); lo and hi are tensors or numbers, None for no bound.
@@ -275,6 +297,22 @@ class Clamp(Function):
         dx = g * keep_x
         dlo = g * ((x < lo) & (True if hi is None else lo <= hi)) if self.needs_grad(1) else None
         dhi = g * (low > hi) if self.needs_grad(2) else None
+        return dx, dlo, dhi
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): each gradient is g times its constant 0/1 mask (the masks
+        are piecewise constant in the inputs: their derivatives are 0, as PyTorch's)."""
+        x, lo, hi, low = self.saved
+        xp = self.xp
+        keep_x = xp.ones(x.shape, dtype=bool) if lo is None else x >= lo
+        if hi is not None:
+            keep_x = keep_x & (x <= hi)
+        dx = g * graph_constant(g, keep_x.astype(g.dtype))
+        dlo = dhi = None
+        if self.needs_grad(1):
+            dlo = g * graph_constant(g, ((x < lo) & (True if hi is None else lo <= hi)).astype(g.dtype))
+        if self.needs_grad(2):
+            dhi = g * graph_constant(g, (low > hi).astype(g.dtype))
         return dx, dlo, dhi
 
 

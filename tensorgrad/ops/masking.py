@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..autograd import Function, graph_constant
 
 
 class MaskedFill(Function):
@@ -39,4 +39,12 @@ class Where(Function):
         zero = self.xp.zeros((), dtype=g.dtype)
         dx = self.xp.where(cond, g, zero) if self.needs_grad(1) else None
         dy = self.xp.where(cond, zero, g) if self.needs_grad(2) else None
+        return None, dx, dy
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where cond, dy = g where not cond: recorded MaskedFills
+        of g with the constant condition (linear in g, free of x and y)."""
+        (cond,) = self.saved
+        dx = g.masked_fill(graph_constant(g, ~cond), 0.0) if self.needs_grad(1) else None
+        dy = g.masked_fill(graph_constant(g, cond), 0.0) if self.needs_grad(2) else None
         return None, dx, dy

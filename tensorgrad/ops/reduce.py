@@ -4,7 +4,7 @@ non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch."""
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
 from .scan import exclusive_cumprod
 
 
@@ -85,6 +85,14 @@ class Amax(Function):
         hit /= hit.sum(axis=dim, keepdims=True)
         return _expand_back(g, x.shape, dim, keepdim) * hit
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * [x == z] / count(x == z), the tie-sharing weights a
+        constant (piecewise constant in x): linear in g, d(dx)/dx = 0.  Amin inherits it."""
+        x, z, dim, keepdim = self.saved
+        hit = (x == z).astype(x.dtype)
+        hit /= hit.sum(axis=dim, keepdims=True)
+        return _expand_back(g, x.shape, dim, keepdim) * graph_constant(g, hit)
+
 
 class Amin(Amax):
     """z = min_i x_i over `dim`.   As Amax: dx = g * [x == z] / count(x == z) (ties share)."""
@@ -113,6 +121,14 @@ class Var(Function):
         d, dim, keepdim, denom = self.saved
         return _expand_back(g, d.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * 2 (x - m) / (N - c) with x - m recomputed as
+        recorded ops of the input tensor: a second pass sees d(dx)/dx = 2 g (I - 1/N) / (N - c)."""
+        x = self.parents[0]
+        _, dim, keepdim, denom = self.saved
+        d = x - x.mean(dim=dim, keepdim=True)
+        return _expand_back(g, x.shape, dim, keepdim) * (2 / denom if denom else float("nan")) * d
+
 
 class Std(Function):
     """s = sqrt(v), v the variance as in Var (correction c).
@@ -135,6 +151,16 @@ class Std(Function):
         d, s, dim, keepdim, denom = self.saved
         inv = xp.where(s > 0, 1 / xp.where(s > 0, s, 1), xp.nan)  # 1 / s, nan where s = 0
         return _expand_back(g, d.shape, dim, keepdim) * d * inv / (denom if denom else xp.nan)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (x - m) / ((N - c) s) with x - m recomputed and s the
+        output tensor, both in the graph (s = 0 gives inf or nan, as the array backward's nan there
+        and PyTorch's)."""
+        x = self.parents[0]
+        _, _, dim, keepdim, denom = self.saved
+        d = x - x.mean(dim=dim, keepdim=True)
+        s = _expand_back(z, x.shape, dim, keepdim)
+        return _expand_back(g, x.shape, dim, keepdim) * d / (s * (denom if denom else float("nan")))
 
 
 class Prod(Function):
@@ -186,6 +212,13 @@ class Logsumexp(Function):
         with backend.quiet():  # x = z = inf: inf - inf = nan, as in PyTorch
             return _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g exp(x - z) with z the output tensor, in the graph (a
+        softmax: its second derivative is softmax's)."""
+        x = self.parents[0]
+        _, _, dim, keepdim = self.saved
+        return _expand_back(g, x.shape, dim, keepdim) * (x - _expand_back(z, x.shape, dim, keepdim)).exp()
+
 
 class Nansum(Function):
     """z = sum_i x_i over `dim`, a NaN taken as 0.
@@ -203,6 +236,14 @@ class Nansum(Function):
     def backward(self, g):
         number, dim, keepdim = self.saved
         return self.xp.where(number, _expand_back(g, number.shape, dim, keepdim), 0)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g broadcast back, 0 at each NaN: a recorded expand and a
+        MaskedFill with the constant NaN mask (linear in g, free of x)."""
+        number, dim, keepdim = self.saved
+        return _expand_back(g, number.shape, dim, keepdim).expand(*number.shape).masked_fill(
+            graph_constant(g, ~number), 0.0
+        )
 
 
 class Nanmean(Function):
