@@ -427,3 +427,67 @@ def test_embedding_second_derivative(device):
     f = lambda w: tg.nn.functional.embedding(tg.tensor(ids, device=device), w).tanh()  # noqa: E731
     ft = lambda w: torch.nn.functional.embedding(torch.tensor(ids), w).tanh()  # noqa: E731
     _compare(device, f, ft, [_pair(device, (4, 5), seed=19)])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_second_derivative(device, causal):
+    torch = pytest.importorskip("torch")
+    arrays = [_pair(device, (2, 3, 4), seed=20), _pair(device, (2, 5, 4), seed=21), _pair(device, (2, 5, 3), seed=22)]
+    if causal:
+        arrays[1], arrays[2] = arrays[1][:, :3], arrays[2][:, :3]
+    f = lambda q, k, v: tg.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+    ft = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+    _compare(device, f, ft, arrays)
+
+
+def test_packed_self_attention_second_derivative(device):
+    torch = pytest.importorskip("torch")
+    B, T, H, d = 2, 3, 2, 2
+
+    def ft(qkv):
+        q, k, v = qkv.view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)
+        # written out: PyTorch's fused CPU attention has no double backward
+        causal = torch.ones(T, T, dtype=torch.bool).tril()
+        scores = (q @ k.transpose(-1, -2) * d**-0.5).masked_fill(~causal, float("-inf"))
+        out = scores.softmax(-1) @ v
+        return out.transpose(1, 2).reshape(B, T, H * d)
+
+    f = lambda qkv: tg.nn.functional.packed_self_attention(qkv, H, is_causal=True)  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (B, T, 3 * H * d), seed=23)])
+
+
+def test_attention_kernel_with_dropout_raises_lazily_with_its_reason():
+    previous = tg.kernels.mode()
+    tg.kernels.use("kernels")
+    try:
+        q = tg.tensor(_pair("cpu", (1, 3, 2), seed=24), requires_grad=True)
+        out = tg.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+        (g,) = tg.autograd.grad(out.sum(), q, create_graph=True)
+        with pytest.raises(
+            RuntimeError, match="not implemented for ScaledDotProductAttentionBackward0: the attention kernel"
+        ):
+            g.sum().backward()
+    finally:
+        tg.kernels.use(previous)
+
+
+def test_packed_attention_with_dropout_kernel_matches_reference():
+    """The CPU's fused packed attention draws the reference's dropout masks from a seed: its
+    formula (the mask from its own saved layout) gives the reference's second derivative."""
+    qkv0 = _pair("cpu", (2, 3, 12), seed=25)
+    results = []
+    previous = tg.kernels.mode()
+    try:
+        for mode in ("kernels", "reference"):
+            tg.kernels.use(mode)
+            tg.manual_seed(3)
+            qkv = tg.tensor(qkv0, requires_grad=True)
+            out = tg.nn.functional.packed_self_attention(qkv, 2, dropout_p=0.3, is_causal=True)
+            (g,) = tg.autograd.grad((out * out).sum(), qkv, create_graph=True)
+            (h,) = tg.autograd.grad((g * g).sum(), qkv)
+            results.append((g.detach().numpy(), h.numpy()))
+    finally:
+        tg.kernels.use(previous)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, **TOL)
+    assert np.any(results[0][1])

@@ -95,6 +95,10 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
     __slots__ = ()
     replaces = ref_attention.ScaledDotProductAttention
+    double_backward_reason = (
+        "the attention kernel keeps its dropout mask in its own form; with dropout_p > 0 differentiate "
+        "twice under tg.kernels.use('reference')"
+    )
     query_block = 0  # rows per query block; kernels/cpu_ops.py sets it (the blocks need the mask on the host)
     threads = None  # row_parts(rows, work), run_parts(fn, parts): kernels/cpu_ops.py sets kernels/cpu_threads.py
 
@@ -156,6 +160,11 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
         self.threads.run_parts(part, list(zip(parts, saved)))
         return tuple(d.reshape(batch + d.shape[1:]) for d in (dq, dk, dv)) + (None,)
+
+    def graph_params(self):
+        """The reference's formula needs the dropout mask as an array: without dropout there is none."""
+        _, _, _, _, _, scale, keep_prob, _ = self.saved
+        return (None, scale, keep_prob) if keep_prob == 1 else None
 
     # ------------------------------------------------------------------ one part of the rows
     def _attend(self, q, k, v, mask, keep, scale, keep_prob, blocks):
