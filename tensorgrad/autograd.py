@@ -391,6 +391,41 @@ class Function:
     def backward(self, grad):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    # Why an op has no Tensor-level formula (`backward_graph`), for the error its double backward
+    # raises; an op that cannot have one says why in its own class attribute.
+    double_backward_reason = "its backward runs on raw arrays and has no Tensor-level formula yet"
+
+    def backward_graph(self, grad, output):
+        """The backward as Tensor ops, recorded in the graph: what `backward(create_graph=True)` and
+        `autograd.grad(..., create_graph=True)` run for this node (the array `backward` is what the
+        first-order pass runs).  `grad` is the output's gradient (a Tensor), `output` the tensor this
+        node made; the inputs are `self.parents`, and the params the op saved in `self.saved` may
+        be read (only its non-array entries: the arrays are the first-order pass's own).  Returns
+        one gradient per input (Tensors, or None), as `backward` returns arrays.
+
+        This default is for an op without a formula: it runs the array backward (so the
+        first-order values are those of the plain pass) and gives each gradient a node that
+        raises "double backward is not implemented for <op>" when a later pass reaches it, and
+        only then: a gradient that is never differentiated again needs no formula, and one that is
+        never comes out silently constant."""
+        in_grads = self.backward(grad._data)
+        if not isinstance(in_grads, tuple):
+            in_grads = (in_grads,)
+        sources = [t for t in (grad, *self.parents) if isinstance(t, TensorBase) and t._requires_grad]
+        out = []
+        for pg in in_grads:
+            if pg is None:
+                out.append(None)
+                continue
+            t = type(grad)._make(backend.ensure_array(self.xp, pg), grad.device, bool(sources))
+            if sources:
+                node = _NoDoubleBackward(self.xp)
+                node.parents = tuple(sources)
+                node.saved = (anomaly.backward_name(self), type(self).double_backward_reason)
+                t._ctx = node
+            out.append(t)
+        return tuple(out)
+
     @classmethod
     def apply(cls, *args, **params):
         device = None
@@ -446,6 +481,24 @@ class Function:
             if anomaly.enabled:  # detect_anomaly: where the user's code made this node (anomaly.py)
                 ctx.stack = anomaly.forward_stack()
         return result
+
+
+def graph_constant(like, array):
+    """`array` as a tensor outside the graph, of `like`'s class and device: a formula's constant
+    (a mask, a one-hot, a sign: piecewise constant in the inputs, so its derivative is 0)."""
+    return type(like)._make(array, like.device, False)
+
+
+class _NoDoubleBackward(Function):
+    """The node of a gradient made by an op without a Tensor-level formula (the default
+    `Function.backward_graph`): reached by a backward pass, it raises, naming the op and why."""
+
+    def backward(self, grad):
+        name, reason = self.saved
+        raise RuntimeError(f"double backward is not implemented for {name}: {reason}")
+
+    def backward_graph(self, grad, output):
+        return self.backward(None)
 
 
 # --------------------------------------------------------------------------- the kernel seam
@@ -686,12 +739,13 @@ def queue_callback(fn):
     callbacks.append(fn)
 
 
-def run_backward(root, grad, retain_graph=False):
-    """Backpropagate `grad` (an array shaped like root) into every leaf's `.grad`."""
-    backpropagate([root], [grad], retain_graph)
+def run_backward(root, grad, retain_graph=False, create_graph=False):
+    """Backpropagate `grad` (an array shaped like root; a Tensor with create_graph) into every
+    leaf's `.grad`."""
+    backpropagate([root], [grad], retain_graph, create_graph=create_graph)
 
 
-def backpropagate(roots, root_grads, retain_graph=False, capture=None):
+def backpropagate(roots, root_grads, retain_graph=False, capture=None, create_graph=False):
     """Backpropagate each root's gradient (arrays shaped like the roots) through the graph.
 
     capture None: backward, every leaf reached accumulates its gradient into `.grad`.
@@ -699,12 +753,17 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None):
     is stored in the dict instead, and no leaf's `.grad` is touched.
     A tensor with hooks (`_hooks` not None: register_hook, retain_grad, post-accumulate hooks) has
     them run when its gradient is complete, i.e. when the node is reached in reverse topological
-    order; a tensor without costs one attribute check."""
+    order; a tensor without costs one attribute check.
+    create_graph True: the root gradients are Tensors, and the pass runs `_backpropagate_graph`
+    (each node's Tensor-level `backward_graph`, recorded); the first-order pass is untouched."""
     order = _topological_order(roots)
     outer = _state.callbacks  # a pass this one runs inside (a backward called from a hook), if any
     callbacks = _state.callbacks = []  # this pass's queue_callback queue
     try:
-        _backpropagate(order, roots, root_grads, retain_graph, capture)
+        if create_graph:
+            _backpropagate_graph(order, roots, root_grads, retain_graph, capture)
+        else:
+            _backpropagate(order, roots, root_grads, retain_graph, capture)
         while callbacks:  # a callback may queue another: it runs too
             callbacks.pop(0)()
     finally:
@@ -779,6 +838,79 @@ def _backpropagate(order, roots, root_grads, retain_graph, capture):
         if not retain_graph:
             ctx.parents = None
             ctx.saved = None
+
+
+def _backpropagate_graph(order, roots, root_grads, retain_graph, capture):
+    """The reverse pass with create_graph=True: as `_backpropagate`, but every gradient is a Tensor
+    and every step is a recorded op, so the gradients can be differentiated again (PyTorch's
+    create_graph).  Grad mode is on while it runs (as PyTorch's engine sets it to create_graph);
+    each node runs its `backward_graph` (a kernel op inherits its reference op's); broadcasting
+    is undone by a recorded sum and reshape, a dtype by a recorded cast; gradients add out of
+    place, and a leaf's .grad is a copy of its first gradient (a recorded clone), then `.grad +
+    g`, a new tensor each time (PyTorch's AccumulateGrad under grad mode).  Hooks get Tensors."""
+    grads = {}
+    for r, g in zip(roots, root_grads):
+        grads[id(r)] = grads[id(r)] + g if id(r) in grads else g
+    previous_mode = _state.grad_enabled
+    _state.grad_enabled = True
+    try:
+        for node in reversed(order):
+            g = grads.pop(id(node), None)
+            if g is None:
+                continue
+            hooks = node._hooks
+            if hooks is not None:
+                g = hooks.on_gradient_graph(node, g)
+            if capture is not None and id(node) in capture:
+                capture[id(node)] = g
+            ctx = node._ctx
+            if ctx is None:
+                if capture is not None:
+                    continue
+                node._grad = g.clone() if node._grad is None else node._grad + g
+                if hooks is not None and hooks.post_accumulate:
+                    for fn in tuple(hooks.post_accumulate.values()):
+                        if fn(node) is not None:
+                            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                continue
+            if ctx.versions is not None:
+                _check_versions(ctx, node)
+            in_grads = ctx.backward_graph(g, node)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            if len(in_grads) != len(ctx.parents):
+                in_grads = _check_count(ctx, in_grads)
+            if anomaly.enabled:
+                anomaly.check_gradients(ctx, [None if pg is None else pg._data for pg in in_grads])
+            for p, pg in zip(ctx.parents if not _inplace_epoch else parents_seen(ctx), in_grads):
+                if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
+                    continue
+                if pg._data.shape != p._data.shape:
+                    if not expandable(p._data.shape, pg._data.shape):
+                        i = next(i for i, q in enumerate(in_grads) if q is pg)
+                        raise RuntimeError(
+                            f"Function {anomaly.backward_name(ctx)} returned an invalid gradient at index {i} - got "
+                            f"{list(pg._data.shape)} but expected shape compatible with {list(p._data.shape)}"
+                        )
+                    pg = unbroadcast_graph(pg, p._data.shape)
+                if pg._data.dtype != p._data.dtype:
+                    pg = pg.to(p._data.dtype)
+                acc = grads.get(id(p))
+                grads[id(p)] = pg if acc is None else acc + pg
+            if not retain_graph:
+                ctx.parents = None
+                ctx.saved = None
+    finally:
+        _state.grad_enabled = previous_mode
+
+
+def unbroadcast_graph(grad, shape):
+    """`unbroadcast` for a Tensor gradient, as recorded ops (a sum, then a reshape)."""
+    extra = grad.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
+    if axes:
+        grad = grad.sum(dim=axes, keepdim=True)
+    return grad.reshape(shape) if grad.shape != tuple(shape) else grad
 
 
 def _check_count(ctx, in_grads):

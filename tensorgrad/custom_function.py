@@ -92,6 +92,16 @@ class FunctionCtx(Function):
             grads = (grads,)
         return _check_grads(self.function.__name__, grads, self.parents)
 
+    def backward_graph(self, grad, output):
+        """A create_graph pass (autograd.py): the user's backward on Tensors with grad mode on, so
+        the gradients it returns are recorded and differentiable as far as the ops it uses are (as
+        PyTorch runs a custom Function's backward under create_graph).  Checked as `backward`'s."""
+        grads = self.function.backward(self, grad)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        _check_grads(self.function.__name__, grads, self.parents)
+        return tuple(g if isinstance(x, autograd.TensorBase) else None for x, g in zip(self.parents, grads))
+
 
 def _check_grads(name, grads, inputs):
     """Arrays for the engine; PyTorch's errors for a wrong count, a shape that does not fit or a

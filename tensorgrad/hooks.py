@@ -93,6 +93,31 @@ class TensorHooks:
                 tensor._grad._data += g
         return g
 
+    def on_gradient_graph(self, tensor, t):
+        """`on_gradient` in a create_graph pass: the gradient `t` is a Tensor (in the graph), the
+        hooks get it and may return another, and a retained gradient is added out of place."""
+        for fn in tuple(self.grad.values()):
+            new = fn(t)
+            if new is None:
+                continue
+            if not isinstance(new, TensorBase):
+                raise TypeError(f"a tensor hook must return None or a Tensor, got {type(new).__name__}")
+            if new._data.dtype != t._data.dtype or new.device != tensor.device:
+                raise RuntimeError(
+                    f"hook '{getattr(fn, '__name__', fn)}' has changed the type of value (was "
+                    f"{_type_name(t._data.dtype, tensor.device)} got {_type_name(new._data.dtype, new.device)}); "
+                    "return a gradient of the same dtype and device"
+                )
+            if new._data.shape != t._data.shape:
+                raise RuntimeError(
+                    f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
+                    f"expected {tuple(t._data.shape)}, got {tuple(new._data.shape)}"
+                )
+            t = new
+        if self.retains_grad:
+            tensor._grad = t.clone() if tensor._grad is None else tensor._grad + t
+        return t
+
 
 def _type_name(dtype, device) -> str:
     """A gradient's type in a hook's error: its dtype, and its device where that is not the CPU."""
@@ -114,12 +139,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     with its grad_output (ones for a scalar output when None), with `capture` set to the inputs:
     the gradient reaching each input is recorded, and leaves accumulate nothing.  Tensor hooks on
     the way run as in backward; post-accumulate hooks do not (nothing is accumulated).
-    create_graph=True (a differentiable gradient) is not supported: backward ops run on arrays."""
-    if create_graph:
-        raise NotImplementedError(
-            "autograd.grad(create_graph=True): tensorgrad's backward runs on raw arrays and records no graph, "
-            "so gradients cannot be differentiated again"
-        )
+    create_graph=True: the pass records the graph of the gradients (each op's `backward_graph`,
+    autograd.py), so the returned gradients can be differentiated again; grad_outputs that require
+    grad are part of that graph.  retain_graph defaults to create_graph, as in PyTorch."""
+    if retain_graph is None:
+        retain_graph = create_graph
     single = isinstance(outputs, TensorBase)
     outputs = (outputs,) if single else tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, TensorBase) else tuple(inputs)
@@ -151,9 +175,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     f"has a shape of {tuple(out._data.shape)}."
                 )
             g = g.astype(out._data.dtype, copy=False)
+        if create_graph:  # a Tensor: a grad_output that requires grad stays in the graph
+            if isinstance(go, TensorBase) and go._data is g:
+                g = go
+            elif isinstance(go, TensorBase):
+                g = go.to(out._data.dtype)
+            else:
+                g = type(out)._make(g, out.device, False)
         root_grads.append(g)
     capture = {id(t): None for t in inputs}
-    backpropagate(outputs, root_grads, retain_graph=bool(retain_graph), capture=capture)
+    backpropagate(outputs, root_grads, retain_graph=bool(retain_graph), capture=capture, create_graph=create_graph)
     result = []
     for i, t in enumerate(inputs):
         g = capture[id(t)]
@@ -165,5 +196,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 )
             result.append(None)
         else:
-            result.append(type(t)._make(g.copy(), t.device, False))
+            result.append(g if create_graph else type(t)._make(g.copy(), t.device, False))
     return tuple(result)

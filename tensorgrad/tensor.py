@@ -144,8 +144,14 @@ class Tensor(
         return format(repr(self), spec)
 
     # ------------------------------------------------------------------ autodiff
-    def backward(self, gradient=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into every leaf's .grad (weighted by `gradient`)."""
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Accumulate d(self)/d(leaf) into every leaf's .grad (weighted by `gradient`).
+
+        create_graph=True (as PyTorch): the backward pass is itself recorded, so each .grad is a
+        tensor in the graph that can be differentiated again; .grad accumulates out of place then.
+        retain_graph defaults to create_graph."""
+        if retain_graph is None:
+            retain_graph = create_graph
         if not self.requires_grad:
             raise RuntimeError("backward(): this tensor does not require grad and has no grad_fn")
         if gradient is None:
@@ -162,7 +168,11 @@ class Tensor(
             if g.device != self.device:
                 raise backend.DeviceError(f"backward(): gradient on {g.device}, tensor on {self.device}")
             grad = g._data if g.dtype == self.dtype else g._data.astype(self.dtype)  # as PyTorch: cast
-        run_backward(self, grad, retain_graph=retain_graph)
+            if create_graph:  # a gradient that requires grad stays in the graph
+                grad = g if g.dtype == self.dtype else g.to(self.dtype)
+        if create_graph and not isinstance(grad, Tensor):
+            grad = Tensor._make(grad, self.device, False)
+        run_backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
 
     def detach(self) -> Tensor:
         """The same storage outside the graph; in-place writes to either show in both and

@@ -97,6 +97,19 @@ class PackedSelfAttention(f.PackedSelfAttention):
         dqkv = cpu_attention.packed_attention_backward(g, qkv, p, pd, n_keys, num_heads, scale, keep, keep_prob)
         return dqkv, None
 
+    def graph_params(self):
+        """The reference formula's parameters from this op's saved layouts (the fused path's keep
+        mask is (B * H, T, T); the parts path keeps its masks per part, so dropout there raises)."""
+        if self.saved[0] is _FUSED:
+            _, qkv, _, _, _, keep, H, scale, keep_prob = self.saved
+            B, T = qkv.shape[:2]
+            return H, qkv.shape[-1] // (3 * H), (None if keep is None else keep.reshape(B, H, T, T), scale, keep_prob)
+        if self.saved[0] is _PARTS:
+            _, _, _, _, H, scale, keep_prob, _ = self.saved
+            hd = self.parents[0].shape[-1] // 3
+            return (H, hd // H, (None, scale, keep_prob)) if keep_prob == 1 else None
+        return super().graph_params()
+
     def _forward_in_parts(self, qkv, mask, H, scale, dropout_p, device, parts):
         """The inherited forward, each part of the batch on one thread: q, k^T and v of its heads
         contiguous (as the inherited path lays out the whole batch), the attention kernel op's

@@ -65,11 +65,11 @@ class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
         w = _contiguous(weight.reshape(-1)) if weight is not None else None
         b = _contiguous(bias.reshape(-1)) if bias is not None else None
         y, mean, rstd = self.kernels.layernorm_forward(x2, w, b, eps)
-        self.save_for_backward(x2, mean, rstd, w, x.shape, x.shape[x.ndim - k :])
+        self.save_for_backward(x2, mean, rstd, w, x.shape, x.shape[x.ndim - k :], eps)
         return y.reshape(x.shape)
 
     def backward(self, g):
-        x2, mean, rstd, w, shape, norm_shape = self.saved
+        x2, mean, rstd, w, shape, norm_shape, _ = self.saved
         dy = _contiguous(g.reshape(x2.shape))
         dx, dw, db = self.kernels.layernorm_backward(dy, x2, mean, rstd, w)
         if dw is not None:
@@ -95,6 +95,10 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
     __slots__ = ()
     replaces = ref_attention.ScaledDotProductAttention
+    double_backward_reason = (
+        "the attention kernel keeps its dropout mask in its own form; with dropout_p > 0 differentiate "
+        "twice under tg.kernels.use('reference')"
+    )
     query_block = 0  # rows per query block; kernels/cpu_ops.py sets it (the blocks need the mask on the host)
     threads = None  # row_parts(rows, work), run_parts(fn, parts): kernels/cpu_ops.py sets kernels/cpu_threads.py
 
@@ -156,6 +160,11 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
         self.threads.run_parts(part, list(zip(parts, saved)))
         return tuple(d.reshape(batch + d.shape[1:]) for d in (dq, dk, dv)) + (None,)
+
+    def graph_params(self):
+        """The reference's formula needs the dropout mask as an array: without dropout there is none."""
+        _, _, _, _, _, scale, keep_prob, _ = self.saved
+        return (None, scale, keep_prob) if keep_prob == 1 else None
 
     # ------------------------------------------------------------------ one part of the rows
     def _attend(self, q, k, v, mask, keep, scale, keep_prob, blocks):
@@ -347,6 +356,13 @@ class CrossEntropy(_KernelOp, ref_cross_entropy.CrossEntropy):
             gscale[...] = g / count if reduction == "mean" else g  # one factor for every row
         return self.kernels.cross_entropy_backward(x, lse, targets, ignore_index, gscale), None
 
+    def backward_graph(self, g, z):
+        """The reference's formula (ref_cross_entropy.cross_entropy_graph), from this kernel's saved
+        layout."""
+        x, _, targets, keep, reduction, count, _ = self.saved
+        safe_t = self.xp.where(keep, targets, 0)
+        return ref_cross_entropy.cross_entropy_graph(g, self.parents[0], safe_t, keep, reduction, count)
+
 
 class ReLU(_KernelOp, ref_activation.ReLU):
     __slots__ = ()
@@ -383,6 +399,11 @@ class GELU(_KernelOp, ref_activation.GELU):
     def backward(self, g):
         (x,) = self.saved
         return self.kernels.gelu_backward(_contiguous(g), x)
+
+    def backward_graph(self, g, z):
+        """The reference's formula (ref_activation.gelu_graph); this kernel saves only x, and takes
+        only the exact form (`accepts`)."""
+        return ref_activation.gelu_graph(g, self.parents[0], "none")
 
 
 class Dropout(_KernelOp, ref_dropout.Dropout):

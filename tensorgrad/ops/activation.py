@@ -37,6 +37,13 @@ class Tanh(Function):
         (z,) = self.saved
         return g * (1 - z * z)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * (1 - z^2) with z = tanh(x) the output tensor, in the
+        graph.  A second pass sees d(dx)/dg = 1 - z^2 and d(dx)/dz = -2 g z, which z's node carries
+        on to x (dz/dx = 1 - z^2): d^2 tanh/dx^2 = -2 z (1 - z^2).  Every op used is itself
+        differentiable, so third and higher orders follow."""
+        return g * (1 - z * z)
+
 
 class ReLU(Function):
     """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch).
@@ -51,6 +58,14 @@ class ReLU(Function):
     def backward(self, g):
         (z,) = self.saved
         return self.xp.where(z <= 0, self.xp.zeros((), dtype=g.dtype), g)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where z > 0, else 0 (a recorded masked_fill with the
+        mask z <= 0 as a constant, so a NaN input still passes g on).  The mask is piecewise
+        constant in x: d(dx)/dx = 0 wherever it is defined (as PyTorch's threshold_backward
+        double backward), and d(dx)/dg = the mask."""
+        mask = type(g)._make(z._data <= 0, g.device, False)
+        return g.masked_fill(mask, 0.0)
 
 
 class GELU(Function):
@@ -82,6 +97,24 @@ class GELU(Function):
         pdf = self.xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (s + x * pdf)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * dz/dx written with Tensor ops of the input tensor
+        (`gelu_graph`): Phi(x) = (1 + erf(x / sqrt 2)) / 2 through a recorded Erf, phi(x) through a
+        recorded Exp, or the tanh form through a recorded Tanh; each has its own formula."""
+        return gelu_graph(g, self.parents[0], self.saved[2])
+
+
+def gelu_graph(g, x, approximate):
+    """GELU's dx = g * dz/dx (see GELU) as Tensor ops of the Tensors g and x, for create_graph
+    (the reference op and its kernel both use it)."""
+    if approximate == "tanh":
+        t = (math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)).tanh()
+        du = math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
 
 class Sigmoid(Function):
     """z = 1 / (1 + exp(-x)).   dz/dx = exp(-x) / (1 + exp(-x))^2 = z (1 - z)   =>   dx = g z (1 - z)."""
@@ -93,6 +126,12 @@ class Sigmoid(Function):
 
     def backward(self, g):
         (z,) = self.saved
+        return g * z * (1 - z)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g z (1 - z) with z = sigmoid(x) the output tensor, in the
+        graph: a second pass sees d(dx)/dz = g (1 - 2z), carried on to x by z's node (dz/dx =
+        z (1 - z)): d^2 sigmoid/dx^2 = z (1 - z)(1 - 2z)."""
         return g * z * (1 - z)
 
 
@@ -109,6 +148,14 @@ class SiLU(Function):
         x, s = self.saved
         with backend.quiet():  # x = +-inf: 0 * inf = nan, as in PyTorch
             return g * s * (1 + x * (1 - s))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g s (1 + x (1 - s)), s = sigmoid(x) recomputed as a
+        recorded Sigmoid of the input tensor (what the forward saved as an array), so every factor
+        is in the graph."""
+        x = self.parents[0]
+        s = x.sigmoid()
+        return g * s * (1 + x * (1 - s))
 
 
 class Softplus(Function):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, TensorBase, graph_constant
 
 
 def sign(xp, x):
@@ -39,6 +39,11 @@ class Add(Function):
     def backward(self, g):
         return g, g
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = dy = g, linear in g and free of x, y: a second pass
+        carries a gradient of dx or dy back to g alone (d(dx)/dg = 1)."""
+        return g, g
+
 
 class Sub(Function):
     """z = x - y.   dx = g, dy = -g."""
@@ -48,6 +53,10 @@ class Sub(Function):
             return x - y
 
     def backward(self, g):
+        return g, -g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dy = -g (a recorded Neg): linear in g, free of x, y."""
         return g, -g
 
 
@@ -66,6 +75,13 @@ class Mul(Function):
             dy = g * x if self.needs_grad(1) else None
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * y, dy = g * x as recorded Muls of the input tensors,
+        so a second pass sees d(dx)/dg = y, d(dx)/dy = g, d(dy)/dg = x, d(dy)/dx = g (the cross
+        term x.grad picks up from dy: of x * x, the 2 in d^2/dx^2 = 2 comes from both)."""
+        x, y = self.parents
+        return (g * y if self.needs_grad(0) else None), (g * x if self.needs_grad(1) else None)
+
 
 class Div(Function):
     """z = x / y.   dx = g / y,  dy = -g * x / y**2 = -g * z / y."""
@@ -83,6 +99,14 @@ class Div(Function):
             dy = -dx * z if self.needs_grad(1) else None
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / y, dy = -dx * z with z = x / y the output tensor (in
+        the graph: its node carries d/dz on to x and y), = -g x / y^2.  A second pass then sees
+        d(dx)/dg = 1/y, d(dx)/dy = -g/y^2, d(dy)/dz = -g/y, ... each through recorded ops."""
+        x, y = self.parents
+        dx = g / y
+        return dx, (-dx * z if self.needs_grad(1) else None)
+
 
 class Neg(Function):
     """z = -x.   dx = -g."""
@@ -91,6 +115,10 @@ class Neg(Function):
         return -x
 
     def backward(self, g):
+        return -g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g, a recorded Neg (linear in g, free of x)."""
         return -g
 
 
@@ -113,6 +141,18 @@ class Pow(Function):
             if p == 2:
                 return g * 2 * x, None
             return g * p * x ** (p - 1), None
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * p * x^(p-1) as recorded ops on the input tensor, so
+        a second pass sees d(dx)/dx = g p (p-1) x^(p-2) through the recorded Pow (whose own
+        formula is this one: every order works).  p = 0: z = 1 is constant, dx = 0 exactly,
+        a zero tensor (its derivatives are 0 too: constant here is the true value, not a stub)."""
+        x, p = self.parents[0], self.saved[1]
+        if p == 0:
+            return type(g)._make(self.xp.zeros_like(g._data), g.device, False), None
+        if p == 2:
+            return g * 2 * x, None
+        return g * p * x ** (p - 1), None
 
 
 class PowTensor(Function):
@@ -145,6 +185,22 @@ class PowTensor(Function):
                 dx = xp.where(y == 0, 0, g * y * x ** (y - 1))
             if self.needs_grad(1):
                 dy = xp.where((x == 0) & (y >= 0), 0, g * z * xp.log(x))
+        return dx, dy
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g y x^(y-1), dy = g z log(x) as recorded ops of the
+        input tensors and the output z (in the graph), each set to 0 where the array backward sets
+        it by a recorded masked_fill with a constant mask (where z does not depend on that input)."""
+        xp = self.xp
+        x, y = self.parents
+        xa, ya, _ = self.saved
+        dx = dy = None
+        with backend.quiet():
+            if self.needs_grad(0):
+                dx = (g * y * x ** (y - 1)).masked_fill(graph_constant(g, ya == 0), 0.0)
+            if self.needs_grad(1):
+                log_x = x.log() if isinstance(x, TensorBase) else graph_constant(g, xp.log(xa))
+                dy = (g * z * log_x).masked_fill(graph_constant(g, (xa == 0) & (ya >= 0)), 0.0)
         return dx, dy
 
 
@@ -211,6 +267,12 @@ class Abs(Function):
         (x,) = self.saved
         return g * sign(self.xp, x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g sign(x), the sign a constant (piecewise constant in
+        x: d(dx)/dx = 0, as PyTorch's abs double backward)."""
+        (x,) = self.saved
+        return g * graph_constant(g, sign(self.xp, x))
+
 
 class Clamp(Function):
     """z = min(max(x, lo), hi); lo and hi are tensors or numbers, None for no bound.
@@ -235,6 +297,22 @@ class Clamp(Function):
         dx = g * keep_x
         dlo = g * ((x < lo) & (True if hi is None else lo <= hi)) if self.needs_grad(1) else None
         dhi = g * (low > hi) if self.needs_grad(2) else None
+        return dx, dlo, dhi
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): each gradient is g times its constant 0/1 mask (the masks
+        are piecewise constant in the inputs: their derivatives are 0, as PyTorch's)."""
+        x, lo, hi, low = self.saved
+        xp = self.xp
+        keep_x = xp.ones(x.shape, dtype=bool) if lo is None else x >= lo
+        if hi is not None:
+            keep_x = keep_x & (x <= hi)
+        dx = g * graph_constant(g, keep_x.astype(g.dtype))
+        dlo = dhi = None
+        if self.needs_grad(1):
+            dlo = g * graph_constant(g, ((x < lo) & (True if hi is None else lo <= hi)).astype(g.dtype))
+        if self.needs_grad(2):
+            dhi = g * graph_constant(g, (low > hi).astype(g.dtype))
         return dx, dlo, dhi
 
 
@@ -276,6 +354,10 @@ class Clone(Function):
     def backward(self, g):
         return g
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (the identity is linear)."""
+        return g
+
 
 class Cast(Function):
     """z = x converted to another dtype.   dx = g converted back to x's dtype.
@@ -298,6 +380,12 @@ class Cast(Function):
     def backward(self, g):
         (dtype,) = self.saved
         return g.astype(dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g cast back to x's dtype, a recorded Cast (linear; its
+        own formula is this one)."""
+        (dtype,) = self.saved
+        return g.to(dtype)
 
 
 class Frac(Function):

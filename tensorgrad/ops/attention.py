@@ -4,8 +4,29 @@ dropout on the weights and the weighted sum of values, with one hand-derived bac
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
 from .dropout import keep_mask
+from .shape import Stack
+
+
+def attention_graph(g, q, k, v, mask, keep, scale, keep_prob):
+    """ScaledDotProductAttention's backward (see there) as Tensor ops, for create_graph: S, P and Pd
+    are recomputed from the query and key tensors as recorded ops (what the forward saved as
+    arrays), with the bool mask and the dropout keep mask (`keep`, None without dropout) as
+    constants, so a second pass differentiates the softmax and both products as well.  Returns
+    dq, dk, dv (Tensors)."""
+    S = (q @ k.transpose(-1, -2)) * scale
+    if mask is not None:
+        S = S.masked_fill(graph_constant(g, ~mask._data), float("-inf"))
+    P = S.softmax(-1)
+    drop = graph_constant(g, keep.astype(g.dtype) / keep_prob) if keep is not None else None
+    Pd = P * drop if drop is not None else P
+    dv = Pd.transpose(-1, -2) @ g
+    dP = g @ v.transpose(-1, -2)
+    if drop is not None:
+        dP = dP * drop
+    dS = P * (dP - (dP * P).sum(-1, keepdim=True))
+    return (dS @ k) * scale, (dS.transpose(-1, -2) @ q) * scale, dv
 
 
 class ScaledDotProductAttention(Function):
@@ -61,6 +82,22 @@ class ScaledDotProductAttention(Function):
         # shape; the engine sums them back to each input's shape.
         return backend.narrow(dq, dtype), backend.narrow(dk, dtype), backend.narrow(dv, dtype), None
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the backward above as Tensor ops (`attention_graph`): P
+        recomputed from q and k in the graph, the masks constant: a second pass sees the
+        softmax's second derivative and every cross term of the two products."""
+        params = self.graph_params()
+        if params is None:  # a kernel's dropout mask: the lazy error (Function.backward_graph)
+            return Function.backward_graph(self, g, z)
+        q, k, v, mask = self.parents[:4]
+        return (*attention_graph(g, q, k, v, mask, *params), None)
+
+    def graph_params(self):
+        """(dropout keep mask or None, scale, keep probability) for `attention_graph`, or None where
+        they are not kept (a kernel overrides this for its own saved layout)."""
+        _, _, _, _, _, keep, scale, keep_prob = self.saved
+        return keep, scale, keep_prob
+
 
 class PackedSelfAttention(Function):
     """Multi-head self-attention on packed projections: the layout of a GPT's fused q/k/v matmul.
@@ -81,6 +118,11 @@ class PackedSelfAttention(Function):
         dqkv[:, :, 0] = dq^T,  dqkv[:, :, 1] = dk^T,  dqkv[:, :, 2] = dv^T   (each (B, T, H, d))
     """
 
+    double_backward_reason = (
+        "its attention ran as a kernel with dropout, whose mask the kernel keeps in its own form; with "
+        "dropout_p > 0 differentiate twice under tg.kernels.use('reference')"
+    )
+
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
         B, T, three_hd = qkv.shape
         H, d = num_heads, three_hd // (3 * num_heads)
@@ -100,3 +142,25 @@ class PackedSelfAttention(Function):
         dq, dk, dv, _ = attention.backward(g_heads)  # each (B, H, T, d)
         dqkv = self.xp.stack([part.transpose(0, 2, 1, 3) for part in (dq, dk, dv)], axis=2)  # (B, T, 3, H, d)
         return dqkv.reshape(B, T, 3 * H * d), None
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the split and permutes of qkv as recorded ops, then
+        `attention_graph` per head, the three gradients stacked back: every step in the graph."""
+        params = self.graph_params()
+        if params is None:  # a kernel's dropout mask: the lazy error (Function.backward_graph)
+            return Function.backward_graph(self, g, z)
+        H, d, params = params
+        qkv, mask = self.parents[:2]
+        B, T = qkv.shape[:2]
+        parts = qkv.reshape(B, T, 3, H, d).permute(2, 0, 3, 1, 4)  # (3, B, H, T, d)
+        g_heads = g.reshape(B, T, H, d).permute(0, 2, 1, 3)  # (B, H, T, d)
+        grads = attention_graph(g_heads, parts[0], parts[1], parts[2], mask, *params)
+        dqkv = Stack.apply(*(part.permute(0, 2, 1, 3) for part in grads), axis=2)  # (B, T, 3, H, d)
+        return dqkv.reshape(B, T, 3 * H * d), None
+
+    def graph_params(self):
+        """(H, d, the heads' attention's `graph_params()`) for the formula, or None where the dropout
+        mask is not kept as an array (a kernel overrides this for its own saved layouts)."""
+        attention, H, d = self.saved
+        params = attention.graph_params()
+        return None if params is None else (H, d, params)

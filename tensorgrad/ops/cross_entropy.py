@@ -6,6 +6,23 @@ from .. import backend
 from ..autograd import Function
 
 
+def cross_entropy_graph(g, x, safe_t, keep, reduction, count):
+    """CrossEntropy's dx = (softmax(x) - onehot(t)) * scale (see CrossEntropy) as Tensor ops, for
+    create_graph: softmax(x) is a recorded Softmax of the input tensor (what the forward saved as
+    an array), onehot(t) and the row mask are constants, and scale is g (in the graph) times
+    keep (/ count for "mean").  The reference op and its kernel both use it."""
+    xp = backend.namespace(x.device)
+    onehot = xp.zeros(x.shape, dtype=x.dtype)
+    onehot[xp.arange(x.shape[0]), safe_t] = 1
+    const = type(g)._make
+    if reduction == "none":
+        scale = (g * const(keep.astype(x.dtype), g.device, False)).reshape(-1, 1)
+    else:
+        rows = keep.astype(x.dtype)[:, None]
+        scale = g * const(rows / count if reduction == "mean" else rows, g.device, False)
+    return (x.softmax(-1) - const(onehot, g.device, False)) * scale, None
+
+
 class CrossEntropy(Function):
     """loss_n = -log softmax(x_n)[t_n] = logsumexp(x_n) - x_n[t_n], for logits x (N, C) and
     class ids t (N,); reduced by mean (over the rows whose target is not ignore_index) or sum.
@@ -50,3 +67,10 @@ class CrossEntropy(Function):
         else:
             scale = keep[:, None] * (g / count if reduction == "mean" else g)
         return backend.narrow(dx * scale, dtype), None
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = (softmax(x) - onehot(t)) * scale with softmax(x) a
+        recorded Softmax of the input tensor (`cross_entropy_graph`): its second derivative is
+        softmax's, scaled per row."""
+        _, safe_t, keep, reduction, count, _ = self.saved
+        return cross_entropy_graph(g, self.parents[0], safe_t, keep, reduction, count)

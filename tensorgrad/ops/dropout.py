@@ -27,6 +27,12 @@ class Dropout(Function):
         mask, scale = self.saved
         return g * mask * scale
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * m / (1 - p) with the forward's mask m as a constant
+        tensor: linear in g, free of x (d(dx)/dx = 0), as PyTorch's dropout double backward."""
+        mask, scale = self.saved
+        return g * type(g)._make(mask.astype(g.dtype) * scale, g.device, False)
+
 
 def keep_mask(device, shape, p):
     """Dropout's mask, m ~ Bernoulli(1 - p): u ~ U[0, 1) (float32) from the device's seeded

@@ -29,6 +29,12 @@ class Exp(Function):
         (z,) = self.saved
         return g * z
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * z with z = exp(x) the output tensor, in the graph, so
+        a second pass sees d(dx)/dg = z and d(dx)/dz = g, which z's node carries on to x
+        (dz/dx = z): d^2 exp/dx^2 = exp, and so on at every order."""
+        return g * z
+
 
 class Log(Function):
     """z = log(x).   dx = g / x."""
@@ -43,6 +49,11 @@ class Log(Function):
         with backend.quiet():  # g / 0 = +-inf
             return g / x
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / x, a recorded Div of the input tensor: a second pass
+        sees d(dx)/dg = 1/x, d(dx)/dx = -g/x^2 (Div's own formula)."""
+        return g / self.parents[0]
+
 
 class Exp2(Function):
     """z = 2^x = exp(x ln 2).   dz/dx = ln 2 * 2^x   =>   dx = g * z * ln 2 (the output is reused)."""
@@ -55,6 +66,11 @@ class Exp2(Function):
 
     def backward(self, g):
         (z,) = self.saved
+        return g * z * math.log(2)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * z * ln 2 with z = 2^x the output tensor, in the graph
+        (its node carries d/dz on to x): each order multiplies by ln 2 once more."""
         return g * z * math.log(2)
 
 
@@ -71,6 +87,11 @@ class Log2(Function):
         with backend.quiet():  # g / 0 = +-inf
             return g / (x * math.log(2))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (x ln 2), recorded Mul and Div of the input tensor."""
+        x = self.parents[0]
+        return g / (x * math.log(2))
+
 
 class Log10(Function):
     """z = log10(x) = ln(x) / ln 10.   dz/dx = 1 / (x ln 10)   =>   dx = g / (x ln 10)."""
@@ -84,6 +105,11 @@ class Log10(Function):
         (x,) = self.saved
         with backend.quiet():  # g / 0 = +-inf
             return g / (x * math.log(10))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (x ln 10), recorded Mul and Div of the input tensor."""
+        x = self.parents[0]
+        return g / (x * math.log(10))
 
 
 class Sqrt(Function):
@@ -100,6 +126,11 @@ class Sqrt(Function):
         with backend.quiet():  # g / 0 = +-inf
             return g / (2 * z)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (2 z) with z = sqrt(x) the output tensor, in the graph:
+        d(dx)/dz = -g / (2 z^2), carried on to x by z's node (dz/dx = 1 / (2z))."""
+        return g / (2 * z)
+
 
 class Sin(Function):
     """z = sin(x).   dx = g cos(x)."""
@@ -114,6 +145,11 @@ class Sin(Function):
         with backend.quiet():  # cos(+-inf) = nan
             return g * self.xp.cos(x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g cos(x), a recorded Cos (whose formula gives -sin: every order)."""
+        x = self.parents[0]
+        return g * x.cos()
+
 
 class Cos(Function):
     """z = cos(x).   dx = -g sin(x)."""
@@ -127,6 +163,11 @@ class Cos(Function):
         (x,) = self.saved
         with backend.quiet():  # sin(+-inf) = nan
             return -g * self.xp.sin(x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g sin(x), a recorded Sin."""
+        x = self.parents[0]
+        return -g * x.sin()
 
 
 class Tan(Function):
@@ -143,6 +184,10 @@ class Tan(Function):
         with backend.quiet():  # nan and inf pass on
             return g * (1 + z * z)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (1 + z^2) with z = tan(x) the output tensor, in the graph."""
+        return g * (1 + z * z)
+
 
 class Asin(Function):
     """z = asin(x).   dz/dx = 1 / cos(z) = 1 / sqrt(1 - x^2)   =>   dx = g / sqrt(1 - x^2)."""
@@ -156,6 +201,11 @@ class Asin(Function):
         (x,) = self.saved
         with backend.quiet():
             return g / self.xp.sqrt(1 - x * x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / sqrt(1 - x^2), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g / (1 - x * x).sqrt()
 
 
 class Acos(Function):
@@ -171,6 +221,11 @@ class Acos(Function):
         with backend.quiet():
             return -g / self.xp.sqrt(1 - x * x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g / sqrt(1 - x^2), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return -g / (1 - x * x).sqrt()
+
 
 class Atan(Function):
     """z = atan(x).   dz/dx = cos^2(z) = 1 / (1 + tan^2(z)) = 1 / (1 + x^2)   =>   dx = g / (1 + x^2)."""
@@ -183,6 +238,11 @@ class Atan(Function):
         (x,) = self.saved
         with backend.quiet():  # x^2 overflows to inf for huge x: dx = 0, the limit
             return g / (1 + x * x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (1 + x^2), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g / (1 + x * x)
 
 
 class Sinh(Function):
@@ -198,6 +258,11 @@ class Sinh(Function):
         with backend.quiet():
             return g * self.xp.cosh(x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g cosh(x), a recorded Cosh (whose formula gives sinh)."""
+        x = self.parents[0]
+        return g * x.cosh()
+
 
 class Cosh(Function):
     """z = cosh(x) = (e^x + e^-x) / 2.   dz/dx = sinh(x)   =>   dx = g sinh(x)."""
@@ -212,6 +277,11 @@ class Cosh(Function):
         with backend.quiet():
             return g * self.xp.sinh(x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g sinh(x), a recorded Sinh."""
+        x = self.parents[0]
+        return g * x.sinh()
+
 
 class Asinh(Function):
     """z = asinh(x) = log(x + sqrt(x^2 + 1)).   dz/dx = 1 / cosh(z) = 1 / sqrt(x^2 + 1)
@@ -225,6 +295,11 @@ class Asinh(Function):
         (x,) = self.saved
         with backend.quiet():
             return g / self.xp.sqrt(x * x + 1)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / sqrt(x^2 + 1), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g / (x * x + 1).sqrt()
 
 
 class Acosh(Function):
@@ -241,6 +316,11 @@ class Acosh(Function):
         with backend.quiet():
             return g / self.xp.sqrt(x * x - 1)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / sqrt(x^2 - 1), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g / (x * x - 1).sqrt()
+
 
 class Atanh(Function):
     """z = atanh(x) = log((1 + x) / (1 - x)) / 2 for |x| < 1.   dz/dx = 1 / (1 - x^2)
@@ -255,6 +335,11 @@ class Atanh(Function):
         (x,) = self.saved
         with backend.quiet():
             return g / (1 - x * x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (1 - x^2), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g / (1 - x * x)
 
 
 class Expm1(Function):
@@ -271,6 +356,11 @@ class Expm1(Function):
         with backend.quiet():
             return g * (z + 1)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (z + 1) with z = expm1(x) the output tensor, in the graph
+        (dz/dx = z + 1: every order)."""
+        return g * (z + 1)
+
 
 class Log1p(Function):
     """z = log(1 + x), exact for small x.   dx = g / (1 + x)."""
@@ -284,6 +374,11 @@ class Log1p(Function):
         (x,) = self.saved
         with backend.quiet():
             return g / (1 + x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (1 + x), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g / (1 + x)
 
 
 class Rsqrt(Function):
@@ -300,6 +395,10 @@ class Rsqrt(Function):
         with backend.quiet():
             return -0.5 * g * z * z * z
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g z^3 / 2 with z = x^(-1/2) the output tensor, in the graph."""
+        return -0.5 * g * z * z * z
+
 
 class Reciprocal(Function):
     """z = 1 / x.   dz/dx = -1 / x^2 = -z^2   =>   dx = -g z^2."""
@@ -314,6 +413,11 @@ class Reciprocal(Function):
         (z,) = self.saved
         with backend.quiet():
             return -g * z * z
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g z^2 with z = 1/x the output tensor, in the graph
+        (d(dx)/dz = -2 g z, carried on to x by z's node: d^2(1/x)/dx^2 = 2/x^3)."""
+        return -g * z * z
 
 
 class Sinc(Function):

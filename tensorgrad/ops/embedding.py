@@ -45,3 +45,14 @@ class Embedding(Function):
         d = g.shape[-1]
         dw = embedding_backward(self.xp, idx.reshape(-1), g.reshape(-1, d), num_embeddings)
         return None, dw
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dW = onehot(ids)^T @ G as a recorded MatMul with a constant
+        one-hot (V, N): linear in G (its adjoint, onehot @ V, is the gather again), free of W."""
+        idx, num_embeddings = self.saved
+        xp = self.xp
+        flat = idx.reshape(-1)
+        onehot = xp.zeros((flat.shape[0], num_embeddings), dtype=g.dtype)
+        onehot[xp.arange(flat.shape[0]), flat] = 1
+        onehot_t = type(g)._make(onehot.T, g.device, False)  # (V, N), a constant
+        return None, onehot_t @ g.reshape(-1, g.shape[-1])

@@ -15,6 +15,27 @@ from .. import backend
 from ..autograd import Function
 
 
+def layer_norm_graph(ctx, g, norm_shape, eps):
+    """LayerNorm's backward (see LayerNorm) as Tensor ops, for create_graph: mean, rstd and xhat
+    are recomputed from the input tensor as recorded ops (what the forward saved as arrays), so
+    the second pass differentiates through them too; the reference op and its kernel both use it."""
+    x, weight = ctx.parents[0], ctx.parents[1]
+    n = math.prod(norm_shape)
+    x2 = x.reshape(-1, n)
+    xc = x2 - x2.mean(-1, keepdim=True)
+    rstd = ((xc * xc).mean(-1, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    g2 = g.reshape(-1, n)
+    db = g2.sum(0).reshape(norm_shape) if ctx.needs_grad(2) else None
+    dw = (g2 * xhat).sum(0).reshape(norm_shape) if ctx.needs_grad(1) else None
+    dx = None
+    if ctx.needs_grad(0):
+        dxhat = g2 * weight.reshape(-1) if weight is not None else g2
+        dx = rstd * (dxhat - dxhat.mean(-1, keepdim=True) - xhat * (dxhat * xhat).mean(-1, keepdim=True))
+        dx = dx.reshape(x.shape)
+    return dx, dw, db
+
+
 class LayerNorm(Function):
     """Normalise over the last `k` axes, then scale and shift:
 
@@ -47,12 +68,12 @@ class LayerNorm(Function):
             y = y * weight.reshape(-1)
         if bias is not None:
             y = y + bias.reshape(-1)
-        self.save_for_backward(xhat, rstd, weight, x.shape, x.shape[x.ndim - k :], x.dtype)
+        self.save_for_backward(xhat, rstd, weight, x.shape, x.dtype, x.shape[x.ndim - k :], eps)
         return backend.narrow(y.reshape(x.shape), x.dtype)  # weight and bias have x's dtype
 
     def backward(self, g):
         xp = self.xp
-        xhat, rstd, weight, shape, norm_shape, dtype = self.saved
+        xhat, rstd, weight, shape, dtype, norm_shape, _ = self.saved
         g2 = backend.widen(g.reshape(xhat.shape))  # (rows, N)
         db = backend.narrow(backend.sum(xp, g2, 0).reshape(norm_shape), dtype) if self.needs_grad(2) else None
         dw = backend.narrow(backend.sum(xp, g2 * xhat, 0).reshape(norm_shape), dtype) if self.needs_grad(1) else None
@@ -63,6 +84,13 @@ class LayerNorm(Function):
             mean_dxhat_xhat = backend.mean(xp, dxhat * xhat, -1, keepdims=True)
             dx = backend.narrow((rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)).reshape(shape), dtype)
         return dx, dw, db
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the backward above written with Tensor ops
+        (`layer_norm_graph`), xhat and rstd recomputed from the input tensor in the graph: a
+        second pass differentiates the mean, the variance and the scale as well."""
+        norm_shape, eps = self.saved[-2:]
+        return layer_norm_graph(self, g, norm_shape, eps)
 
 
 class Standardize(Function):

@@ -37,3 +37,14 @@ class Linear(Function):
         dw = g2.T @ x2 if self.needs_grad(1) else None
         db = self.xp.ones(g2.shape[0], g2.dtype) @ g2 if self.needs_grad(2) else None
         return dx, dw, db
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dX = G W, dW = G^T X, db = sum_n G_n as recorded MatMuls,
+        reshapes and a Sum of the tensors (the input and weight from `parents`), each with its own
+        formula: bilinear in (G, W) and (G, X), so a second pass sees every cross term."""
+        x, weight, bias = (self.parents + (None,))[:3]
+        g2 = g.reshape(-1, g.shape[-1])  # (N, out)
+        dx = (g2 @ weight).reshape(*x.shape) if self.needs_grad(0) else None
+        dw = g2.transpose(0, 1) @ x.reshape(-1, x.shape[-1]) if self.needs_grad(1) else None
+        db = g2.sum(0) if bias is not None and self.needs_grad(2) else None
+        return dx, dw, db

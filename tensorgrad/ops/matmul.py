@@ -27,3 +27,12 @@ class MatMul(Function):
         dx = g @ y.swapaxes(-1, -2) if self.needs_grad(0) else None
         dy = x.swapaxes(-1, -2) @ g if self.needs_grad(1) else None
         return dx, dy
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dX = G @ Y^T, dY = X^T @ G as recorded MatMuls of the input
+        tensors (bilinear: a second pass sees d(dX)/dG = (. @ Y^T), d(dX)/dY = G^T-weighted
+        products, through MatMul's own formula)."""
+        x, y = self.parents
+        dx = g @ y.transpose(-1, -2) if self.needs_grad(0) else None
+        dy = x.transpose(-1, -2) @ g if self.needs_grad(1) else None
+        return dx, dy

@@ -12,7 +12,7 @@ nanmean keep float16 and can overflow where these, like its other reductions, do
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
 from .scan import exclusive_cumprod
 
 
@@ -44,6 +44,12 @@ class Sum(Function):
         shape, dim, keepdim = self.saved
         return self.xp.broadcast_to(_expand_back(g, shape, dim, keepdim), shape)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g with the reduced axes put back (a recorded reshape),
+        broadcast to x's shape (a recorded expand): linear in g, free of x."""
+        shape, dim, keepdim = self.saved
+        return _expand_back(g, shape, dim, keepdim).expand(*shape)
+
 
 class Mean(Function):
     """z = (1/N) sum_i x_i over `dim`.   dx = g / N broadcast back."""
@@ -56,6 +62,12 @@ class Mean(Function):
         shape, dim, keepdim = self.saved
         g = _expand_back(g, shape, dim, keepdim) / _count(shape, dim)
         return self.xp.broadcast_to(g, shape)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / N, the reduced axes put back and broadcast to x's
+        shape, as recorded ops: linear in g, free of x."""
+        shape, dim, keepdim = self.saved
+        return (_expand_back(g, shape, dim, keepdim) / _count(shape, dim)).expand(*shape)
 
 
 class Amax(Function):
@@ -80,6 +92,14 @@ class Amax(Function):
         hit = (x == z).astype(backend.accumulation_dtype(x.dtype))  # float16 counts to 2048 only
         hit /= backend.sum(self.xp, hit, dim, keepdims=True)
         return backend.narrow(_expand_back(g, x.shape, dim, keepdim) * hit, x.dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * [x == z] / count(x == z), the tie-sharing weights a
+        constant (piecewise constant in x): linear in g, d(dx)/dx = 0.  Amin inherits it."""
+        x, z, dim, keepdim = self.saved
+        hit = (x == z).astype(x.dtype)
+        hit /= hit.sum(axis=dim, keepdims=True)
+        return _expand_back(g, x.shape, dim, keepdim) * graph_constant(g, hit)
 
 
 class Amin(Amax):
@@ -115,6 +135,16 @@ class Var(Function):
                 return backend.narrow(_expand_back(g, d.shape, dim, keepdim) * (2 * d / 0.0), dtype)
         return backend.narrow(_expand_back(g, d.shape, dim, keepdim) * (2 / denom) * d, dtype)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g * 2 (x - m) / (N - c) with x - m recomputed as
+        recorded ops of the input tensor: a second pass sees d(dx)/dx = 2 g (I - 1/N) / (N - c)."""
+        x = self.parents[0]
+        _, dim, keepdim, denom, _ = self.saved
+        d = x - x.mean(dim=dim, keepdim=True)
+        if not denom:  # 2 (x - m) / 0: +-inf, nan where x = m, as the array backward
+            return _expand_back(g, x.shape, dim, keepdim) * (d * 2 / 0.0)
+        return _expand_back(g, x.shape, dim, keepdim) * (2 / denom) * d
+
 
 class Std(Function):
     """s = sqrt(v), v the variance as in Var (correction c).
@@ -143,6 +173,18 @@ class Std(Function):
         inv = xp.where(s == 0, 0, 1 / xp.where(s == 0, 1, s))  # 1 / s, 0 where s = 0 (PyTorch's)
         dx = _expand_back(g, d.shape, dim, keepdim) * d * inv / (denom if denom else xp.nan)
         return backend.narrow(dx, dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (x - m) / ((N - c) s) with x - m recomputed and s the
+        output tensor, both in the graph; 1 / s is 0 where s = 0, as the array backward's (and
+        PyTorch's), taken from a safe divisor so that no 0 / 0 reaches a later pass."""
+        x = self.parents[0]
+        _, _, dim, keepdim, denom, _ = self.saved
+        d = x - x.mean(dim=dim, keepdim=True)
+        s = _expand_back(z, x.shape, dim, keepdim)
+        zero = s == 0
+        inv = (1 / s.masked_fill(zero, 1)).masked_fill(zero, 0)
+        return _expand_back(g, x.shape, dim, keepdim) * d * inv / (denom if denom else float("nan"))
 
 
 class Prod(Function):
@@ -200,6 +242,13 @@ class Logsumexp(Function):
             dx = _expand_back(g, x.shape, dim, keepdim) * self.xp.exp(x - z)  # z in the accumulation dtype
         return backend.narrow(dx, x.dtype)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g exp(x - z) with z the output tensor, in the graph (a
+        softmax: its second derivative is softmax's)."""
+        x = self.parents[0]
+        _, _, dim, keepdim = self.saved
+        return _expand_back(g, x.shape, dim, keepdim) * (x - _expand_back(z, x.shape, dim, keepdim)).exp()
+
 
 class Nansum(Function):
     """z = sum_i x_i over `dim`, a NaN taken as 0.
@@ -217,6 +266,14 @@ class Nansum(Function):
     def backward(self, g):
         number, dim, keepdim = self.saved
         return self.xp.where(number, _expand_back(g, number.shape, dim, keepdim), 0)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g broadcast back, 0 at each NaN: a recorded expand and a
+        MaskedFill with the constant NaN mask (linear in g, free of x)."""
+        number, dim, keepdim = self.saved
+        return _expand_back(g, number.shape, dim, keepdim).expand(*number.shape).masked_fill(
+            graph_constant(g, ~number), 0.0
+        )
 
 
 class Nanmean(Function):

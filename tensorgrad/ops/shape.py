@@ -19,6 +19,10 @@ class Reshape(Function):
         (shape,) = self.saved
         return g.reshape(shape)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g.reshape(x.shape), a recorded Reshape (linear)."""
+        return g.reshape(*self.saved[0])
+
 
 class Permute(Function):
     """z = x.transpose(axes), i.e. z[i_0..i_n] = x[i_inv(0)..].   dx = g.transpose(argsort(axes))."""
@@ -34,6 +38,15 @@ class Permute(Function):
             inverse[a] = i
         return g.transpose(inverse)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g permuted by the inverse permutation, a recorded
+        Permute (linear)."""
+        (axes,) = self.saved
+        inverse = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inverse[a] = i
+        return g.permute(*inverse)
+
 
 class Expand(Function):
     """z = broadcast_to(x, shape).   dx = sum of g over the broadcast axes (done by the engine)."""
@@ -42,6 +55,11 @@ class Expand(Function):
         return self.xp.broadcast_to(x, shape)
 
     def backward(self, g):
+        return g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, summed back to x's shape by the engine with recorded
+        ops (autograd.unbroadcast_graph): linear in g."""
         return g
 
 
@@ -69,6 +87,40 @@ class Index(Function):
             dx[index] = g
         return dx
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = zeros(x.shape) with g added at `index`, as one recorded
+        op, IndexBackward (below), linear in g; its own backward is this Index again: the pair are
+        each other's adjoints, so every order works."""
+        shape, _, index, advanced = self.saved
+        return IndexBackward.apply(g, shape=shape, index=index, advanced=advanced)
+
+
+class IndexBackward(Function):
+    """z = zeros(shape) with g added at `index`: Index's backward as an op, which Index's Tensor-level
+    formula records under create_graph (first-order backward passes never make it).
+
+    It is linear in g and is the adjoint of z = g[index]:  dg = v[index]  (for a gradient v of z).
+    """
+
+    def forward(self, g, shape, index, advanced):
+        self.save_for_backward(index, advanced)
+        dx = self.xp.zeros(shape, dtype=g.dtype)
+        if advanced:
+            backend.add_at(self.xp, dx, index, g)
+        else:
+            dx[index] = g
+        return dx
+
+    def backward(self, v):
+        index, _ = self.saved
+        return backend.getitem(v, index)
+
+    def backward_graph(self, v, z):
+        """Tensor-level (create_graph): dg = v[index], a recorded Index (whose formula is this op
+        again: every order works)."""
+        index, advanced = self.saved
+        return Index.apply(v, index=index, advanced=advanced)
+
 
 class Cat(Function):
     """z = concatenate(xs, axis).   dx_k = the slice of g that x_k filled."""
@@ -87,6 +139,18 @@ class Cat(Function):
             start += n
         return tuple(grads)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx_k = the slice of g that x_k filled, each a recorded Index
+        of g (linear in g, free of the xs)."""
+        sizes, axis = self.saved
+        grads, start = [], 0
+        index = [slice(None)] * g.ndim
+        for n in sizes:
+            index[axis] = slice(start, start + n)
+            grads.append(g[tuple(index)])  # a recorded Index (basic): its formula scatters back
+            start += n
+        return tuple(grads)
+
 
 class Stack(Function):
     """z = stack(xs, axis): xs get a new axis and are concatenated on it.   dx_k = g.take(k, axis)."""
@@ -98,3 +162,10 @@ class Stack(Function):
     def backward(self, g):
         (axis,) = self.saved
         return tuple(g.take(k, axis=axis) for k in range(g.shape[axis]))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx_k = g taken at k along `axis`, each a recorded Index of g
+        (linear in g, free of the xs)."""
+        (axis,) = self.saved
+        lead = (slice(None),) * axis
+        return tuple(g[lead + (k,)] for k in range(g.shape[axis]))

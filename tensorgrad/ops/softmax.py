@@ -37,6 +37,15 @@ class Softmax(Function):
         w, g = backend.widen(y), backend.widen(g)
         return backend.narrow(w * (g - backend.sum(self.xp, g * w, dim, keepdims=True)), y.dtype)
 
+    def backward_graph(self, g, y):
+        """Tensor-level (create_graph): dx = y * (g - sum(g * y)) as recorded ops, with y the output
+        tensor (in the graph: y's node carries d/dy on to x).  A second pass with gradient v of dx:
+            dg = y v - y sum(y v)             (softmax's own backward of v: linear in g),
+            dy = v (g - sum(g y)) - g sum(v y)   (then on to x through y's node),
+        PyTorch's softmax_double_backward.  Only `dim` is read from what the forward saved."""
+        dim = self.saved[1]
+        return y * (g - (g * y).sum(dim=dim, keepdim=True))
+
 
 class LogSoftmax(Function):
     """y_i = x_i - m - log sum_j exp(x_j - m) along `dim`.
@@ -60,3 +69,10 @@ class LogSoftmax(Function):
         y, dim = self.saved
         w, g = backend.widen(y), backend.widen(g)
         return backend.narrow(g - self.xp.exp(w) * backend.sum(self.xp, g, dim, keepdims=True), y.dtype)
+
+    def backward_graph(self, g, y):
+        """Tensor-level (create_graph): dx = g - exp(y) * sum(g) as recorded ops, with y the output
+        tensor (in the graph).  A second pass with gradient v of dx sees dg = v - sum(v exp(y))
+        and dy = -v exp(y) sum(g), carried on to x by y's node."""
+        dim = self.saved[1]
+        return g - y.exp() * g.sum(dim=dim, keepdim=True)

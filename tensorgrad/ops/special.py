@@ -31,6 +31,11 @@ class Erf(Function):
         (x,) = self.saved
         return g * (2 / SQRT_PI) * self.xp.exp(-x * x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g 2/sqrt(pi) exp(-x^2), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g * (2 / SQRT_PI) * (-(x * x)).exp()
+
 
 class Erfc(Function):
     """z = erfc(x) = 1 - erf(x), exact where erf(x) is near 1.   dx = -g 2/sqrt(pi) exp(-x^2)."""

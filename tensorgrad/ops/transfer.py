@@ -19,3 +19,8 @@ class ToDevice(Function):
     def backward(self, g):
         (device,) = self.saved
         return backend.to_device(g, device)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g moved back to x's device, a recorded move (linear)."""
+        (device,) = self.saved
+        return g.to(device)

@@ -1,0 +1,493 @@
+"""Differentiable backward passes: backward(create_graph=True) and autograd.grad(create_graph=True).
+
+Each op with a Tensor-level formula (`backward_graph`, autograd.py) is checked against PyTorch in
+float64: its second derivative, through a random weighting of the output and of the first
+gradient (so every element of the Hessian-vector product counts), on every path (the CPU kernels,
+the CPU reference, the strict guard).  An op without a formula raises, naming itself, only when a
+second pass reaches its gradient; and without create_graph nothing changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+from tensorgrad.autograd import Function
+
+pytestmark = pytest.mark.reference
+
+# float64 throughout: the formulas are exact rewrites of PyTorch's, so the only differences are
+# summation orders (a few ulps of values of order 1-100).
+TOL = dict(rtol=1e-10, atol=1e-12)
+
+
+def _pair(device, shape, positive=False, seed=0):
+    rng = np.random.default_rng(seed)
+    x0 = rng.standard_normal(shape)
+    if positive:
+        x0 = np.abs(x0) + 0.5
+    return x0
+
+
+def _second(lib, f, arrays, device=None):
+    """[d/dx_i sum(v * d/dx sum(w * f(x)))] for every input x_i: a Hessian-vector product, plus
+    the first gradients, in `lib` (tensorgrad or torch)."""
+    rng = np.random.default_rng(1)
+    if lib is tg:
+        xs = [tg.tensor(a, requires_grad=True, device=device) for a in arrays]
+    else:
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = f(*xs)
+    w = rng.standard_normal(tuple(out.shape))
+    w = tg.tensor(w, device=device) if lib is tg else lib.tensor(w)
+    first = lib.autograd.grad((out * w).sum(), xs, create_graph=True)
+    total = None
+    for g in first:
+        v = rng.standard_normal(tuple(g.shape))
+        v = tg.tensor(v, device=device) if lib is tg else lib.tensor(v)
+        term = (g * v).sum()
+        total = term if total is None else total + term
+    second = lib.autograd.grad(total, xs, allow_unused=True)
+    return [g.detach().numpy() for g in first], [None if g is None else g.numpy() for g in second]
+
+
+def _compare(device, f, ft, arrays):
+    torch = pytest.importorskip("torch")
+    first, second = _second(tg, f, arrays, device)
+    first_t, second_t = _second(torch, ft, arrays)
+    for a, b in zip(first, first_t):
+        np.testing.assert_allclose(a, b, **TOL)
+    for a, b in zip(second, second_t):
+        if b is None:
+            assert a is None or not np.any(a)
+        else:
+            np.testing.assert_allclose(a, b, **TOL)
+
+
+UNARY = {
+    # name: (tensorgrad f, torch f, positive inputs)
+    "neg": (lambda x: -x * x, lambda x: -x * x, False),
+    "pow3": (lambda x: x**3, lambda x: x**3, False),
+    "pow2": (lambda x: x**2 * x, lambda x: x**2 * x, False),
+    "pow0": (lambda x: x**0 * x, lambda x: x**0 * x, False),
+    "pow_half": (lambda x: x**0.5, lambda x: x**0.5, True),
+    "exp": (lambda x: x.exp(), lambda x: x.exp(), False),
+    "log": (lambda x: x.log(), lambda x: x.log(), True),
+    "tanh": (lambda x: x.tanh(), lambda x: x.tanh(), False),
+    "sigmoid": (lambda x: x.sigmoid(), lambda x: x.sigmoid(), False),
+    "relu": (lambda x: x.relu() * x, lambda x: x.relu() * x, False),
+    "sum_dim": (lambda x: (x * x).sum(0) * x, lambda x: (x * x).sum(0) * x, False),
+    "sum_all": (lambda x: (x * x).sum() * x, lambda x: (x * x).sum() * x, False),
+    "mean_keepdim": (lambda x: (x * x).mean(1, keepdim=True) * x, lambda x: (x * x).mean(1, keepdim=True) * x, False),
+    "reshape_view": (
+        lambda x: (x * x).reshape(4, 3).view(12).view(3, 4) * x,
+        lambda x: (x * x).reshape(4, 3).view(12).view(3, 4) * x,
+        False,
+    ),
+    "transpose_permute": (
+        lambda x: (x * x).transpose(0, 1).permute(1, 0) * x.T.T,
+        lambda x: (x * x).transpose(0, 1).permute(1, 0) * x.T.T,
+        False,
+    ),
+    "expand": (
+        lambda x: (x * x).sum(0, keepdim=True).expand(3, 4) * x,
+        lambda x: (x * x).sum(0, keepdim=True).expand(3, 4) * x,
+        False,
+    ),
+    "softmax_last": (lambda x: x.softmax(-1), lambda x: x.softmax(-1), False),
+    "softmax_first": (lambda x: x.softmax(0), lambda x: x.softmax(0), False),
+    "log_softmax": (lambda x: x.log_softmax(-1), lambda x: x.log_softmax(-1), False),
+    "tanh_exp": (lambda x: x.tanh() * x.exp(), lambda x: x.tanh() * x.exp(), False),
+    "exp2": (lambda x: x.exp2(), lambda x: x.exp2(), False),
+    "log2": (lambda x: x.log2(), lambda x: x.log2(), True),
+    "log10": (lambda x: x.log10(), lambda x: x.log10(), True),
+    "sqrt": (lambda x: x.sqrt(), lambda x: x.sqrt(), True),
+    "sin": (lambda x: x.sin(), lambda x: x.sin(), False),
+    "cos": (lambda x: x.cos(), lambda x: x.cos(), False),
+    "tan": (lambda x: (x * 0.5).tan(), lambda x: (x * 0.5).tan(), False),
+    # inputs mapped into the domain (|t| < 1, t > 1) by ops that have formulas themselves
+    "asin": (lambda x: (x.tanh() * 0.9).asin(), lambda x: (x.tanh() * 0.9).asin(), False),
+    "acos": (lambda x: (x.tanh() * 0.9).acos(), lambda x: (x.tanh() * 0.9).acos(), False),
+    "atan": (lambda x: x.atan(), lambda x: x.atan(), False),
+    "sinh": (lambda x: x.sinh(), lambda x: x.sinh(), False),
+    "cosh": (lambda x: x.cosh(), lambda x: x.cosh(), False),
+    "asinh": (lambda x: x.asinh(), lambda x: x.asinh(), False),
+    "acosh": (lambda x: (x * x + 1.5).acosh(), lambda x: (x * x + 1.5).acosh(), False),
+    "atanh": (lambda x: (x.tanh() * 0.9).atanh(), lambda x: (x.tanh() * 0.9).atanh(), False),
+    "expm1": (lambda x: x.expm1(), lambda x: x.expm1(), False),
+    "log1p": (lambda x: x.log1p(), lambda x: x.log1p(), True),
+    "rsqrt": (lambda x: x.rsqrt(), lambda x: x.rsqrt(), True),
+    "reciprocal": (lambda x: x.reciprocal(), lambda x: x.reciprocal(), True),
+    "erf": (lambda x: x.erf(), lambda x: x.erf(), False),
+    "clamp_tensor_bounds": (
+        lambda x: x.clamp(x.detach() * 0 - 0.5, x * 0 + 0.6) * x,
+        lambda x: x.clamp(x.detach() * 0 - 0.5, x * 0 + 0.6) * x,
+        False,
+    ),
+    "index_basic": (lambda x: x[1:, ::2] * x[0, ::2], lambda x: x[1:, ::2] * x[0, ::2], False),
+    "index_int_array": (lambda x: x[[0, 2, 0]] * x[[1, 1, 2]], lambda x: x[[0, 2, 0]] * x[[1, 1, 2]], False),
+    "index_bool": (lambda x: x[x.detach() > 0] ** 3, lambda x: x[x.detach() > 0] ** 3, False),
+    "cat": (
+        lambda x: tg.cat([x * x, x.exp()], 1) * tg.cat([x, x], 1),
+        lambda x: _torch().cat([x * x, x.exp()], 1) * _torch().cat([x, x], 1),
+        False,
+    ),
+    "stack": (
+        lambda x: tg.stack([x * x, x.sin()], 0).sum(0) * x,
+        lambda x: _torch().stack([x * x, x.sin()], 0).sum(0) * x,
+        False,
+    ),
+    "abs": (lambda x: x.abs() * x, lambda x: x.abs() * x, False),
+    "clamp": (lambda x: x.clamp(-0.5, 0.7) * x, lambda x: x.clamp(-0.5, 0.7) * x, False),
+    "pow_tensor": (lambda x: x.abs() ** x + 2**x, lambda x: x.abs() ** x + 2**x, False),
+    "amax": (lambda x: x.amax(1) * x.amin(0).sum(), lambda x: x.amax(1) * x.amin(0).sum(), False),
+    "var": (
+        lambda x: x.var(1) * x.var(0, keepdim=True).sum(),
+        lambda x: x.var(1) * x.var(0, keepdim=True).sum(),
+        False,
+    ),
+    "std": (lambda x: x.std(1) * x.std(), lambda x: x.std(1) * x.std(), False),
+    "logsumexp": (
+        lambda x: x.logsumexp(1) * x.logsumexp(0).sum(),
+        lambda x: x.logsumexp(1) * x.logsumexp(0).sum(),
+        False,
+    ),
+    "nansum": (lambda x: x.nansum(0) * x, lambda x: x.nansum(0) * x, False),
+    "where": (
+        lambda x: tg.where(x.detach() > 0, x * x, x.exp()),
+        lambda x: _torch().where(x.detach() > 0, x * x, x.exp()),
+        False,
+    ),
+    "gelu": (lambda x: x.gelu(), lambda x: torch_f().gelu(x), False),
+    "gelu_tanh": (lambda x: x.gelu(approximate="tanh"), lambda x: torch_f().gelu(x, approximate="tanh"), False),
+    "silu": (lambda x: tg.nn.functional.silu(x), lambda x: torch_f().silu(x), False),
+}
+
+
+def _torch():
+    import torch  # noqa: PLC0415
+
+    return torch
+
+
+def torch_f():
+    import torch.nn.functional as F  # noqa: PLC0415, N812
+
+    return F
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_second_derivative_matches_pytorch(device, name):
+    f, ft, positive = UNARY[name]
+    _compare(device, f, ft, [_pair(device, (3, 4), positive)])
+
+
+BINARY = {
+    "add": lambda x, y: (x + y) * x * y,
+    "sub": lambda x, y: (x - y) * x * y,
+    "mul": lambda x, y: x * y * y,
+    "div": lambda x, y: x / y,
+    "broadcast": lambda x, y: x * y.sum(0) + y / x.sum(0),
+    "matmul": lambda x, y: (x @ y.transpose(0, 1) @ x).tanh(),
+}
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_second_derivative_two_inputs_matches_pytorch(device, name):
+    x0 = _pair(device, (3, 4), seed=2)
+    y0 = _pair(device, (3, 4), positive=name == "div", seed=3)
+    _compare(device, BINARY[name], BINARY[name], [x0, y0])
+
+
+def test_linear_second_derivative(device):
+    """x (2, 3, 4) folded into rows, weight (5, 4), bias (5,): every cross term of the bilinear map."""
+    torch = pytest.importorskip("torch")
+    arrays = [_pair(device, (2, 3, 4), seed=11), _pair(device, (5, 4), seed=12), _pair(device, (5,), seed=13)]
+    f = lambda x, w, b: tg.nn.functional.linear(x, w, b).tanh()  # noqa: E731
+    ft = lambda x, w, b: torch.nn.functional.linear(x, w, b).tanh()  # noqa: E731
+    _compare(device, f, ft, arrays)
+
+
+def test_dropout_second_derivative_uses_the_same_mask(device):
+    """y = x m s: d/dx sum(y^2) = 2 y m s, and its derivative 2 m s^2 (the forward's mask, constant)."""
+    tg.manual_seed(0)
+    x = tg.tensor(_pair(device, (50,), seed=14), requires_grad=True, device=device)
+    y = tg.nn.functional.dropout(x, p=0.4)
+    (g,) = tg.autograd.grad((y * y).sum(), x, create_graph=True)
+    (h,) = tg.autograd.grad(g.sum(), x)
+    kept = y.detach().numpy() != 0
+    assert 0 < kept.sum() < 50
+    np.testing.assert_allclose(h.numpy(), 2 * kept / 0.6**2, **TOL)
+
+
+def test_matmul_batched_broadcast_second_derivative(device):
+    """A batch dim broadcast in the forward is summed back by the engine as recorded ops."""
+    x0 = _pair(device, (2, 3, 4), seed=4)
+    y0 = _pair(device, (4, 5), seed=5)
+    f = lambda x, y: (x @ y).sigmoid()  # noqa: E731
+    _compare(device, f, f, [x0, y0])
+
+
+def test_third_order_tanh_exp(device):
+    torch = pytest.importorskip("torch")
+    x0 = _pair(device, (5,), seed=6)
+    results = []
+    for lib in (tg, torch):
+        x = tg.tensor(x0, requires_grad=True, device=device) if lib is tg else torch.tensor(x0, requires_grad=True)
+        y = (x.tanh() * x.exp()).sum()
+        (g1,) = lib.autograd.grad(y, x, create_graph=True)
+        (g2,) = lib.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x, create_graph=True)
+        (g4,) = lib.autograd.grad(g3.sum(), x)
+        results.append([g.detach().numpy() for g in (g1, g2, g3, g4)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, **TOL)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")  # PyTorch's note on the cycle
+def test_backward_create_graph_grad_is_in_the_graph_and_accumulates_out_of_place(device):
+    torch = pytest.importorskip("torch")
+    x0 = _pair(device, (4,), seed=7)
+    seen = []
+    for lib in (tg, torch):
+        x = tg.tensor(x0, requires_grad=True, device=device) if lib is tg else torch.tensor(x0, requires_grad=True)
+        (x**3).sum().backward(create_graph=True)
+        first = x.grad
+        assert first.requires_grad and first.grad_fn is not None
+        (x * x).sum().backward(create_graph=True)  # accumulates: a new tensor, the old one untouched
+        assert x.grad is not first
+        np.testing.assert_allclose(first.detach().numpy(), 3 * x0**2, **TOL)
+        (h,) = lib.autograd.grad(x.grad.sum(), x)  # d/dx sum(3x^2 + 2x) = 6x + 2
+        seen.append((x.grad.detach().numpy(), h.numpy()))
+    np.testing.assert_allclose(seen[0][0], seen[1][0], **TOL)
+    np.testing.assert_allclose(seen[0][1], seen[1][1], **TOL)
+
+
+def test_create_graph_retains_the_graph_by_default():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(create_graph=True)
+    y.backward(create_graph=True)  # retain_graph defaults to create_graph, as in PyTorch
+    assert x.grad.tolist() == [4.0, 8.0]
+    z = (x * x).sum()
+    tg.autograd.grad(z, x, create_graph=True)
+    tg.autograd.grad(z, x)  # the graph is still there
+    with pytest.raises(RuntimeError, match="second time"):
+        tg.autograd.grad(z, x)
+
+
+def test_grad_outputs_that_require_grad_stay_in_the_graph():
+    """The double-backward trick: a gradient is linear in grad_outputs, and differentiable in them."""
+    torch = pytest.importorskip("torch")
+    x0, u0 = _pair("cpu", (3,), seed=8), _pair("cpu", (3,), seed=9)
+    out = []
+    for lib in (tg, torch):
+        x = lib.tensor(x0, requires_grad=True)
+        u = lib.tensor(u0, requires_grad=True)
+        y = x.tanh()
+        (g,) = lib.autograd.grad(y, x, grad_outputs=u, create_graph=True)
+        (du,) = lib.autograd.grad((g * g).sum(), u)
+        out.append(du.numpy())
+    np.testing.assert_allclose(out[0], out[1], **TOL)
+
+
+def test_hooks_receive_tensors_in_the_graph():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = x * x
+    got = []
+    h.register_hook(lambda g: got.append(g) or g * 2)
+    (h * x).sum().backward(create_graph=True)  # h's gradient x, doubled: 2x * dh/dx (2x) + h = 5x^2
+    assert got[0].tolist() == [1.0, 2.0] and got[0].requires_grad  # a Tensor in the graph
+    assert x.grad.tolist() == [5.0, 20.0]
+    assert x.grad.requires_grad
+
+
+class _Square(Function):
+    """An op on raw arrays without a Tensor-level formula (as a user's raw-array op may be)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * x
+
+    def backward(self, g):
+        (x,) = self.saved
+        return 2 * g * x
+
+
+def test_op_without_formula_raises_lazily_naming_it(device):
+    x = tg.tensor([0.5, 1.0], dtype=tg.float64, requires_grad=True, device=device)
+    (g,) = tg.autograd.grad(_Square.apply(x).sum(), x, create_graph=True)  # the first pass runs
+    np.testing.assert_allclose(g.detach().numpy(), [1.0, 2.0], **TOL)
+    assert g.requires_grad  # never a silently constant gradient
+    with pytest.raises(RuntimeError, match="double backward is not implemented for _SquareBackward0: its backward"):
+        tg.autograd.grad(g.sum(), x)
+    y = tg.tensor([0.5, 1.0], dtype=tg.float64, requires_grad=True, device=device)
+    (h,) = tg.autograd.grad((_Square.apply(y) + y.tanh()).sum(), y, create_graph=True)
+    with pytest.raises(RuntimeError, match="double backward is not implemented for _SquareBackward0"):
+        h.sum().backward()
+    (u,) = tg.autograd.grad((_Square.apply(y) * 1.0).sum(), y, create_graph=True)
+    u.sum()  # a gradient that is never differentiated again needs no formula: nothing raises
+
+
+def test_op_reason_for_no_formula_is_in_the_error():
+    class Opaque(_Square):
+        double_backward_reason = "it is opaque"
+
+    x = tg.tensor([0.5], dtype=tg.float64, requires_grad=True)
+    (g,) = tg.autograd.grad(Opaque.apply(x).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="not implemented for OpaqueBackward0: it is opaque"):
+        g.backward()
+
+
+def test_kernel_op_uses_its_reference_formula():
+    """On the CPU path the softmax along the last dim is a kernel op: it subclasses (`replaces`) the
+    reference op, whose `backward_graph` it inherits."""
+    from tensorgrad.ops.softmax import Softmax
+
+    previous = tg.kernels.mode()
+    tg.kernels.use("kernels")
+    try:
+        x = tg.tensor(_pair("cpu", (2, 3)), requires_grad=True)
+        y = x.softmax(-1)
+        assert type(y.grad_fn) is not Softmax and type(y.grad_fn).replaces is Softmax
+        assert type(y.grad_fn).backward_graph is Softmax.backward_graph
+    finally:
+        tg.kernels.use(previous)
+
+
+def test_first_order_unchanged_without_create_graph(device):
+    x0 = _pair(device, (3, 4), seed=10)
+    x = tg.tensor(x0, requires_grad=True, device=device)
+    (g,) = tg.autograd.grad((x.tanh() * x.exp()).sum(), x)
+    assert not g.requires_grad and g.grad_fn is None
+    t = np.tanh(x0)
+    np.testing.assert_allclose(g.numpy(), (1 - t * t) * np.exp(x0) + t * np.exp(x0), **TOL)
+    (x.tanh() * x.exp()).sum().backward()
+    assert x.grad.grad_fn is None and not x.grad.requires_grad
+    np.testing.assert_allclose(x.grad.numpy(), g.numpy(), rtol=0, atol=0)
+
+
+def test_custom_function_backward_is_recorded_under_create_graph():
+    """A Function written in PyTorch's form: its backward runs on Tensors, recorded in the graph."""
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (tg, torch):
+
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * g * x * x
+
+        x = lib.tensor([0.5, -2.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)  # 6x
+        out.append(h.numpy())
+    np.testing.assert_allclose(out[0], out[1], **TOL)
+
+
+def test_cast_second_derivative(device):
+    """A float32 input used in float64: the gradient is cast back by a recorded Cast."""
+    x = tg.tensor([0.5, -1.5], dtype=tg.float32, requires_grad=True, device=device)
+    (g,) = tg.autograd.grad((x.double() ** 3).sum(), x, create_graph=True)
+    assert g.dtype == tg.float32
+    (h,) = tg.autograd.grad(g.sum(), x)  # 6x
+    np.testing.assert_allclose(h.numpy(), [3.0, -9.0], rtol=1e-6)  # float32 values
+
+
+def test_layer_norm_second_derivative(device):
+    torch = pytest.importorskip("torch")
+    arrays = [_pair(device, (2, 3, 4), seed=15), _pair(device, (3, 4), seed=16), _pair(device, (3, 4), seed=17)]
+    f = lambda x, w, b: tg.nn.functional.layer_norm(x, (3, 4), w, b, eps=1e-3)  # noqa: E731
+    ft = lambda x, w, b: torch.nn.functional.layer_norm(x, (3, 4), w, b, eps=1e-3)  # noqa: E731
+    _compare(device, f, ft, arrays)
+    g = lambda x: tg.nn.functional.layer_norm(x, (4,))  # noqa: E731
+    gt = lambda x: torch.nn.functional.layer_norm(x, (4,))  # noqa: E731
+    _compare(device, g, gt, arrays[:1])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_second_derivative(device, reduction):
+    torch = pytest.importorskip("torch")
+    t = [2, 0, -100, 1, 2]  # one row ignored
+    f = lambda x: tg.nn.functional.cross_entropy(x, tg.tensor(t, device=device), reduction=reduction)  # noqa: E731
+    ft = lambda x: torch.nn.functional.cross_entropy(x, torch.tensor(t), reduction=reduction)  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (5, 3), seed=18)])
+
+
+def test_embedding_second_derivative(device):
+    torch = pytest.importorskip("torch")
+    ids = [[0, 2, 2], [3, 0, 1]]
+    f = lambda w: tg.nn.functional.embedding(tg.tensor(ids, device=device), w).tanh()  # noqa: E731
+    ft = lambda w: torch.nn.functional.embedding(torch.tensor(ids), w).tanh()  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (4, 5), seed=19)])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_second_derivative(device, causal):
+    torch = pytest.importorskip("torch")
+    arrays = [_pair(device, (2, 3, 4), seed=20), _pair(device, (2, 5, 4), seed=21), _pair(device, (2, 5, 3), seed=22)]
+    if causal:
+        arrays[1], arrays[2] = arrays[1][:, :3], arrays[2][:, :3]
+    f = lambda q, k, v: tg.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+    ft = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+    _compare(device, f, ft, arrays)
+
+
+def test_packed_self_attention_second_derivative(device):
+    torch = pytest.importorskip("torch")
+    B, T, H, d = 2, 3, 2, 2
+
+    def ft(qkv):
+        q, k, v = qkv.view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)
+        # written out: PyTorch's fused CPU attention has no double backward
+        causal = torch.ones(T, T, dtype=torch.bool).tril()
+        scores = (q @ k.transpose(-1, -2) * d**-0.5).masked_fill(~causal, float("-inf"))
+        out = scores.softmax(-1) @ v
+        return out.transpose(1, 2).reshape(B, T, H * d)
+
+    f = lambda qkv: tg.nn.functional.packed_self_attention(qkv, H, is_causal=True)  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (B, T, 3 * H * d), seed=23)])
+
+
+def test_attention_kernel_with_dropout_raises_lazily_with_its_reason():
+    previous = tg.kernels.mode()
+    tg.kernels.use("kernels")
+    try:
+        q = tg.tensor(_pair("cpu", (1, 3, 2), seed=24), requires_grad=True)
+        out = tg.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+        (g,) = tg.autograd.grad(out.sum(), q, create_graph=True)
+        with pytest.raises(
+            RuntimeError, match="not implemented for ScaledDotProductAttentionBackward0: the attention kernel"
+        ):
+            g.sum().backward()
+    finally:
+        tg.kernels.use(previous)
+
+
+def test_packed_attention_with_dropout_kernel_matches_reference():
+    """The CPU's fused packed attention draws the reference's dropout masks from a seed: its
+    formula (the mask from its own saved layout) gives the reference's second derivative."""
+    qkv0 = _pair("cpu", (2, 3, 12), seed=25)
+    results = []
+    previous = tg.kernels.mode()
+    try:
+        for mode in ("kernels", "reference"):
+            tg.kernels.use(mode)
+            tg.manual_seed(3)
+            qkv = tg.tensor(qkv0, requires_grad=True)
+            out = tg.nn.functional.packed_self_attention(qkv, 2, dropout_p=0.3, is_causal=True)
+            (g,) = tg.autograd.grad((out * out).sum(), qkv, create_graph=True)
+            (h,) = tg.autograd.grad((g * g).sum(), qkv)
+            results.append((g.detach().numpy(), h.numpy()))
+    finally:
+        tg.kernels.use(previous)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, **TOL)
+    assert np.any(results[0][1])
