@@ -9,6 +9,8 @@ second pass reaches its gradient; and without create_graph nothing changes.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -491,3 +493,23 @@ def test_packed_attention_with_dropout_kernel_matches_reference():
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, **TOL)
     assert np.any(results[0][1])
+
+
+@pytest.mark.parametrize("case", ["std-constant-row", "var-no-dof", "std-no-dof"])
+def test_create_graph_gradients_equal_the_first_order_ones_at_the_edges(case, device):
+    """The Tensor-level formulas give the array backward's values where it takes PyTorch's
+    conventions: std's gradient 0 on a constant row, var's +-inf/nan and std's nan at N <= c."""
+    data = np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])
+    fn = {
+        "std-constant-row": lambda x: x.std(dim=1).sum(),
+        "var-no-dof": lambda x: x.var(dim=1, correction=3).sum(),
+        "std-no-dof": lambda x: x.std(dim=1, correction=3).sum(),
+    }[case]
+    grads = []
+    for create_graph in (False, True):
+        x = tg.tensor(data, requires_grad=True, device=device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # PyTorch's warning for N <= c
+            (g,) = tg.autograd.grad(fn(x), x, create_graph=create_graph)
+        grads.append(g.detach().numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])  # the same values (nan and inf in the same places)

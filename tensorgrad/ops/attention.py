@@ -95,7 +95,7 @@ class ScaledDotProductAttention(Function):
     def graph_params(self):
         """(dropout keep mask or None, scale, keep probability) for `attention_graph`, or None where
         they are not kept (a kernel overrides this for its own saved layout)."""
-        _, _, _, _, _, keep, scale, keep_prob = self.saved
+        _, _, _, _, _, keep, scale, keep_prob, _ = self.saved
         return keep, scale, keep_prob
 
 
