@@ -331,6 +331,8 @@ def multinomial(probs: Tensor, num_samples: int, replacement=False, *, generator
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {probs.shape}")
     if num_samples <= 0:
         raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples, got {num_samples}")
+    if probs.shape[-1] > 2**24:  # PyTorch's limit (its float32 cumulative sums count to 2^24 exactly)
+        raise RuntimeError("number of categories cannot exceed 2^24")
     if not replacement and num_samples > probs.shape[-1]:
         raise RuntimeError(
             f"multinomial: cannot sample {num_samples} > {probs.shape[-1]} categories without replacement"

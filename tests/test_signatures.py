@@ -68,10 +68,6 @@ DELIBERATE = {
     ),
     ("tg.linspace", "steps"): _STEPS.format("linspace"),
     ("tg.logspace", "steps"): _STEPS.format("logspace"),
-    ("Tensor.backward", "retain_graph"): (
-        "PyTorch's None means the value of create_graph, which is False: tensorgrad has no create_graph "
-        "(no double backward), so its retain_graph defaults to that False"
-    ),
     ("Tensor.roll", "dims"): "None is PyTorch's documented default (the stub spells it ()): roll the flattened tensor",
 }
 
