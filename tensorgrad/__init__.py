@@ -324,7 +324,7 @@ from .functions.statistics import (
     unique,
     unique_consecutive,
 )
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .hooks import grad as _autograd_grad
 from .linalg import cholesky, cholesky_inverse, cholesky_solve, logdet, matrix_exp, pinverse, triangular_solve
 from .linalg import torch_qr as qr  # torch.qr / torch.svd: (A, some=True) and V, not Vh (tg.linalg.qr / svd differ)
@@ -417,7 +417,7 @@ __all__ = [
 
 # tg.autograd.gradcheck, as torch.autograd.gradcheck: gradcheck works on Tensors, a layer above the
 # engine, so the engine module cannot import it; the package that imports both joins them here.
-autograd.gradcheck, autograd.GradcheckError = gradcheck, GradcheckError
+autograd.gradcheck, autograd.gradgradcheck, autograd.GradcheckError = gradcheck, gradgradcheck, GradcheckError
 # tg.autograd.grad, as torch.autograd.grad: it lives in hooks.py, beside the tensor hooks it shares
 # the engine's reverse pass with (the engine module imports nothing of them).
 autograd.grad = _autograd_grad
