@@ -7,6 +7,8 @@ and functions/ (tg.cat, tg.where, tg.sum, ..., one module per family) are the fu
 namespace.
 """
 
+import sys as _sys
+
 __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads it
 
 # custom_function registers the PyTorch form of Function with the engine, and kernels registers
@@ -16,6 +18,7 @@ from . import (  # noqa: F401
     backend,
     cuda,
     custom_function,
+    func,
     host_memory,
     kernels,
     linalg,
@@ -26,6 +29,7 @@ from . import (  # noqa: F401
     special,
     testing,
 )
+from . import autograd_functional as _autograd_functional
 from .autograd import (
     Function,
     enable_grad,
@@ -348,7 +352,7 @@ short = int16
 
 __all__ = [
     # modules: tg.autograd.Function, tg.testing.assert_close, tg.nn.Linear, ...
-    "autograd", "cuda", "host_memory", "kernels", "linalg", "nn", "optim", "profiler", "random", "special",
+    "autograd", "cuda", "func", "host_memory", "kernels", "linalg", "nn", "optim", "profiler", "random", "special",
     "testing",
     # the Tensor, autograd and gradient checks
     "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled", "inference_mode",
@@ -421,3 +425,8 @@ autograd.gradcheck, autograd.gradgradcheck, autograd.GradcheckError = gradcheck,
 # tg.autograd.grad, as torch.autograd.grad: it lives in hooks.py, beside the tensor hooks it shares
 # the engine's reverse pass with (the engine module imports nothing of them).
 autograd.grad = _autograd_grad
+# tg.autograd.functional (vjp, jvp, hvp, vhp, jacobian, hessian), as torch.autograd.functional: built
+# on Tensors and tg.autograd.grad, so it too is joined here; registered under its dotted name so
+# that `from tensorgrad.autograd.functional import jacobian` works as PyTorch's spelling does.
+autograd.functional = _autograd_functional
+_sys.modules[f"{__name__}.autograd.functional"] = _autograd_functional
