@@ -108,7 +108,7 @@ def test_vjp(create_graph):
 def test_jvp():
     check(TGAF.jvp(g, (tg_(A), tg_(B)), (tg_(V), tg_(W))), TAF.jvp(g, (th(A), th(B)), (th(V), th(W))))
     check(TGAF.jvp(f, tg_(A), tg_(V)), TAF.jvp(f, th(A), th(V)))
-    two = (lambda lib: lambda x: (x.sin(), (x * x).sum()))  # a tuple of outputs: a tuple of products
+    two = lambda lib: lambda x: (x.sin(), (x * x).sum())  # a tuple of outputs: a tuple of products
     check(TGAF.jvp(two(tg), tg_(A), tg_(V)), TAF.jvp(two(torch), th(A), th(V)))
     check(TGAF.jvp(mlp_loss(tg), weights(tg), weights(tg)), TAF.jvp(mlp_loss(torch), weights(torch), weights(torch)))
 
@@ -124,12 +124,12 @@ def test_hvp_vhp():
 def test_jacobian_structure_and_values():
     check(TGAF.jacobian(f, tg_(A)), TAF.jacobian(f, th(A)))  # (4,)
     check(TGAF.jacobian(g, (tg_(A), tg_(B))), TAF.jacobian(g, (th(A), th(B))))  # a tuple over inputs
-    two = (lambda lib: lambda x, y: (x * y, (x.exp() * y).sum()))
+    two = lambda lib: lambda x, y: (x * y, (x.exp() * y).sum())
     check(TGAF.jacobian(two(tg), (tg_(A), tg_(B))), TAF.jacobian(two(torch), (th(A), th(B))))  # tuple of tuples
-    one_in = (lambda lib: lambda x: (x.sin(), x.sum()))
+    one_in = lambda lib: lambda x: (x.sin(), x.sum())
     check(TGAF.jacobian(one_in(tg), tg_(A)), TAF.jacobian(one_in(torch), th(A)))  # a tuple over outputs
     check(TGAF.jacobian(mlp_loss(tg), weights(tg)), TAF.jacobian(mlp_loss(torch), weights(torch)))
-    unused = (lambda lib: lambda x, y: x.exp())  # y unused: zeros
+    unused = lambda lib: lambda x, y: x.exp()  # y unused: zeros
     check(TGAF.jacobian(unused(tg), (tg_(A), tg_(B))), TAF.jacobian(unused(torch), (th(A), th(B))))
 
 
@@ -205,7 +205,7 @@ def test_func_grad_and_grad_and_value():
     check(tg.func.grad(loss(tg), argnums=(0, 1, 2, 3))(*weights(tg)),
           TFN.grad(loss(torch), argnums=(0, 1, 2, 3))(*weights(torch)))  # fmt: skip
     # a pytree argument, and has_aux
-    tree = (lambda lib: lambda p: ((p["w"] * p["b"][0].exp()).sum(), {"aux": p["w"] * 2}))
+    tree = lambda lib: lambda p: ((p["w"] * p["b"][0].exp()).sum(), {"aux": p["w"] * 2})
     ours = tg.func.grad_and_value(tree(tg), has_aux=True)({"w": tg_(A), "b": [tg_(B)]})
     theirs = TFN.grad_and_value(tree(torch), has_aux=True)({"w": th(A), "b": [th(B)]})
     check(ours, theirs)
@@ -214,12 +214,12 @@ def test_func_grad_and_grad_and_value():
 
 
 def test_func_nested_grad_is_higher_order():
-    s = (lambda x: x.sin() * x.exp())
+    s = lambda x: x.sin() * x.exp()
     x, xt = tg_(1.3), th(1.3)
     check(tg.func.grad(tg.func.grad(s))(x), TFN.grad(TFN.grad(s))(xt))
     check(tg.func.grad(tg.func.grad(tg.func.grad(s)))(x), TFN.grad(TFN.grad(TFN.grad(s)))(xt))
     # d/dx of f'(x) . w: the gradient of a function of a gradient
-    gw = (lambda lib, w: lambda x: (tg.func.grad(f)(x) * w).sum() if lib is tg else (TFN.grad(f)(x) * w).sum())
+    gw = lambda lib, w: lambda x: (tg.func.grad(f)(x) * w).sum() if lib is tg else (TFN.grad(f)(x) * w).sum()
     check(tg.func.grad(gw(tg, tg_(W)))(tg_(A)), TFN.grad(gw(torch, th(W)))(th(A)))
 
 
@@ -246,7 +246,7 @@ def test_func_vjp():
     check(ours, theirs)
     check(fn(tg_(V)), fn_t(th(V)))
     check(fn(tg_(W)), fn_t(th(W)))  # again: the graph is retained
-    two = (lambda lib: lambda x: ((x.sin(), x * x), x.cos()))
+    two = lambda lib: lambda x: ((x.sin(), x * x), x.cos())
     ours, fn, aux = tg.func.vjp(two(tg), tg_(A), has_aux=True)
     theirs, fn_t, aux_t = TFN.vjp(two(torch), th(A), has_aux=True)
     check((ours, aux), (theirs, aux_t))
@@ -257,7 +257,7 @@ def test_func_jvp():
     check(tg.func.jvp(g, (tg_(A), tg_(B)), (tg_(V), tg_(W))), TFN.jvp(g, (th(A), th(B)), (th(V), th(W))))
     check(tg.func.jvp(f, (tg_(A),), (tg_(V),)), TFN.jvp(f, (th(A),), (th(V),)))
     check(tg.func.jvp(mlp_loss(tg), weights(tg), weights(tg)), TFN.jvp(mlp_loss(torch), weights(torch), weights(torch)))
-    aux = (lambda x: (x.exp(), x * 3))
+    aux = lambda x: (x.exp(), x * 3)
     check(tg.func.jvp(aux, (tg_(A),), (tg_(V),), has_aux=True), TFN.jvp(aux, (th(A),), (th(V),), has_aux=True))
     with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
         tg.func.jvp(f, tg_(A), tg_(V))
@@ -271,10 +271,10 @@ def test_func_jacobians(name):
     check(ours(g)(tg_(A), tg_(B)), theirs(g)(th(A), th(B)))
     check(ours(g, argnums=(0, 1))(tg_(A), tg_(B)), theirs(g, argnums=(0, 1))(th(A), th(B)))
     check(ours(f)(tg_(A)), theirs(f)(th(A)))
-    two = (lambda x, y: {"p": x * y, "s": (x.exp() * y).sum()})
+    two = lambda x, y: {"p": x * y, "s": (x.exp() * y).sum()}
     check(ours(two, argnums=1)(tg_(A), tg_(B)), theirs(two, argnums=1)(th(A), th(B)))
     check(ours(mlp_loss(tg), argnums=(0, 3))(*weights(tg)), theirs(mlp_loss(torch), argnums=(0, 3))(*weights(torch)))
-    aux = (lambda x: (x.sin() * x, x.cos()))
+    aux = lambda x: (x.sin() * x, x.cos())
     check(ours(aux, has_aux=True)(tg_(A)), theirs(aux, has_aux=True)(th(A)))
 
 
@@ -324,7 +324,7 @@ def test_every_path_gives_the_same_numbers(device):
         (tg.func.jacfwd(g, argnums=(0, 1))(x, y), TFN.jacfwd(g, argnums=(0, 1))(th(A), th(B))),
         (tg.func.hessian(f)(x), TFN.hessian(f)(th(A))),
     ):
-        for o in (ours if isinstance(ours, tuple) else (ours,)):
-            for t in (o if isinstance(o, tuple) else (o,)):
+        for o in ours if isinstance(ours, tuple) else (ours,):
+            for t in o if isinstance(o, tuple) else (o,):
                 assert t.device == device
         check(ours, theirs)
