@@ -3,7 +3,7 @@ torch.autograd.functional (the same signatures, errors and return conventions).
 
 Each takes `func` and `inputs` (a Tensor or a tuple of Tensors) and works on fresh copies of the
 inputs that require grad (with create_graph=True an input that requires grad is taken through a
-view, so the results stay differentiable with respect to it); func's outputs and the results are
+clone, so the results stay differentiable with respect to it); func's outputs and the results are
 returned detached unless create_graph=True.  A result is a single Tensor where the argument was
 one, a tuple where it was a tuple (the Jacobian: a tuple over outputs of tuples over inputs, each
 collapsed where that side was a single Tensor).  Unused inputs get zeros, or, with strict=True,
@@ -63,12 +63,12 @@ def _tuple_postprocess(res, to_unpack):
 
 
 def _grad_preprocess(inputs, create_graph, need_graph):
-    """New Tensor objects for the inputs: a view (differentiable) of an input that requires grad
-    when create_graph, else a detached copy requiring grad as need_graph says.  Always a new
+    """New Tensor objects for the inputs: a differentiable copy of an input that requires grad
+    when create_graph (PyTorch takes a view; tensorgrad's view_as of the same shape is the tensor
+    itself, so a clone), else a detached copy requiring grad as need_graph says.  Always a new
     object, so the inputs are told apart from the same tensors captured by func's closure."""
     return tuple(
-        inp.view_as(inp) if create_graph and inp.requires_grad else inp.detach().requires_grad_(need_graph)
-        for inp in inputs
+        inp.clone() if create_graph and inp.requires_grad else inp.detach().requires_grad_(need_graph) for inp in inputs
     )
 
 

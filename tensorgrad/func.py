@@ -7,10 +7,12 @@ the differentiated arguments (Tensors, or tuples / lists / dicts of them), copie
 grad, and returns its results detached, as torch.func does.
 
 Nesting composes, for higher derivatives: when grad mode is on and an argument already requires
-grad (inside an outer transform, or a tensor of the user's own graph), the copies are views of it
+grad (inside an outer transform, or a tensor of the user's own graph), its copy is a clone of it
 and the derivatives are taken with create_graph=True, so they stay differentiable with respect to
-it: `tg.func.grad(tg.func.grad(f))(x)` is f''(x).  Tensors `func` reads from its closure are
-constants of the transform unless they already require grad (they are not copied).
+it: `tg.func.grad(tg.func.grad(f))(x)` is f''(x).  Likewise for a tensor that requires grad and
+that `func` reads from its closure (a model's parameters): a walk of func's forward graph finds
+whether its outputs reach such a tensor outside the transform, and only then is the graph of the
+results kept.
 
 tensorgrad is reverse-mode only: jvp and jacfwd use the double-vjp trick.  u -> u^T J (one reverse
 pass, create_graph=True) is linear in u, so its vector-Jacobian product with respect to u is J v
@@ -96,31 +98,53 @@ def _argnums(argnums, num_args):
     return tuple(_argnum(a, num_args) for a in argnums)
 
 
-def _nested(*trees) -> bool:
-    """Whether the results must stay differentiable: grad mode on and some Tensor argument
-    requires grad (an outer transform's copy, or the user's own graph)."""
-    if not is_grad_enabled():
-        return False
+def _requires_grad(*trees) -> bool:
+    """Whether some Tensor in the trees requires grad."""
     return any(isinstance(t, Tensor) and t.requires_grad for tree in trees for t in _flatten(tree)[0])
 
 
-def _differentiable(t, api, nested):
-    """The transform's own copy of an argument: a view of it when nested and it requires grad
-    (so the outer graph continues through it), else a detached copy that requires grad."""
+def _reaches_outside(outputs, copies) -> bool:
+    """Whether func's outputs depend on a tensor outside the transform that requires grad: an
+    argument that already required grad (its copy is a clone of it), or one func read from its
+    closure (a model's parameters).  Then the results must stay differentiable (create_graph=True):
+    nested in an outer transform, or in the user's own graph, as torch.func composes.  A walk of
+    the forward graph, from the outputs to its leaves."""
+    inside = {id(c) for c in copies}
+    seen, stack_ = set(), [o for o in outputs if isinstance(o, Tensor) and o.requires_grad]
+    while stack_:
+        t = stack_.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        node = t._ctx
+        if node is None:
+            if id(t) not in inside:
+                return True
+            continue
+        stack_.extend(p for p in node.parents if isinstance(p, Tensor) and p.requires_grad)
+    return False
+
+
+def _differentiable(t, api, outer):
+    """The transform's own copy of an argument: a differentiable copy (clone) when it requires
+    grad and grad mode is on outside (so the outer graph continues through it), else a detached
+    copy that requires grad."""
     if not isinstance(t, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
     if t.dtype.kind != "f":
         raise RuntimeError(f"{api}: only floating-point Tensors can be differentiated, got {t.dtype}")
-    return t.view_as(t) if nested and t.requires_grad else t.detach().requires_grad_()
+    # a new Tensor object either way, told apart from the same tensor read from func's closure
+    # (x in `grad(lambda x: grad(lambda y: x * y * y)(x))`); clone, as view_as(t) here is t itself
+    return t.clone() if outer and t.requires_grad else t.detach().requires_grad_()
 
 
-def _prepare(args, argnums, api, nested):
+def _prepare(args, argnums, api, outer):
     """(args with the differentiated ones replaced by the copies, the copies' pytree)."""
     argnums = _argnums(argnums, len(args))
     nums = (argnums,) if isinstance(argnums, int) else argnums
     args = list(args)
     for i in nums:
-        args[i] = _map(functools.partial(_differentiable, api=api, nested=nested), args[i])
+        args[i] = _map(functools.partial(_differentiable, api=api, outer=outer), args[i])
     diff = args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in nums)
     return args, diff
 
@@ -163,9 +187,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nested = _nested(args, kwargs)
+        outer = is_grad_enabled()
         with enable_grad():
-            args, diff = _prepare(args, argnums, "grad_and_value(f)(*args)", nested)
+            args, diff = _prepare(args, argnums, "grad_and_value(f)(*args)", outer)
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
                 raise RuntimeError(
@@ -177,6 +201,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
                 )
             leaves, spec = _flatten(diff)
+            nested = outer and _reaches_outside([output], leaves)
             grads = _gradients([output], leaves, [None], create_graph=nested)
         grads = _unflatten(grads if nested else [g.detach() for g in grads], spec)
         value = output if nested else output.detach()
@@ -207,11 +232,12 @@ def vjp(func, *primals, has_aux=False):
     a tuple with one entry per primal; it may be called more than once (retain_graph=True by
     default; create_graph defaults to whether grad mode is on, as torch.func's)."""
     api = "vjp(f, *primals)"
-    nested = _nested(primals)
+    outer = is_grad_enabled()
     with enable_grad():
-        _, diff = _prepare(primals, tuple(range(len(primals))), api, nested)
+        _, diff = _prepare(primals, tuple(range(len(primals))), api, outer)
         out, aux = _split_aux(func(*diff), has_aux, api)
         flat_out, out_spec = _tensor_outputs(out, api)
+        nested = outer and _reaches_outside(flat_out, _flatten(diff)[0])
         for o in flat_out:
             if o.dtype.kind != "f":
                 raise RuntimeError(
@@ -282,12 +308,13 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         for t in flat:
             if not isinstance(t, Tensor):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got {type(t)}")
-    nested = _nested(primals, tangents)
+    outer = is_grad_enabled()
     with enable_grad():
-        _, diff = _prepare(primals, tuple(range(len(primals))), api, nested)
+        _, diff = _prepare(primals, tuple(range(len(primals))), api, outer)
         out, aux = _split_aux(func(*diff), has_aux, api)
         flat_out, out_spec = _tensor_outputs(out, api)
         flat_in = _flatten(diff)[0]
+        nested = outer and (_reaches_outside(flat_out, flat_in) or _requires_grad(tangents))
         if strict and not any(o.requires_grad for o in flat_out):
             raise RuntimeError(
                 "jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
@@ -328,12 +355,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nested = _nested(args, kwargs)
+        outer = is_grad_enabled()
         with enable_grad():
-            args, diff = _prepare(args, argnums, api, nested)
+            args, diff = _prepare(args, argnums, api, outer)
             out, aux = _split_aux(func(*args, **kwargs), has_aux, api)
             flat_out, out_spec = _tensor_outputs(out, api)
             flat_in, in_spec = _flatten(diff)
+            nested = outer and _reaches_outside(flat_out, flat_in)
             per_output = []
             for o in flat_out:
                 rows = [[] for _ in flat_in]
@@ -364,12 +392,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nested = _nested(args, kwargs)
+        outer = is_grad_enabled()
         with enable_grad():
-            args, diff = _prepare(args, argnums, api, nested)
+            args, diff = _prepare(args, argnums, api, outer)
             out, aux = _split_aux(func(*args, **kwargs), has_aux, api)
             flat_out, out_spec = _tensor_outputs(out, api)
             flat_in, in_spec = _flatten(diff)
+            nested = outer and _reaches_outside(flat_out, flat_in)
             us, firsts = _double_vjp_setup(flat_out, flat_in)
             columns = [[[] for _ in flat_in] for _ in flat_out]  # [output][input] -> columns
             for k, x in enumerate(flat_in):

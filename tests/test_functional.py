@@ -223,6 +223,20 @@ def test_func_nested_grad_is_higher_order():
     check(tg.func.grad(gw(tg, tg_(W)))(tg_(A)), TFN.grad(gw(torch, th(W)))(th(A)))
 
 
+def test_func_inner_argument_is_told_apart_from_the_closure():
+    """d/dx [d/dy (x y^2)] at y = x is d/dx 2x^2 = 4x, not 6x: the inner transform's copy of x is
+    a new tensor, distinct from the outer x its function reads from the closure."""
+    ours = tg.func.grad(lambda x: tg.func.grad(lambda y: (x * y * y).sum())(x).sum())(tg_(A))
+    theirs = TFN.grad(lambda x: TFN.grad(lambda y: (x * y * y).sum())(x).sum())(th(A))
+    check(ours, theirs)
+    np.testing.assert_allclose(ours.numpy(), 4 * A, **TOL)
+    xt = th(A, True)  # the same in torch.autograd.functional, with create_graph=True
+    x = tg_(A, True)
+    inner = TGAF.vjp(lambda y: (x * y * y).sum(), x, create_graph=True)[1]
+    inner_t = TAF.vjp(lambda y: (xt * y * y).sum(), xt, create_graph=True)[1]
+    check(tg.autograd.grad(inner.sum(), x), torch.autograd.grad(inner_t.sum(), xt))
+
+
 def test_func_composes_with_the_users_graph():
     """An argument that requires grad (outside any transform): the gradient stays differentiable
     with respect to it, as with torch.func."""
@@ -232,6 +246,24 @@ def test_func_composes_with_the_users_graph():
     check(tg.autograd.grad((d * tg_(W)).sum(), x), torch.autograd.grad((dt * th(W)).sum(), xt))
     with tg.no_grad():  # no graph is wanted: detached
         assert not tg.func.grad(f)(x).requires_grad
+
+
+def test_func_closure_tensors_that_require_grad_stay_in_the_graph():
+    """A tensor func reads from its closure (a parameter) that requires grad: the transform's
+    results stay differentiable with respect to it, as torch.func's do; the arguments need not."""
+    w, wt = tg_(W, True), th(W, True)
+    for name in ("grad", "jacrev", "jacfwd"):
+        ours = getattr(tg.func, name)(lambda x: (x * w).tanh().sum())(tg_(A))
+        theirs = getattr(TFN, name)(lambda x: (x * wt).tanh().sum())(th(A))
+        assert ours.requires_grad and theirs.requires_grad
+        check(tg.autograd.grad((ours * tg_(V)).sum(), w), torch.autograd.grad((theirs * th(V)).sum(), wt))
+    out, fn = tg.func.vjp(lambda x: x * w.exp(), tg_(A))
+    out_t, fn_t = TFN.vjp(lambda x: x * wt.exp(), th(A))
+    assert out.requires_grad and out_t.requires_grad
+    check(tg.autograd.grad(fn(tg_(V))[0].sum(), w), torch.autograd.grad(fn_t(th(V))[0].sum(), wt))
+    _, tangent = tg.func.jvp(lambda x: x * w.exp(), (tg_(A),), (tg_(V),))
+    _, tangent_t = TFN.jvp(lambda x: x * wt.exp(), (th(A),), (th(V),))
+    check(tg.autograd.grad(tangent.sum(), w), torch.autograd.grad(tangent_t.sum(), wt))
 
 
 def test_func_arguments_need_not_require_grad_and_are_untouched():
