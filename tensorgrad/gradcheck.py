@@ -147,7 +147,8 @@ def gradgradcheck(
     when None, are random (uniform in [-1, 1), seeded, as PyTorch's torch.testing.make_tensor
     draws them) and require grad, so both the Hessian-vector product and the first backward's
     linearity in the cotangent are checked.  Fails (GradcheckError, or False with
-    raise_exception=False) where a formula is wrong; an op without a formula raises its
+    raise_exception=False) where a formula is wrong (its message numbers the checked function's
+    inputs: func's inputs, then the grad_outputs); an op without a formula raises its
     "double backward is not implemented for <op>" error.
 
     Of PyTorch's options: check_batched_grad and check_fwd_over_rev need vmap and forward-mode AD,
