@@ -7,6 +7,8 @@ and functions/ (tg.cat, tg.where, tg.sum, ..., one module per family) are the fu
 namespace.
 """
 
+import sys as _sys
+
 __version__ = "0.1.0"  # the one place the version is written; setup.cfg reads it
 
 # custom_function registers the PyTorch form of Function with the engine, and kernels registers
@@ -16,6 +18,7 @@ from . import (  # noqa: F401
     backend,
     cuda,
     custom_function,
+    func,
     host_memory,
     kernels,
     linalg,
@@ -26,6 +29,7 @@ from . import (  # noqa: F401
     special,
     testing,
 )
+from . import autograd_functional as _autograd_functional
 from .autograd import (
     Function,
     enable_grad,
@@ -324,7 +328,7 @@ from .functions.statistics import (
     unique,
     unique_consecutive,
 )
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .hooks import grad as _autograd_grad
 from .linalg import cholesky, cholesky_inverse, cholesky_solve, logdet, matrix_exp, pinverse, triangular_solve
 from .linalg import torch_qr as qr  # torch.qr / torch.svd: (A, some=True) and V, not Vh (tg.linalg.qr / svd differ)
@@ -348,7 +352,7 @@ short = int16
 
 __all__ = [
     # modules: tg.autograd.Function, tg.testing.assert_close, tg.nn.Linear, ...
-    "autograd", "cuda", "host_memory", "kernels", "linalg", "nn", "optim", "profiler", "random", "special",
+    "autograd", "cuda", "func", "host_memory", "kernels", "linalg", "nn", "optim", "profiler", "random", "special",
     "testing",
     # the Tensor, autograd and gradient checks
     "Tensor", "Function", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled", "inference_mode",
@@ -417,7 +421,12 @@ __all__ = [
 
 # tg.autograd.gradcheck, as torch.autograd.gradcheck: gradcheck works on Tensors, a layer above the
 # engine, so the engine module cannot import it; the package that imports both joins them here.
-autograd.gradcheck, autograd.GradcheckError = gradcheck, GradcheckError
+autograd.gradcheck, autograd.gradgradcheck, autograd.GradcheckError = gradcheck, gradgradcheck, GradcheckError
 # tg.autograd.grad, as torch.autograd.grad: it lives in hooks.py, beside the tensor hooks it shares
 # the engine's reverse pass with (the engine module imports nothing of them).
 autograd.grad = _autograd_grad
+# tg.autograd.functional (vjp, jvp, hvp, vhp, jacobian, hessian), as torch.autograd.functional: built
+# on Tensors and tg.autograd.grad, so it too is joined here; registered under its dotted name so
+# that `from tensorgrad.autograd.functional import jacobian` works as PyTorch's spelling does.
+autograd.functional = _autograd_functional
+_sys.modules[f"{__name__}.autograd.functional"] = _autograd_functional

@@ -421,6 +421,10 @@ class Function:
             if sources:
                 node = _NoDoubleBackward(self.xp)
                 node.parents = tuple(sources)
+                # it stands for this op's gradient, which read the inputs as the op saw them: the
+                # op's epoch, so a later pass pairs them with those versions (parents_seen), not
+                # with writes recorded after the op (which would read as a stale view)
+                node.epoch = self.epoch
                 node.saved = (anomaly.backward_name(self), type(self).double_backward_reason)
                 t._ctx = node
             out.append(t)

@@ -20,7 +20,8 @@ difference along u: two evaluations instead of 2N, for large inputs.
 from __future__ import annotations
 
 from . import backend
-from .autograd import no_grad
+from .autograd import enable_grad, no_grad
+from .hooks import grad as autograd_grad
 from .tensor import Tensor
 
 np = backend.namespace("cpu")  # gradcheck works on host copies, in float64
@@ -115,3 +116,97 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=False, seed=
                     f"analytic gradient {exact:.10g}, numeric {numeric:.10g} (difference {exact - numeric:.3g})"
                 )
     return True
+
+
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    gen_non_contig_grad_outputs=False,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_fwd_over_rev=False,
+    check_rev_over_rev=True,
+    fast_mode=False,
+    masked=False,
+) -> bool:
+    """True if the gradients of func's gradients match central differences, as
+    torch.autograd.gradgradcheck: `gradcheck` of the function
+
+        (inputs, grad_outputs) -> autograd.grad(func(inputs), inputs, grad_outputs, create_graph=True)
+
+    whose analytic gradient is the second backward pass (each op's Tensor-level formula,
+    autograd.py) and whose numeric one is central differences of the first.  `grad_outputs`,
+    when None, are random (uniform in [-1, 1), seeded, as PyTorch's torch.testing.make_tensor
+    draws them) and require grad, so both the Hessian-vector product and the first backward's
+    linearity in the cotangent are checked.  Fails (GradcheckError, or False with
+    raise_exception=False) where a formula is wrong (its message numbers the checked function's
+    inputs: func's inputs, then the grad_outputs); an op without a formula raises its
+    "double backward is not implemented for <op>" error.
+
+    Of PyTorch's options: check_batched_grad and check_fwd_over_rev need vmap and forward-mode AD,
+    which tensorgrad does not have (NotImplementedError when True).  gen_non_contig_grad_outputs
+    and masked change nothing here (every tensor is contiguous and dense); nondet_tol and
+    check_undefined_grad are met by construction (the backward is computed once, and the engine
+    never hands a backward an undefined gradient: it materialises zeros).  check_grad_dtypes=True
+    checks each first gradient has its input's dtype.
+    """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
+    if check_batched_grad:
+        raise NotImplementedError(
+            "gradgradcheck: check_batched_grad=True needs vmap, which tensorgrad does not have; "
+            "leave it False (the unbatched check covers the same derivatives)"
+        )
+    if check_fwd_over_rev:
+        raise NotImplementedError(
+            "gradgradcheck: check_fwd_over_rev=True needs forward-mode AD, which tensorgrad does not have; "
+            "use check_rev_over_rev=True (the default), or tg.autograd.functional.jvp (double-vjp trick)"
+        )
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        with enable_grad():  # the outputs that depend on an input requiring grad, as in the check
+            outputs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.requires_grad]
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            Tensor(
+                rng.uniform(-1.0, 1.0, o.shape),
+                dtype=o.dtype if o.dtype.kind == "f" else backend.float64,
+                device=o.device,
+                requires_grad=True,
+            )
+            for o in outputs
+        )
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    n_out = len(grad_outputs)
+    diff_inputs = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_gradients(*args):
+        xs, gos = args[: len(args) - n_out], args[len(args) - n_out :]
+        with enable_grad():  # gradcheck's numeric evaluations run under no_grad
+            outs = [o for o in _as_tuple(func(*xs)) if isinstance(o, Tensor) and o.requires_grad]
+            if len(outs) != n_out:
+                raise RuntimeError(
+                    f"gradgradcheck: func has {len(outs)} differentiable outputs but {n_out} grad_outputs were given"
+                )
+            grads = autograd_grad(outs, [xs[i] for i in diff_inputs], gos, create_graph=True, allow_unused=True)
+        if check_grad_dtypes:
+            for i, g in zip(diff_inputs, grads):
+                if g is not None and g.dtype != xs[i].dtype:
+                    raise GradcheckError(f"gradgradcheck: the gradient of input {i} is {g.dtype}, not {xs[i].dtype}")
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_gradients, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     fast_mode=fast_mode, raise_exception=raise_exception)  # fmt: skip

@@ -332,6 +332,27 @@ def test_op_without_formula_raises_lazily_naming_it(device):
     u.sum()  # a gradient that is never differentiated again needs no formula: nothing raises
 
 
+def test_op_without_formula_on_a_view_written_later_raises_its_own_error(device):
+    """The no-formula gradient reads the op's inputs as the op saw them: a view the op read,
+    whose base an in-place write changed after the op, is not a stale view (the op's epoch)."""
+
+    class Triple(Function):  # saves nothing: the write does not touch what its backward reads
+        def forward(self, x):
+            return x * 3
+
+        def backward(self, g):
+            return g * 3
+
+    x = tg.tensor([[0.5, 1.0], [1.5, 2.0]], dtype=tg.float64, requires_grad=True, device=device)
+    y = x * 1
+    z = Triple.apply(y[0])  # reads the view before the write
+    y.mul_(2)  # a recorded in-place write into the viewed tensor, after the op
+    (g,) = tg.autograd.grad((z * z).sum() + y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [[11.0, 20.0], [2.0, 2.0]], **TOL)
+    with pytest.raises(RuntimeError, match="double backward is not implemented for TripleBackward0"):
+        tg.autograd.grad(g.sum(), x)
+
+
 def test_op_reason_for_no_formula_is_in_the_error():
     class Opaque(_Square):
         double_backward_reason = "it is opaque"
