@@ -513,3 +513,151 @@ def test_create_graph_gradients_equal_the_first_order_ones_at_the_edges(case, de
             (g,) = tg.autograd.grad(fn(x), x, create_graph=create_graph)
         grads.append(g.detach().numpy())
     np.testing.assert_array_equal(grads[1], grads[0])  # the same values (nan and inf in the same places)
+
+
+# ------------------------------------------------------------------ the pointwise activations
+def _F(lib):
+    return tg.nn.functional if lib is tg else _torch().nn.functional
+
+
+# name: f(lib, x), applied to 3x (every branch of the piecewise ones is hit) and multiplied by x,
+# so that a linear piece still has a second derivative (through d(dx)/dg).
+ACTIVATIONS = {
+    "softplus": lambda lib, x: _F(lib).softplus(x, beta=2.0, threshold=3.0),
+    "softplus_default": lambda lib, x: _F(lib).softplus(x),
+    "hardtanh": lambda lib, x: _F(lib).hardtanh(x, -1.5, 2.0),
+    "relu6": lambda lib, x: _F(lib).relu6(x),
+    # PyTorch has no double backward for hardsigmoid: its composite form (the same between the kinks)
+    "hardsigmoid": lambda lib, x: _F(lib).hardsigmoid(x) if lib is tg else (x / 6 + 0.5).clamp(0, 1),
+    "softsign": lambda lib, x: _F(lib).softsign(x),
+    "elu": lambda lib, x: _F(lib).elu(x, alpha=1.3),
+    # PyTorch's celu gradient is off by ~1e-9 relative in float64 (exp(x / alpha) 0.4037336098774633,
+    # its backward 0.4037336105168888 at x = -0.6349): compared with its composite form instead
+    "celu": lambda lib, x: (
+        _F(lib).celu(x, alpha=0.7) if lib is tg else _torch().where(x > 0, x, 0.7 * (x / 0.7).expm1())
+    ),
+    "leaky_relu": lambda lib, x: _F(lib).leaky_relu(x, 0.2),
+    "mish": lambda lib, x: _F(lib).mish(x),
+    "selu": lambda lib, x: _F(lib).selu(x),
+    "logsigmoid": lambda lib, x: _F(lib).logsigmoid(x),
+    "hardswish": lambda lib, x: _F(lib).hardswish(x),
+    "hardshrink": lambda lib, x: _F(lib).hardshrink(x, 1.0),
+    "softshrink": lambda lib, x: _F(lib).softshrink(x, 1.0),
+    "tanhshrink": lambda lib, x: _F(lib).tanhshrink(x),
+    "threshold": lambda lib, x: _F(lib).threshold(x, 0.5, -2.0),
+    "glu": lambda lib, x: lib.cat([_F(lib).glu(x, 1)] * 2, 1),
+    "glu_first": lambda lib, x: lib.cat([_F(lib).glu(x, 0)] * 2, 0),
+    "rrelu_eval": lambda lib, x: _F(lib).rrelu(x, 0.1, 0.3, training=False),
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_second_derivative_matches_pytorch(device, name):
+    act = ACTIVATIONS[name]
+    f = lambda x: act(tg, 3 * x) * x  # noqa: E731
+    ft = lambda x: act(_torch(), 3 * x) * x  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (4, 4), seed=30)])
+
+
+def test_prelu_second_derivative(device):
+    torch = pytest.importorskip("torch")
+    f = lambda x, w: tg.nn.functional.prelu(x, w) * x  # noqa: E731
+    ft = lambda x, w: torch.nn.functional.prelu(x, w) * x  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (2, 3, 4), seed=31), _pair(device, (3,), seed=32)])
+    _compare(device, f, ft, [_pair(device, (2, 3, 4), seed=31), _pair(device, (1,), seed=33)])
+
+
+def test_rrelu_training_second_derivative_uses_the_forward_slopes(device):
+    """y = a x with the drawn slopes a: d/dx sum(y^2 x) = 3 a^2 x^2... through the formula, whose
+    slopes are the forward's (a constant): d^2/dx^2 sum(y^2) = 2 a^2."""
+    tg.manual_seed(0)
+    x = tg.tensor(_pair(device, (20,), seed=34), requires_grad=True, device=device)
+    y = tg.nn.functional.rrelu(x, 0.1, 0.3, training=True)
+    (g,) = tg.autograd.grad((y * y).sum(), x, create_graph=True)
+    (h,) = tg.autograd.grad(g.sum(), x)
+    a = y.detach().numpy() / x.detach().numpy()
+    assert np.any(a < 1)
+    np.testing.assert_allclose(h.numpy(), 2 * a * a, **TOL)
+
+
+# ------------------------------------------------------------------ arithmetic and elementary rest
+# name: (f(lib, *xs), number of inputs); a piecewise-linear f is multiplied by its inputs, so that
+# its gradient's own derivative (in g) shows.
+POINTWISE = {
+    "fmod": (lambda lib, x, y: x.fmod(y) * x * y, 2),
+    "remainder": (lambda lib, x, y: x.remainder(y) * x * y, 2),
+    "copysign": (lambda lib, x, y: x.copysign(y) * x * y, 2),
+    "frac": (lambda lib, x: (3 * x).frac() * x, 1),
+    "nan_to_num": (lambda lib, x: x.nan_to_num() * x, 1),
+    "atan2": (lambda lib, y, x: y.atan2(x), 2),
+    "hypot": (lambda lib, x, y: x.hypot(y), 2),
+    "logaddexp": (lambda lib, x, y: x.logaddexp(y), 2),
+    "logaddexp2": (lambda lib, x, y: x.logaddexp2(y), 2),
+    "lerp": (lambda lib, x, y, w: x.lerp(y, w) * x, 3),
+    "lerp_number": (lambda lib, x, y: x.lerp(y, 0.7) * x * y, 2),
+    "fmax": (lambda lib, x, y: x.fmax(y) * x * y, 2),
+    "fmin": (lambda lib, x, y: x.fmin(y) * x * y, 2),
+    "nextafter": (lambda lib, x, y: x.nextafter(y) * x * y, 2),
+    "ldexp": (lambda lib, x, n: x.ldexp(n) * x, 2),
+    # non-negative integer exponents: PyTorch's ldexp gradient takes 2^n in integers (0 for n < 0)
+    "ldexp_int": (lambda lib, x: x.ldexp(lib.tensor([[1, 2, 3, 0]] * 4).to(x.device)) * x, 1),
+    "piecewise": (lambda lib, x, y: (x.floor() + x.sign() + x.round() + x.div(y, rounding_mode="floor")) * x * y, 2),
+    "sinc": (lambda lib, x: x.sinc(), 1),
+    "deg2rad": (lambda lib, x: x.deg2rad() * x.rad2deg(), 1),
+    "logit": (lambda lib, x: x.sigmoid().logit(), 1),
+    "logit_eps": (lambda lib, x: x.sigmoid().logit(eps=0.2), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(POINTWISE))
+def test_pointwise_second_derivative_matches_pytorch(device, name):
+    fn, n = POINTWISE[name]
+    f = lambda *xs: fn(tg, *xs)  # noqa: E731
+    ft = lambda *xs: fn(_torch(), *xs)  # noqa: E731
+    _compare(device, f, ft, [_pair(device, (4, 4), seed=40 + i) for i in range(n)])
+
+
+_EDGES = np.array(
+    [np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0, -3.0, 0.5, -0.5, 1.0, -1.0, 1e200, -1e200, 25.0, 1e-170, 0.7]
+)
+_EDGES_Y = np.array([0.0, np.inf, 1.0, 0.0, -0.0, 3.0, np.nan, -0.5, 0.5, -np.inf, 2.0, 1e200, 0.0, 25.0, 1e-170, -0.2])
+
+
+def _in_tg(fn):
+    return lambda *xs: fn(tg, *xs)
+
+
+EDGE_OPS = {  # name: (f, number of inputs)
+    **{f"act-{name}": (_in_tg(act), 1) for name, act in ACTIVATIONS.items() if "glu" not in name},
+    "glu": (lambda x: tg.nn.functional.glu(x, 0), 1),
+    "prelu": (lambda x, w: tg.nn.functional.prelu(x, w), 2),
+    "rrelu": (lambda x: tg.nn.functional.rrelu(x, 0.1, 0.3, training=True), 1),
+    **{name: (_in_tg(fn), n) for name, (fn, n) in POINTWISE.items() if n < 3 and "int" not in name},
+    "lerp": (lambda x, y: x.lerp(y, y), 2),
+    "ldexp_int": (lambda x: x.ldexp(tg.tensor(np.arange(-8, 8), device=x.device)), 1),
+    "logit_raw": (lambda x: x.logit(), 1),
+    "logit_raw_eps": (lambda x: x.logit(eps=0.2), 1),
+    "sinc_raw": (lambda x: x.sinc(), 1),
+    "atan2_raw": (lambda y, x: y.atan2(x), 2),
+    "softsign_raw": (lambda x: tg.nn.functional.softsign(x), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGE_OPS))
+def test_new_formulas_first_order_equals_the_array_backward_at_the_edges(device, name):
+    """nan, +-inf, +-0, the kinks (0, +-3, +-lambd, the thresholds), overflow and underflow: the
+    create_graph gradients are the array backward's, bit for bit (nan and inf in the same places)."""
+    fn, n = EDGE_OPS[name]
+    arrays = [_EDGES, _EDGES_Y][:n] if name != "prelu" else [_EDGES, np.array([0.25])]
+    w = np.random.default_rng(5).standard_normal(16 // (2 if name == "glu" else 1))
+    grads = []
+    for create_graph in (False, True):
+        xs = [tg.tensor(a, requires_grad=True, device=device) for a in arrays]
+        tg.manual_seed(0)  # rrelu: the same slopes in both runs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out = (fn(*xs) * tg.tensor(w, device=device)).sum()
+            got = tg.autograd.grad(out, xs, create_graph=create_graph)
+        grads.append([g.detach().numpy() for g in got])
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(b, a)
