@@ -640,6 +640,15 @@ EDGE_OPS = {  # name: (f, number of inputs)
     "sinc_raw": (lambda x: x.sinc(), 1),
     "atan2_raw": (lambda y, x: y.atan2(x), 2),
     "softsign_raw": (lambda x: tg.nn.functional.softsign(x), 1),
+    "cumsum": (lambda x: x.cumsum(0), 1),
+    "cumprod": (lambda x: x.cumprod(0), 1),
+    "cumprod_2d": (lambda x: x.reshape(4, 4).cumprod(1).reshape(16), 1),
+    "logcumsumexp": (lambda x: x.logcumsumexp(0), 1),
+    "logcumsumexp_2d": (lambda x: x.reshape(4, 4).logcumsumexp(1).reshape(16), 1),
+    "prod": (lambda x: x.reshape(4, 4).prod(1).repeat_interleave(4), 1),
+    "prod_all": (lambda x: x.prod().expand(16), 1),
+    "nanmean": (lambda x: x.reshape(4, 4).nanmean(1, keepdim=True).expand(4, 4).reshape(16), 1),
+    "nanmean_all_nan": (lambda x: (x * 0 + x.log()).reshape(4, 4).nanmean(1).repeat_interleave(4), 1),
 }
 
 
@@ -661,3 +670,38 @@ def test_new_formulas_first_order_equals_the_array_backward_at_the_edges(device,
         grads.append([g.detach().numpy() for g in got])
     for a, b in zip(*grads):
         np.testing.assert_array_equal(b, a)
+
+
+# ------------------------------------------------------------------ reductions and scans
+def _with_zero_and_nan(nan):
+    x = _pair("cpu", (3, 4), seed=50)
+    x[1, 2] = 0.0  # prod and cumprod: no division, a zero gets its true derivatives
+    if nan:
+        x[0, 1] = x[2, 1] = np.nan
+    return x
+
+
+SCANS = {
+    # name: (f(lib, x), a NaN in the input)
+    "cumsum": (lambda lib, x: x.cumsum(1) * x, False),
+    "cumsum_first": (lambda lib, x: (x * x).cumsum(0), False),
+    "cumprod": (lambda lib, x: x.cumprod(1), False),
+    "cumprod_first": (lambda lib, x: x.cumprod(0) * x, False),
+    "logcumsumexp": (lambda lib, x: x.logcumsumexp(1), False),
+    # times exp(x), not x: at a zero gradient PyTorch's logcumsumexp double backward is nan (the
+    # derivative of log|g| at 0 through its where); the formula's is finite (log of a masked 1)
+    "logcumsumexp_first": (lambda lib, x: x.logcumsumexp(0) * x.exp(), False),
+    "flip": (lambda lib, x: (x * x).flip(0, 1) * x, False),
+    "prod_dim": (lambda lib, x: x.prod(1), False),
+    "prod_keepdim": (lambda lib, x: x.prod(0, keepdim=True) * x, False),
+    "prod_all": (lambda lib, x: x.prod() * x, False),
+    "prod_one_zero_row": (lambda lib, x: x[1:2].prod(1), False),
+    "nanmean": (lambda lib, x: x.nanmean(1) * x.nan_to_num().sum(), True),
+    "nanmean_keepdim": (lambda lib, x: x.nanmean(0, keepdim=True) * x.nan_to_num(), True),
+}
+
+
+@pytest.mark.parametrize("name", list(SCANS))
+def test_reduction_and_scan_second_derivative_matches_pytorch(device, name):
+    fn, nan = SCANS[name]
+    _compare(device, lambda x: fn(tg, x), lambda x: fn(_torch(), x), [_with_zero_and_nan(nan)])

@@ -44,6 +44,12 @@ class Flip(Function):
         (dims,) = self.saved
         return self.xp.flip(g, axis=dims)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = flip(g), a recorded Flip: linear in g (its formula is
+        this one again)."""
+        (dims,) = self.saved
+        return Flip.apply(g, dims=dims)
+
 
 class Roll(Function):
     """z = x shifted cyclically:  z[(i + shift) mod n] = x[i] along each dim (the flattened x
