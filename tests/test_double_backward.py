@@ -649,6 +649,10 @@ EDGE_OPS = {  # name: (f, number of inputs)
     "prod_all": (lambda x: x.prod().expand(16), 1),
     "nanmean": (lambda x: x.reshape(4, 4).nanmean(1, keepdim=True).expand(4, 4).reshape(16), 1),
     "nanmean_all_nan": (lambda x: (x * 0 + x.log()).reshape(4, 4).nanmean(1).repeat_interleave(4), 1),
+    "batch_norm": (lambda x: tg.nn.functional.batch_norm(x.reshape(4, 4), None, None, training=True).reshape(16), 1),
+    "group_norm_constant": (lambda x: tg.nn.functional.group_norm(x.clamp(2, 2).reshape(2, 2, 4), 2).reshape(16), 1),
+    "rms_norm": (lambda x: tg.nn.functional.rms_norm(x.reshape(4, 4), (4,)).reshape(16), 1),
+    "rms_norm_zero": (lambda x: tg.nn.functional.rms_norm(x.clamp(0, 0).reshape(4, 4), (4,)).reshape(16), 1),
 }
 
 
@@ -705,3 +709,21 @@ SCANS = {
 def test_reduction_and_scan_second_derivative_matches_pytorch(device, name):
     fn, nan = SCANS[name]
     _compare(device, lambda x: fn(tg, x), lambda x: fn(_torch(), x), [_with_zero_and_nan(nan)])
+
+
+# ------------------------------------------------------------------ normalisations
+NORMS = {
+    # name: (f(lib, x, w, b), x's shape)
+    "batch_norm": (lambda lib, x, w, b: _F(lib).batch_norm(x, None, None, w, b, training=True, eps=1e-3), (4, 3, 2)),
+    "instance_norm": (lambda lib, x, w, b: _F(lib).instance_norm(x, weight=w, bias=b, eps=1e-3), (2, 3, 4)),
+    "group_norm": (lambda lib, x, w, b: _F(lib).group_norm(x.reshape(2, 3, 2, 2), 3, w, b, eps=1e-3), (2, 3, 4)),
+    "rms_norm": (lambda lib, x, w, b: _F(lib).rms_norm(x, (3, 4), eps=1e-3) * (w.sum() + b.sum()), (2, 3, 4)),
+    "rms_norm_default_eps": (lambda lib, x, w, b: _F(lib).rms_norm(x, (4,)) * (w.sum() + b.sum()), (2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(NORMS))
+def test_normalization_second_derivative_matches_pytorch(device, name):
+    fn, shape = NORMS[name]
+    arrays = [_pair(device, shape, seed=60), _pair(device, (3,), seed=61), _pair(device, (3,), seed=62)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
