@@ -520,6 +520,8 @@ def _F(lib):
     return tg.nn.functional if lib is tg else _torch().nn.functional
 
 
+F = tg.nn.functional
+
 # name: f(lib, x), applied to 3x (every branch of the piecewise ones is hit) and multiplied by x,
 # so that a linear piece still has a second derivative (through d(dx)/dg).
 ACTIVATIONS = {
@@ -653,6 +655,51 @@ EDGE_OPS = {  # name: (f, number of inputs)
     "group_norm_constant": (lambda x: tg.nn.functional.group_norm(x.clamp(2, 2).reshape(2, 2, 4), 2).reshape(16), 1),
     "rms_norm": (lambda x: tg.nn.functional.rms_norm(x.reshape(4, 4), (4,)).reshape(16), 1),
     "rms_norm_zero": (lambda x: tg.nn.functional.rms_norm(x.clamp(0, 0).reshape(4, 4), (4,)).reshape(16), 1),
+    **{
+        f"loss-{name}": (fn, 2)
+        for name, fn in {
+            "nll_all_ignored": lambda x, y: (
+                F.nll_loss(x.reshape(4, 4), tg.tensor([1] * 4, device=x.device), ignore_index=1) * y
+            ),
+            "nll_none": lambda x, y: (
+                F.nll_loss(
+                    x.reshape(4, 4), tg.tensor([0, 3, 1, 1], device=x.device), reduction="none"
+                ).repeat_interleave(4)
+                * y
+            ),
+            "bce": lambda x, y: F.binary_cross_entropy(
+                x.nan_to_num().sigmoid(), y.nan_to_num().sigmoid(), reduction="none"
+            ),
+            "bce_weight": lambda x, y: F.binary_cross_entropy(
+                x.nan_to_num().sigmoid(), y.nan_to_num().sigmoid(), y.exp()
+            ),
+            "bce_logits": lambda x, y: F.binary_cross_entropy_with_logits(
+                x, y.nan_to_num().sigmoid(), y.abs(), reduction="none", pos_weight=y.detach().nan_to_num().abs()
+            ),
+            "mse": lambda x, y: F.mse_loss(x, y, reduction="none"),
+            "l1": lambda x, y: F.l1_loss(x, y, reduction="none"),
+            "huber": lambda x, y: F.huber_loss(x, y, reduction="none", delta=0.5),
+            "smooth_l1": lambda x, y: F.smooth_l1_loss(x, y, reduction="none", beta=0.5),
+            "kl_div": lambda x, y: F.kl_div(x, y, reduction="none"),
+            "kl_div_log": lambda x, y: F.kl_div(x, y, reduction="none", log_target=True),
+            "normalize": lambda x, y: (
+                F.normalize(x.reshape(4, 4), dim=1).reshape(16) + F.normalize(y.reshape(4, 4), dim=0).reshape(16)
+            ),
+            "normalize_zero": lambda x, y: F.normalize((x * y).clamp(0, 0).reshape(4, 4)).reshape(16),
+            "normalize_p": lambda x, y: (
+                F.normalize(x.reshape(4, 4), p=3.0) + F.normalize(y.reshape(4, 4), p=0.5)
+            ).reshape(16),
+            "normalize_p0": lambda x, y: (
+                F.normalize(x.reshape(4, 4), p=0.0) + F.normalize(y.reshape(4, 4), p=1.0)
+            ).reshape(16),
+            "pdist": lambda x, y: tg.cat(
+                [
+                    F.pairwise_distance(x.reshape(4, 4), y.reshape(4, 4), p=p, eps=0)
+                    for p in (2.0, 1.0, 3.0, 0.5, 0.0, float("inf"), float("-inf"))
+                ]
+            ).repeat_interleave(4)[:16],
+        }.items()
+    },
 }
 
 
@@ -726,4 +773,82 @@ NORMS = {
 def test_normalization_second_derivative_matches_pytorch(device, name):
     fn, shape = NORMS[name]
     arrays = [_pair(device, shape, seed=60), _pair(device, (3,), seed=61), _pair(device, (3,), seed=62)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+# ------------------------------------------------------------------ losses and norms
+def _ids(lib, ids, like):
+    return lib.tensor(ids).to(like.device)
+
+
+LOSSES = {
+    # name: (f(lib, *xs), the inputs' shapes); the loss is multiplied by a function of an input
+    # where it is linear in it, so that a second derivative shows
+    "nll_mean_weight": (
+        lambda lib, x: _F(lib).nll_loss(
+            x.log_softmax(1), _ids(lib, [2, 0, 1, 2, 0], x), lib.tensor([0.5, 2.0, 1.5]).to(x), ignore_index=1
+        ),
+        [(5, 3)],
+    ),
+    "nll_sum": (lambda lib, x: _F(lib).nll_loss(x, _ids(lib, [2, 0, 1, 2, 0], x), reduction="sum") * x.sum(), [(5, 3)]),
+    "nll_none": (
+        lambda lib, x: _F(lib).nll_loss(x, _ids(lib, [2, 0, 1, 2, 0], x), reduction="none") * x[:, 0],
+        [(5, 3)],
+    ),
+    # PyTorch's bce takes no gradient for its weight: with one, its composite form
+    "bce": (
+        lambda lib, x, y, w: (
+            _F(lib).binary_cross_entropy(x.sigmoid(), y.sigmoid(), w)
+            if lib is tg
+            else -(w * (y.sigmoid() * x.sigmoid().log() + (1 - y.sigmoid()) * (1 - x.sigmoid()).log())).mean()
+        ),
+        [(3, 4), (3, 4), (3, 4)],
+    ),
+    "bce_no_weight": (
+        lambda lib, x, y: _F(lib).binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction="sum"),
+        [(3, 4)] * 2,
+    ),
+    "bce_logits": (
+        lambda lib, x, y, w, pw: (
+            _F(lib).binary_cross_entropy_with_logits(x, y.sigmoid(), w, pos_weight=pw)
+            if lib is tg
+            else (w * ((1 - y.sigmoid()) * x + (1 + (pw - 1) * y.sigmoid()) * _F(lib).softplus(-x))).mean()
+        ),
+        [(3, 4), (3, 4), (3, 4), (4,)],
+    ),
+    "bce_logits_pos_weight": (
+        lambda lib, x, y: _F(lib).binary_cross_entropy_with_logits(x, y.sigmoid(), pos_weight=y[0].detach().exp()),
+        [(3, 4), (3, 4)],
+    ),
+    "bce_logits_plain": (
+        lambda lib, x, y: _F(lib).binary_cross_entropy_with_logits(x, y, reduction="none"),
+        [(3, 4)] * 2,
+    ),
+    "mse": (lambda lib, x, y: _F(lib).mse_loss(x, y) * x.sum(), [(3, 4)] * 2),
+    "l1": (lambda lib, x, y: _F(lib).l1_loss(x, y, reduction="none") * x * y, [(3, 4)] * 2),
+    "huber": (lambda lib, x, y: _F(lib).huber_loss(x, y, delta=0.8, reduction="none") * x, [(3, 4)] * 2),
+    "smooth_l1": (lambda lib, x, y: _F(lib).smooth_l1_loss(x, y, beta=0.5) * x.sum(), [(3, 4)] * 2),
+    "kl_div": (lambda lib, x, t: _F(lib).kl_div(x, t.softmax(1), reduction="batchmean") * x.sum(), [(3, 4)] * 2),
+    "kl_div_log_target": (
+        lambda lib, x, t: _F(lib).kl_div(x, t, reduction="sum", log_target=True) * x.sum(),
+        [(3, 4)] * 2,
+    ),
+    "normalize": (lambda lib, x: _F(lib).normalize(x, dim=1), [(3, 4)]),
+    "normalize_p3": (lambda lib, x: _F(lib).normalize(x, p=3.0, dim=0), [(3, 4)]),
+    "normalize_p1": (lambda lib, x: _F(lib).normalize(x, p=1.0, dim=1) * x, [(3, 4)]),
+    "normalize_eps": (lambda lib, x: _F(lib).normalize(x * 1e-3, dim=1, eps=5e-3), [(3, 4)]),
+    "pairwise_distance": (lambda lib, x, y: _F(lib).pairwise_distance(x, y), [(3, 4)] * 2),
+    "pairwise_distance_p3": (lambda lib, x, y: _F(lib).pairwise_distance(x, y, p=3.0, keepdim=True) * x, [(3, 4)] * 2),
+    "pairwise_distance_p1": (lambda lib, x, y: _F(lib).pairwise_distance(x, y, p=1.0) * x.sum(1), [(3, 4)] * 2),
+    "pairwise_distance_inf": (
+        lambda lib, x, y: _F(lib).pairwise_distance(x, y, p=float("inf")) * x.sum(1),
+        [(3, 4)] * 2,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_loss_second_derivative_matches_pytorch(device, name):
+    fn, shapes = LOSSES[name]
+    arrays = [_pair(device, s, seed=70 + i) for i, s in enumerate(shapes)]
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
