@@ -692,6 +692,15 @@ EDGE_OPS = {  # name: (f, number of inputs)
             "normalize_p0": lambda x, y: (
                 F.normalize(x.reshape(4, 4), p=0.0) + F.normalize(y.reshape(4, 4), p=1.0)
             ).reshape(16),
+            "pad": lambda x, y: (
+                F.pad(x.reshape(1, 4, 4), (1, -1, 0, 1), value=2.0)[:, :4].reshape(16)
+                + F.pad(y.reshape(1, 4, 4), (2, 1), mode="reflect")[..., 1:5].reshape(16)
+                + F.pad(x.reshape(1, 1, 4, 4), (1, 1, 1, 1), mode="circular")[..., 1:5, 2:6].reshape(16)
+            ),
+            "einsum": lambda x, y: (
+                tg.einsum("ij,jk->ik", x.reshape(4, 4), y.reshape(4, 4)).reshape(16)
+                + tg.einsum("ii->i", x.reshape(4, 4)).repeat_interleave(4)
+            ),
             "pdist": lambda x, y: tg.cat(
                 [
                     F.pairwise_distance(x.reshape(4, 4), y.reshape(4, 4), p=p, eps=0)
@@ -851,4 +860,45 @@ LOSSES = {
 def test_loss_second_derivative_matches_pytorch(device, name):
     fn, shapes = LOSSES[name]
     arrays = [_pair(device, s, seed=70 + i) for i, s in enumerate(shapes)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+# ------------------------------------------------------------------ pad and einsum
+PADS = {
+    # name: (f(lib, *xs), the inputs' shapes)
+    "pad_constant": (
+        lambda lib, x: _F(lib).pad(x * x, (1, 2, 0, 1), value=0.5) * _F(lib).pad(x, (1, 2, 0, 1)),
+        [(2, 3, 4)],
+    ),
+    "pad_crop": (lambda lib, x: _F(lib).pad(x * x, (-1, 2, 1, -1)) * _F(lib).pad(x, (-1, 2, 1, -1)), [(2, 3, 4)]),
+    "pad_reflect": (
+        lambda lib, x: _F(lib).pad(x * x, (2, 1, 1, 2), mode="reflect") * _F(lib).pad(x, (2, 1, 1, 2), mode="reflect"),
+        [(1, 3, 4)],
+    ),
+    "pad_replicate": (
+        lambda lib, x: _F(lib).pad(x * x, (2, 3), mode="replicate") * _F(lib).pad(x, (2, 3), mode="replicate"),
+        [(2, 3, 4)],
+    ),
+    "pad_circular": (
+        lambda lib, x: (
+            _F(lib).pad(x * x, (2, 1, 1, 2), mode="circular") * _F(lib).pad(x, (2, 1, 1, 2), mode="circular")
+        ),
+        [(1, 2, 3, 4)],
+    ),
+    "einsum_matmul": (lambda lib, a, b: lib.einsum("ij,jk->ik", a, b).tanh(), [(3, 4), (4, 2)]),
+    "einsum_batched": (
+        lambda lib, a, b: lib.einsum("bij,bkj->bik", a, b) * lib.einsum("bij->bi", a).sum(),
+        [(2, 3, 4), (2, 3, 4)],
+    ),
+    "einsum_diagonal": (lambda lib, a: lib.einsum("ii->i", a * a) * lib.einsum("ii", a), [(4, 4)]),
+    "einsum_three": (lambda lib, a, b, c: lib.einsum("ij,jk,k->i", a, b, c).exp(), [(3, 4), (4, 2), (2,)]),
+    "einsum_broadcast": (lambda lib, a, b: lib.einsum("...ij,...jk->...ik", a, b).sin(), [(2, 1, 3, 4), (3, 4, 2)]),
+    "einsum_outer": (lambda lib, a, b: lib.einsum("i,j->ij", a, b) ** 2, [(3,), (4,)]),
+}
+
+
+@pytest.mark.parametrize("name", list(PADS))
+def test_pad_and_einsum_second_derivative_matches_pytorch(device, name):
+    fn, shapes = PADS[name]
+    arrays = [_pair(device, s, seed=80 + i) for i, s in enumerate(shapes)]
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
