@@ -701,6 +701,11 @@ EDGE_OPS = {  # name: (f, number of inputs)
                 tg.einsum("ij,jk->ik", x.reshape(4, 4), y.reshape(4, 4)).reshape(16)
                 + tg.einsum("ii->i", x.reshape(4, 4)).repeat_interleave(4)
             ),
+            "pool": lambda x, y: (
+                F.max_pool2d(x.reshape(1, 1, 4, 4), 3, stride=1, padding=1).reshape(16)
+                + F.max_pool2d(y.reshape(1, 1, 4, 4).clamp(0, 1), 2, stride=1, ceil_mode=True).reshape(9).repeat(2)[:16]
+                + F.avg_pool2d(x.reshape(1, 1, 4, 4), 3, stride=1, padding=1, count_include_pad=False).reshape(16)
+            ),
             "pdist": lambda x, y: tg.cat(
                 [
                     F.pairwise_distance(x.reshape(4, 4), y.reshape(4, 4), p=p, eps=0)
@@ -902,3 +907,28 @@ def test_pad_and_einsum_second_derivative_matches_pytorch(device, name):
     fn, shapes = PADS[name]
     arrays = [_pair(device, s, seed=80 + i) for i, s in enumerate(shapes)]
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+POOLS = {
+    # name: f(lib, x) on (2, 2, 5, 6); x * x pooled, times a pooling of x: the second derivative
+    # goes through the pooling's backward (d(dx)/dg) both ways
+    "max_pool": lambda lib, x: _F(lib).max_pool2d(x * x, 2) * _F(lib).max_pool2d(x, 2),
+    "max_pool_overlap": lambda lib, x: _F(lib).max_pool2d(x * x, 3, stride=1, padding=1) * x,
+    "max_pool_dilation_ceil": lambda lib, x: (
+        _F(lib).max_pool2d(x.sin(), 2, stride=2, dilation=2, ceil_mode=True)
+        * _F(lib).max_pool2d(x, 2, stride=2, dilation=2, ceil_mode=True)
+    ),
+    "max_pool1d": lambda lib, x: _F(lib).max_pool1d(x.reshape(4, 5, 6) ** 3, 3, stride=2),
+    "avg_pool": lambda lib, x: _F(lib).avg_pool2d(x * x, 2) * _F(lib).avg_pool2d(x, 2),
+    "avg_pool_overlap": lambda lib, x: _F(lib).avg_pool2d(x * x, 3, stride=1, padding=1, count_include_pad=False) * x,
+    "avg_pool_ceil_override": lambda lib, x: (
+        _F(lib).avg_pool2d(x.exp(), 3, stride=2, ceil_mode=True, divisor_override=4)
+        * _F(lib).avg_pool2d(x, 3, stride=2, ceil_mode=True, count_include_pad=False)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(POOLS))
+def test_pool_second_derivative_matches_pytorch(device, name):
+    fn = POOLS[name]
+    _compare(device, lambda x: fn(tg, x), lambda x: fn(_torch(), x), [_pair(device, (2, 2, 5, 6), seed=90)])
