@@ -706,6 +706,18 @@ EDGE_OPS = {  # name: (f, number of inputs)
                 + F.max_pool2d(y.reshape(1, 1, 4, 4).clamp(0, 1), 2, stride=1, ceil_mode=True).reshape(9).repeat(2)[:16]
                 + F.avg_pool2d(x.reshape(1, 1, 4, 4), 3, stride=1, padding=1, count_include_pad=False).reshape(16)
             ),
+            "select": lambda x, y: (
+                tg.maximum(x, y)
+                + tg.minimum(y, x)
+                + x.reshape(4, 4).median()
+                + y.reshape(4, 4).cummax(1)[0].reshape(16)
+                + x.reshape(4, 4).gather(1, tg.tensor([[0, 0, 1, 3]] * 4, device=x.device)).reshape(16)
+                + x.reshape(4, 4)
+                .scatter(1, tg.tensor([[1], [2], [3], [0]], device=x.device), y.reshape(4, 4))
+                .reshape(16)
+                + x.reshape(4, 4).repeat(1, 2)[:, :4].reshape(16)
+                + x.reshape(4, 4).unfold(1, 2, 1).sum(-1).repeat(1, 2)[:, :4].reshape(16)
+            ),
             "pdist": lambda x, y: tg.cat(
                 [
                     F.pairwise_distance(x.reshape(4, 4), y.reshape(4, 4), p=p, eps=0)
@@ -932,3 +944,60 @@ POOLS = {
 def test_pool_second_derivative_matches_pytorch(device, name):
     fn = POOLS[name]
     _compare(device, lambda x: fn(tg, x), lambda x: fn(_torch(), x), [_pair(device, (2, 2, 5, 6), seed=90)])
+
+
+# ------------------------------------------------------------------ indexing, selection, rearranging
+def _index(lib, values, like):
+    return lib.tensor(values).to(like.device)
+
+
+SELECTS = {
+    # name: (f(lib, *xs), the inputs' shapes); each op is linear in x's values: multiplied by a
+    # function of the inputs so that the second derivative shows
+    "gather": (
+        lambda lib, x: (x * x).gather(1, _index(lib, [[0, 2, 2], [3, 0, 1], [1, 1, 1]], x)) * x[:, :3],
+        [(3, 4)],
+    ),
+    "index_select": (lambda lib, x: (x * x).index_select(0, _index(lib, [2, 0, 2], x)) * x, [(3, 4)]),
+    # src larger than index (its leading block is read): PyTorch's double backward of that fails
+    # ("ScatterBackward0 returned an invalid gradient"), so it gets the block itself
+    "scatter": (
+        lambda lib, x, s: (
+            x.exp().scatter(1, _index(lib, [[0, 2], [3, 1], [1, 0]], x), s * s if lib is tg else (s * s)[:, :2]) * x
+        ),
+        [(3, 4), (3, 3)],
+    ),
+    "scatter_number": (lambda lib, x: (x * x).scatter(0, _index(lib, [[0, 2, 1, 0]], x), 2.0) * x, [(3, 4)]),
+    "scatter_add": (
+        lambda lib, x, s: (x * x).scatter_add(1, _index(lib, [[0, 0], [3, 1], [1, 1]], x), s.exp()) * x * s.sum(),
+        [(3, 4), (3, 2)],
+    ),
+    "index_put": (
+        lambda lib, x, v: (x * x).index_put((_index(lib, [0, 2, 0], x),), v * v, accumulate=True) * x,
+        [(3, 4), (4,)],
+    ),
+    "repeat": (lambda lib, x: (x * x).repeat(2, 1, 2) * x.repeat(2, 1, 2), [(3, 4)]),
+    "roll": (lambda lib, x: (x * x).roll((1, -2), (0, 1)) * x + (x * x).roll(3) * x, [(3, 4)]),
+    "diagonal": (lambda lib, x: (x * x).diagonal(1, 0, 2) * x.diagonal(1, 0, 2), [(3, 2, 4)]),
+    "diag_embed": (lambda lib, x: lib.diag_embed(x * x, -1) * lib.diag_embed(x, -1), [(3, 4)]),
+    "unfold": (lambda lib, x: (x * x).unfold(1, 3, 1) * x.unfold(1, 3, 1), [(3, 5)]),
+    "take_along_dim": (
+        lambda lib, x: lib.take_along_dim(x * x, _index(lib, [[0, 0], [2, 1], [3, 3]], x), 1) * x[:, :2],
+        [(3, 4)],
+    ),
+    "sort_topk_max": (
+        lambda lib, x: (x * x).sort(1)[0] * x + (x**3).topk(2, 0)[0].sum() + x.max(1)[0].exp().sum(),
+        [(3, 4)],
+    ),
+    "cummax": (lambda lib, x: (x * x).cummax(1)[0] * x + x.cummin(0)[0] ** 2, [(3, 4)]),
+    "median_all": (lambda lib, x: (x * x).median() * x, [(3, 4)]),
+    "maximum": (lambda lib, x, y: lib.maximum(x * x, y) * x * y + lib.minimum(x, y * y) * x, [(3, 4), (3, 4)]),
+    "maximum_ties": (lambda lib, x: lib.maximum(x * x, x.detach() ** 2) * x + lib.minimum(x, x.detach()) * x, [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", list(SELECTS))
+def test_selection_second_derivative_matches_pytorch(device, name):
+    fn, shapes = SELECTS[name]
+    arrays = [_pair(device, s, seed=100 + i) for i, s in enumerate(shapes)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)

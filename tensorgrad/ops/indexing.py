@@ -16,7 +16,8 @@ the adjoint of a scatter is a gather of the output gradient.
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .shape import Index, IndexBackward
 
 
 def along(xp, index, dim):
@@ -90,6 +91,12 @@ class Gather(Function):
         backend.add_at(self.xp, dx, idx, g)
         return dx, None
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the scatter-add of g at the gathered places, a recorded
+        IndexBackward (whose adjoint is a gather again): linear in g, free of x."""
+        shape, _, idx = self.saved
+        return IndexBackward.apply(g, shape=shape, index=idx, advanced=True), None
+
 
 class IndexSelect(Function):
     """z = x.take(index, axis=dim): whole slices of x along dim, picked by a 1-d index.
@@ -106,6 +113,21 @@ class IndexSelect(Function):
         dx = self.xp.zeros(shape, dtype=dtype)
         backend.add_at(self.xp, dx, (slice(None),) * dim + (index,), g)
         return dx, None
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the scatter-add of g's slices at `index`, a recorded
+        IndexBackward: linear in g, free of x."""
+        shape, _, index, dim = self.saved
+        return IndexBackward.apply(g, shape=shape, index=(slice(None),) * dim + (index,), advanced=True), None
+
+
+def _into_src(g, idx, src_shape, index_shape):
+    """dsrc = zeros(src_shape) with g[idx] in its leading index_shape block, as recorded ops: an
+    Index (the gather) and, when src is larger than index, an IndexBackward writing the block."""
+    part = Index.apply(g, index=idx, advanced=True)
+    if tuple(src_shape) == tuple(index_shape):
+        return part
+    return IndexBackward.apply(part, shape=src_shape, index=leading(index_shape), advanced=False)
 
 
 class Scatter(Function):
@@ -137,6 +159,17 @@ class Scatter(Function):
             dsrc[leading(index_shape)] = g[idx]
         return dx, None, dsrc
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g with the written places 0 (a recorded MaskedFill, the
+        mask a constant), dsrc = g read at the written places into src's shape (`_into_src`):
+        linear in g, free of x and src."""
+        idx, src_shape, index_shape = self.saved
+        written = self.xp.zeros(g.shape, dtype=bool)
+        written[idx] = True
+        dx = g.masked_fill(graph_constant(g, written), 0.0)
+        dsrc = _into_src(g, idx, src_shape, index_shape) if src_shape is not None else None
+        return dx, None, dsrc
+
 
 class ScatterAdd(Function):
     """z = x, then z[along(index, dim)] += src (repeats accumulate).
@@ -156,6 +189,12 @@ class ScatterAdd(Function):
         dsrc = self.xp.zeros(src_shape, dtype=g.dtype)
         dsrc[leading(index_shape)] = g[idx]
         return g, None, dsrc
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dsrc = g read at the places added to, into src's
+        shape (`_into_src`): linear in g."""
+        idx, src_shape, index_shape = self.saved
+        return g, None, _into_src(g, idx, src_shape, index_shape)
 
 
 class ScatterReduce(Function):
@@ -259,4 +298,13 @@ class IndexPutAccumulate(Function):
         dv = g[index] if self.needs_grad(1) else None
         if dv is not None and dv.ndim < v_ndim:  # v may carry extra leading 1s
             dv = dv.reshape((1,) * (v_ndim - dv.ndim) + dv.shape)
+        return g, dv
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dv = g[index] (a recorded Index; the engine sums it
+        back to v's shape with recorded ops): linear in g."""
+        index, v_ndim = self.saved
+        dv = Index.apply(g, index=index, advanced=True) if self.needs_grad(1) else None
+        if dv is not None and dv.ndim < v_ndim:
+            dv = dv.reshape((1,) * (v_ndim - dv.ndim) + tuple(dv.shape))
         return g, dv

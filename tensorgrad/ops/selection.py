@@ -13,7 +13,8 @@ which interpolates between two sorted neighbours) have backwards of their own.
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .shape import IndexBackward
 
 
 def _open_grid(xp, index, dim):
@@ -46,6 +47,13 @@ class TakeAlongDim(Function):
         shape, index, dim = self.saved
         dx = self.xp.zeros(shape, dtype=g.dtype)
         return backend.add_at(self.xp, dx, _open_grid(self.xp, index, dim), g)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the scatter-add of g at the read positions, a recorded
+        IndexBackward (its adjoint reads them again): linear in g, free of x (the positions are
+        constants, found outside the graph)."""
+        shape, index, dim = self.saved
+        return IndexBackward.apply(g, shape=shape, index=_open_grid(self.xp, index, dim), advanced=True)
 
 
 # ---------------------------------------------------------------- positions (no gradient)
@@ -92,8 +100,23 @@ class Maximum(Function):
         dy = g * (~(y < x) - tie) if self.needs_grad(1) else None
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx, dy = g times the constant weights above (piecewise
+        constant in x and y: d(dx)/dx = 0, as PyTorch's): linear in g.  Minimum inherits it."""
+        x, y = self.saved
+        xp, below = self.xp, self._below
+        tie = (x == y).astype(g.dtype) * 0.5
+        dx = g * graph_constant(g, xp.asarray(~below(x, y) - tie, dtype=g.dtype)) if self.needs_grad(0) else None
+        dy = g * graph_constant(g, xp.asarray(~below(y, x) - tie, dtype=g.dtype)) if self.needs_grad(1) else None
+        return dx, dy
 
-class Minimum(Function):
+    @staticmethod
+    def _below(a, b):
+        """Where a loses to b (a < b for the maximum): its gradient is 0 there."""
+        return a < b
+
+
+class Minimum(Maximum):
     """z = min(x, y) elementwise.   dx = g * ([not x > y] - [x == y] / 2),  dy likewise (NaN: both g)."""
 
     def forward(self, x, y):
@@ -106,6 +129,11 @@ class Minimum(Function):
         dx = g * (~(x > y) - tie) if self.needs_grad(0) else None
         dy = g * (~(y > x) - tie) if self.needs_grad(1) else None
         return dx, dy
+
+    @staticmethod
+    def _below(a, b):
+        """Where a loses to b (a > b for the minimum)."""
+        return a > b
 
 
 # ---------------------------------------------------------------- order statistics
@@ -170,6 +198,15 @@ class EvenlyShared(Function):
         x, z = self.saved
         hit = xp.where(xp.isnan(z), xp.isnan(x), x == z).astype(backend.accumulation_dtype(g.dtype))
         return backend.narrow(g * hit / hit.sum(), g.dtype)  # the count in float32 for float16
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g M / sum(M), the mask and its count constants (M is
+        piecewise constant in x): linear in g."""
+        xp = self.xp
+        x, z_array = self.saved
+        hit = xp.where(xp.isnan(z_array), xp.isnan(x), x == z_array).astype(backend.accumulation_dtype(g._data.dtype))
+        dx = g * graph_constant(g, hit) / graph_constant(g, xp.asarray(hit.sum()))
+        return dx if dx.dtype == g.dtype else dx.to(g.dtype)
 
 
 class Quantile(Function):
