@@ -629,6 +629,16 @@ def _in_tg(fn):
     return lambda *xs: fn(tg, *xs)
 
 
+def _norm_edges(o):
+    def f(x, y):
+        norm = tg.linalg.vector_norm
+        zero = (x * y).clamp(0, 0).reshape(4, 4)
+        out = norm(x.reshape(4, 4), o, 1) + norm(zero, o, 1) + norm(y.reshape(4, 4), o, 0)
+        return out.repeat_interleave(4)
+
+    return f
+
+
 EDGE_OPS = {  # name: (f, number of inputs)
     **{f"act-{name}": (_in_tg(act), 1) for name, act in ACTIVATIONS.items() if "glu" not in name},
     "glu": (lambda x: tg.nn.functional.glu(x, 0), 1),
@@ -658,6 +668,8 @@ EDGE_OPS = {  # name: (f, number of inputs)
             "xlog1py": lambda x, y: tg.special.xlog1py(y, x),
         }.items()
     },
+    **{f"vector_norm-{o}": (_norm_edges(o), 2) for o in (2, 3.0, 0.5, -1.5, 1, float("inf"), float("-inf"), 0)},
+    "cross": (lambda x, y: tg.linalg.cross(x[:15].reshape(5, 3), y[:15].reshape(5, 3)).reshape(15).sum().expand(16), 2),
     "logit_raw": (lambda x: x.logit(), 1),
     "logit_raw_eps": (lambda x: x.logit(eps=0.2), 1),
     "sinc_raw": (lambda x: x.sinc(), 1),
@@ -1056,4 +1068,41 @@ SPECIALS = {
 def test_special_second_derivative_matches_pytorch(device, name):
     fn, n = SPECIALS[name]
     arrays = [_pair(device, (3, 4), seed=110 + i) for i in range(n)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+# ------------------------------------------------------------------ linalg
+def _la(lib):
+    return tg.linalg if lib is tg else _torch().linalg
+
+
+def _norm_case(o, d):
+    return lambda lib, x: _la(lib).vector_norm(x, o, d) * x.sum() + _la(lib).vector_norm(x * x, o)
+
+
+LINALG = {
+    # name: (f(lib, *xs), the inputs' shapes)
+    "cross": (lambda lib, a, b: _la(lib).cross(a * a, b, dim=1) * a, [(2, 3, 4), (2, 3, 4)]),
+    "cross_broadcast": (lambda lib, a, b: _la(lib).cross(a, b * b).exp(), [(2, 3), (1, 3)]),
+    **{
+        f"vector_norm_{name}": (_norm_case(o, d), [(3, 4)])
+        for name, o, d in [
+            ("2", 2, 1),
+            ("3", 3.0, (0, 1)),
+            ("half", 0.5, 0),
+            ("neg", -1.5, 1),
+            ("1", 1, 1),
+            ("inf", float("inf"), 1),
+            ("ninf", float("-inf"), 0),
+            ("0", 0, 1),
+        ]
+    },  # fmt: skip
+    "vector_norm_one_element": (lambda lib, x: _la(lib).vector_norm(x[:, :1], 3.0, 1) * x[:, 0], [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", list(LINALG))
+def test_linalg_second_derivative_matches_pytorch(device, name):
+    fn, shapes = LINALG[name]
+    arrays = [_pair(device, s, seed=120 + i) for i, s in enumerate(shapes)]
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
