@@ -1106,3 +1106,55 @@ def test_linalg_second_derivative_matches_pytorch(device, name):
     fn, shapes = LINALG[name]
     arrays = [_pair(device, s, seed=120 + i) for i, s in enumerate(shapes)]
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+# ------------------------------------------------------------------ convolutions
+CONVS = {
+    # name: (f(lib, x, w, b), shapes of x, w, b)
+    "conv2d": (lambda lib, x, w, b: _F(lib).conv2d(x, w, b, padding=1).tanh(), [(2, 2, 5, 4), (3, 2, 3, 2), (3,)]),
+    "conv2d_stride_groups": (
+        lambda lib, x, w, b: _F(lib).conv2d(x, w, b, stride=2, dilation=(1, 2), groups=2) ** 2,
+        [(2, 4, 6, 7), (2, 2, 2, 2), (2,)],
+    ),
+    # "same" with an even kernel: asymmetric padding
+    "conv2d_same": (
+        lambda lib, x, w, b: _F(lib).conv2d(x, w, b, padding="same").sin(),
+        [(1, 2, 4, 5), (2, 2, 2, 3), (2,)],
+    ),
+    "conv1d": (lambda lib, x, w, b: _F(lib).conv1d(x, w, b, stride=2).exp(), [(2, 2, 7), (3, 2, 3), (3,)]),
+    "conv_transpose2d": (
+        lambda lib, x, w, b: _F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1).tanh(),
+        [(2, 2, 3, 4), (2, 3, 3, 2), (3,)],
+    ),
+    "conv_transpose2d_groups": (
+        lambda lib, x, w, b: _F(lib).conv_transpose2d(x, w, b, groups=2, dilation=2) ** 2,
+        [(1, 4, 3, 3), (4, 1, 2, 2), (2,)],
+    ),
+    "unfold": (
+        lambda lib, x, w, b: _F(lib).unfold(x * x, (2, 3), padding=1, stride=(1, 2)) ** 2 * (w.sum() + b.sum()),
+        [(2, 2, 4, 5), (1,), (1,)],
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using padding=.same. with even kernel")  # PyTorch notes a copy
+@pytest.mark.parametrize("name", list(CONVS))
+def test_conv_second_derivative_matches_pytorch(device, name):
+    fn, shapes = CONVS[name]
+    arrays = [_pair(device, s, seed=130 + i) for i, s in enumerate(shapes)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+@pytest.mark.parametrize("name", list(CONVS))
+def test_conv_create_graph_first_order_is_the_array_backward_bit_for_bit(device, name):
+    """The formulas run the array backward's products in its order (a transposed convolution for
+    dx, per-group 2-d products for dW): the same values, not just close ones."""
+    fn, shapes = CONVS[name]
+    arrays = [_pair(device, s, seed=140 + i) for i, s in enumerate(shapes)]
+    grads = []
+    for create_graph in (False, True):
+        xs = [tg.tensor(a, requires_grad=True, device=device) for a in arrays]
+        got = tg.autograd.grad(fn(tg, *xs).sum(), xs, create_graph=create_graph)
+        grads.append([g.detach().numpy() for g in got])
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(b, a)
