@@ -670,6 +670,14 @@ EDGE_OPS = {  # name: (f, number of inputs)
     },
     **{f"vector_norm-{o}": (_norm_edges(o), 2) for o in (2, 3.0, 0.5, -1.5, 1, float("inf"), float("-inf"), 0)},
     "cross": (lambda x, y: tg.linalg.cross(x[:15].reshape(5, 3), y[:15].reshape(5, 3)).reshape(15).sum().expand(16), 2),
+    "quantile": (
+        lambda x, y: (
+            x.reshape(4, 4).quantile(y[4:8].nan_to_num().sigmoid(), dim=1).reshape(16)
+            + y.reshape(4, 4).nanquantile(x[4:8].nan_to_num().sigmoid(), dim=0).reshape(16)
+            + (x * 0 + x.log()).reshape(4, 4).nanquantile(0.4, dim=1, interpolation="midpoint").repeat_interleave(4)
+        ),
+        2,
+    ),
     "logit_raw": (lambda x: x.logit(), 1),
     "logit_raw_eps": (lambda x: x.logit(eps=0.2), 1),
     "sinc_raw": (lambda x: x.sinc(), 1),
@@ -1158,3 +1166,30 @@ def test_conv_create_graph_first_order_is_the_array_backward_bit_for_bit(device,
         grads.append([g.detach().numpy() for g in got])
     for a, b in zip(*grads):
         np.testing.assert_array_equal(b, a)
+
+
+QUANTILES = {
+    # name: (f(lib, x, q), q's shape or None for a number)
+    "quantile_linear": (
+        lambda lib, x, q: x.quantile(q.sigmoid(), dim=1) * x.sum() + (x * x).quantile(q.sigmoid()).sum(),
+        (3,),
+    ),
+    "quantile_scalar_q": (lambda lib, x, q: (x * x).quantile(q.sigmoid(), dim=0, keepdim=True) * x, ()),
+    "quantile_midpoint": (lambda lib, x, q: x.quantile(0.3, dim=1, interpolation="midpoint") * x.sum(), None),
+    "quantile_lower": (lambda lib, x, q: (x**3).quantile(0.6, dim=0, interpolation="lower") * x, None),
+    "nanquantile": (lambda lib, x, q: x.nanquantile(q.sigmoid(), dim=1) * x.nan_to_num().sum(), (2,)),
+    "median_dim": (lambda lib, x, q: (x * x).median(1)[0] * x.sum(1), None),
+}
+
+
+@pytest.mark.parametrize("name", list(QUANTILES))
+def test_quantile_second_derivative_matches_pytorch(device, name):
+    fn, q_shape = QUANTILES[name]
+    x = _pair(device, (3, 4), seed=150)
+    if name == "nanquantile":
+        x[0, 1] = x[2, 3] = np.nan
+    if q_shape is None:
+        _compare(device, lambda x: fn(tg, x, None), lambda x: fn(_torch(), x, None), [x])
+    else:
+        arrays = [x, _pair(device, q_shape, seed=151)]
+        _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)

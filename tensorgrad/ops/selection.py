@@ -13,8 +13,9 @@ which interpolates between two sorted neighbours) have backwards of their own.
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function, graph_constant
-from .shape import IndexBackward
+from ..autograd import Function, TensorBase, graph_constant
+from .masking import Where
+from .shape import Cat, IndexBackward
 
 
 def _open_grid(xp, index, dim):
@@ -32,6 +33,7 @@ def _open_grid(xp, index, dim):
 
 
 class TakeAlongDim(Function):
+
     """z[..., j, ...] = x[..., index[..., j, ...], ...] along `dim` (torch.take_along_dim).
 
     z_j depends on x only through x[index_j], with derivative 1, so
@@ -276,4 +278,33 @@ class Quantile(Function):
         if dq_scale is not None and self.needs_grad(1):
             live, scale = dq_scale  # a replaced rank has no derivative (0, not NaN from a NaN row)
             dq = backend.sum(xp, xp.where(live, g * spread * scale, 0).reshape(-1, g.shape[-1]), 0)
+        return dx, dq
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the two scatter-adds above as one recorded
+        IndexBackward (the weights g (1 - w) and g w joined along the last axis, so each place
+        adds its lower then its upper share, as the array backward does); dq = the row sum of
+        g (s_b - s_a)(n - 1) where the rank is live, with s_a, s_b recorded TakeAlongDims of x.
+        With 'linear' and q a tensor, w = q (n - 1) - floor(q (n - 1)) is recorded too (floor's
+        derivative 0), so a second pass sees d(dx)/dq and d(dq)/dx; the positions are constants."""
+        xp = self.xp
+        shape, (p_lo, p_hi), w, _, dq_scale = self.saved
+        x, q = self.parents[:2]
+        last = len(shape) - 1
+        w_t = graph_constant(g, w)
+        if dq_scale is not None and isinstance(q, TensorBase) and q._requires_grad:
+            live, scale = dq_scale
+            rank = q.reshape(-1) * graph_constant(g, xp.asarray(scale))
+            floor = graph_constant(g, xp.floor(xp.broadcast_to(rank._data, live.shape)))
+            w_t = Where.apply(graph_constant(g, live), rank.expand(*live.shape) - floor, w_t)
+        dx = dq = None
+        if self.needs_grad(0):
+            shares = Cat.apply(g * (1 - w_t), g * w_t, axis=-1)
+            index = _open_grid(xp, xp.concatenate([p_lo, p_hi], axis=-1), last)
+            dx = IndexBackward.apply(shares, shape=shape, index=index, advanced=True)
+        if dq_scale is not None and self.needs_grad(1):
+            live, scale = dq_scale
+            spread = TakeAlongDim.apply(x, index=p_hi, dim=last) - TakeAlongDim.apply(x, index=p_lo, dim=last)
+            per = (g * spread * graph_constant(g, xp.asarray(scale))).masked_fill(graph_constant(g, ~live), 0.0)
+            dq = per.reshape(-1, g.shape[-1]).sum(0)
         return dx, dq
