@@ -629,6 +629,15 @@ def _in_tg(fn):
     return lambda *xs: fn(tg, *xs)
 
 
+def _scatter_reduce_edges(reduce, include_self):
+    def f(x, y):
+        index = tg.tensor([[0, 2, 0], [3, 3, 1], [1, 1, 1], [2, 0, 2]], device=x.device)
+        src = (y.nan_to_num(posinf=2.0, neginf=-3.0).clamp(-2, 2) * (y > 0.6).to(y.dtype)).reshape(4, 4)
+        return x.reshape(4, 4).scatter_reduce(1, index, src, reduce, include_self=include_self).reshape(16)
+
+    return f
+
+
 def _norm_edges(o):
     def f(x, y):
         norm = tg.linalg.vector_norm
@@ -678,6 +687,11 @@ EDGE_OPS = {  # name: (f, number of inputs)
         ),
         2,
     ),
+    **{
+        f"scatter_reduce-{r}-{inc}": (_scatter_reduce_edges(r, inc), 2)
+        for r in ("sum", "prod", "mean", "amax", "amin")
+        for inc in (True, False)
+    },
     "logit_raw": (lambda x: x.logit(), 1),
     "logit_raw_eps": (lambda x: x.logit(eps=0.2), 1),
     "sinc_raw": (lambda x: x.sinc(), 1),
@@ -1193,3 +1207,15 @@ def test_quantile_second_derivative_matches_pytorch(device, name):
     else:
         arrays = [x, _pair(device, q_shape, seed=151)]
         _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_second_derivative_matches_pytorch(device, reduce, include_self):
+    def fn(lib, x, s):
+        index = _index(lib, [[0, 2, 0], [3, 3, 1], [1, 1, 1]], x)
+        out = (x * x).scatter_reduce(1, index, s * s if reduce == "prod" else s, reduce, include_self=include_self)
+        return out * x
+
+    arrays = [_pair(device, (3, 4), seed=160), _pair(device, (3, 3), seed=161)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..autograd import Function, graph_constant
+from .masking import Where
 from .shape import Index, IndexBackward
 
 
@@ -233,7 +234,7 @@ class ScatterReduce(Function):
             scatter_reduce_at(xp, out, idx, s, op)
             if reduce == "mean":
                 out = xp.where(reached, out / xp.maximum(count, 1), x)
-        self.save_for_backward(x, s, idx, src.shape, index.shape, out, reached, count, reduce, include_self, pz)
+        self.save_for_backward(x, s, idx, src.shape, index.shape, out, reached, count, reduce, include_self, pz, dim)
         return out
 
     def _prod_forward(self, x, idx, s, reached, include_self):
@@ -249,7 +250,7 @@ class ScatterReduce(Function):
 
     def backward(self, g):
         xp = self.xp
-        x, s, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz = self.saved
+        x, s, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz, _ = self.saved
         if reduce == "sum":
             dx, ds = g, g[idx]
         elif reduce == "mean":
@@ -277,6 +278,52 @@ class ScatterReduce(Function):
         dsrc = xp.zeros(src_shape, dtype=g.dtype)
         dsrc[leading(index_shape)] = ds
         return dx, None, dsrc
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the backward above with Tensor ops.  sum, mean: g (or g / |G|,
+        the count a constant) and its recorded read at the scattered places; amax, amin: g times
+        the constant tie-sharing weights (piecewise constant: d/dx = 0, as PyTorch's).  prod: the
+        product of the other members is P / e where the group has no zero, P where e is its one
+        zero, 0 else, with P (the product of the nonzero members) a recorded ScatterReduce("prod")
+        of x and src with their zeros set to 1 (the same products in the same order, so the same
+        values; this formula again at the next order) and e the input tensors: a second pass sees
+        d(dx)/dsrc and d(dsrc)/dsrc through P.  The masks (reached, the zeros) are constants."""
+        xp = self.xp
+        xa, sa, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz, dim = self.saved
+        x, index, src = self.parents[:3]
+        const = lambda array: graph_constant(g, xp.asarray(array, dtype=g._data.dtype))  # noqa: E731
+        mask = lambda array: graph_constant(g, xp.asarray(array, dtype=bool))  # noqa: E731
+        at = lambda t: Index.apply(t, index=idx, advanced=True)  # noqa: E731
+        if reduce == "sum":
+            dx, ds = g, at(g)
+        elif reduce == "mean":
+            gm = g / const(xp.maximum(count, 1))
+            dx, ds = (gm if include_self else g), at(gm)
+        elif reduce in ("amax", "amin"):
+            x_wins = (xa == out) & (include_self | ~reached)
+            s_wins = sa == out[idx]
+            winners = backend.ensure_array(xp, x_wins.astype(g._data.dtype))
+            backend.add_at(xp, winners, idx, s_wins.astype(g._data.dtype))
+            share = g / const(xp.maximum(winners, 1))
+            dx, ds = share * const(x_wins), at(share) * const(s_wins)
+        else:
+            zeros = pz[1]
+            s_t = src if tuple(src_shape) == tuple(index_shape) else src[leading(index_shape)]
+            x_nz, s_nz = x.masked_fill(mask(xa == 0), 1.0), s_t.masked_fill(mask(sa == 0), 1.0)
+            p = ScatterReduce.apply(x_nz, index, s_nz, dim=dim, reduce="prod", include_self=include_self)
+
+            def others(e, ea, p, z):  # as the array backward's, with the tensor e and P
+                safe = e.masked_fill(mask(ea == 0), 1.0)
+                inner = Where.apply(mask((z == 1) & (ea == 0)), p, const(xp.zeros(p.shape)))
+                return Where.apply(mask(z == 0), p / safe, inner)
+
+            dx = g * others(x, xa, p, zeros)
+            ds = at(g) * others(s_t, sa, at(p), zeros[idx])
+        if not include_self:
+            dx = g.masked_fill(mask(reached), 0.0)
+        if tuple(src_shape) != tuple(index_shape):
+            ds = IndexBackward.apply(ds, shape=src_shape, index=leading(index_shape), advanced=False)
+        return dx, None, ds
 
 
 class IndexPutAccumulate(Function):
