@@ -1219,3 +1219,20 @@ def test_scatter_reduce_second_derivative_matches_pytorch(device, reduce, includ
 
     arrays = [_pair(device, (3, 4), seed=160), _pair(device, (3, 3), seed=161)]
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+@pytest.mark.parametrize("ord", ["nuc", 2, -2])
+def test_matrix_norm_of_singular_values_second_derivative_matches_pytorch(device, ord):
+    fn = lambda lib, a: _la(lib).matrix_norm(a, ord) * a.sum((-1, -2))  # noqa: E731
+    _compare(device, lambda a: fn(tg, a), lambda a: fn(_torch(), a), [_pair(device, (2, 3, 4), seed=170)])
+
+
+def test_matrix_norm_create_graph_first_order_is_the_array_backward(device):
+    a0 = _pair(device, (2, 3, 4), seed=171)
+    grads = []
+    for create_graph in (False, True):
+        a = tg.tensor(a0, requires_grad=True, device=device)
+        out = sum(tg.linalg.matrix_norm(a, o).sum() for o in ("nuc", 2, -2))
+        (g,) = tg.autograd.grad(out, a, create_graph=create_graph)
+        grads.append(g.detach().numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])

@@ -9,6 +9,7 @@ import math
 
 from .. import backend
 from ..autograd import Function, graph_constant
+from .decompositions import SVD
 from .scan import widened
 
 
@@ -192,3 +193,23 @@ class SingularValueNorm(Function):
             hit = s == z[..., None]
             w = hit / hit.sum(axis=-1, keepdims=True)
         return (u * (g[..., None] * w)[..., None, :]) @ vh
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dA = U diag(g w) V^T with U, V^T from a recorded SVD of the
+        input tensor (decompositions.SVD, the same thin factorisation), w constant (the ties'
+        shares): a second pass differentiates U and V through SVD's own backward (distinct,
+        nonzero singular values, as that backward assumes and PyTorch's does); a third raises
+        lazily at SVD, which has no Tensor-level formula."""
+        u_a, s_a, vh_a, z_a, ord = self.saved
+        a = self.parents[0]
+        m, k, n = u_a.shape[-2], s_a.shape[-1], vh_a.shape[-1]
+        batch = tuple(a.shape[:-2])
+        packed = SVD.apply(a, full_matrices=False)
+        u = packed[..., : m * k].reshape(batch + (m, k))
+        vh = packed[..., m * k + k :].reshape(batch + (k, n))
+        if ord == "nuc":
+            w = self.xp.ones_like(s_a)
+        else:
+            hit = s_a == z_a[..., None]
+            w = hit / hit.sum(axis=-1, keepdims=True)
+        return (u * (g.unsqueeze(-1) * graph_constant(g, w)).unsqueeze(-2)) @ vh
