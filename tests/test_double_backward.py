@@ -1236,3 +1236,54 @@ def test_matrix_norm_create_graph_first_order_is_the_array_backward(device):
         (g,) = tg.autograd.grad(out, a, create_graph=create_graph)
         grads.append(g.detach().numpy())
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+def _spd(lib, x):
+    return x @ x.mT + lib.eye(x.shape[-1], dtype=x.dtype).to(x.device)
+
+
+DECOMPOSITIONS = {
+    # name: (f(lib, *xs), the inputs' shapes); inputs made square / symmetric / SPD by ops with formulas
+    "inv": (lambda lib, a: _la(lib).inv(a + 3 * lib.eye(3, dtype=a.dtype).to(a.device)), [(2, 3, 3)]),
+    "solve": (lambda lib, a, b: _la(lib).solve(_spd(lib, a), b) * b, [(2, 3, 3), (2, 3, 2)]),
+    "solve_triangular": (
+        lambda lib, a, b: (
+            _la(lib).solve_triangular(_spd(lib, a), b, upper=True) ** 2
+            + _la(lib).solve_triangular(_spd(lib, a), b, upper=False, unitriangular=True) * b
+        ),
+        [(3, 3), (3, 2)],
+    ),
+    "slogdet": (lambda lib, a: _la(lib).slogdet(a)[1] * a.sum((-1, -2)), [(2, 3, 3)]),
+    "cholesky": (lambda lib, a: _la(lib).cholesky(_spd(lib, a)).sin(), [(2, 3, 3)]),
+    "eigh": (lambda lib, a: _la(lib).eigh(a + a.mT)[1].abs().sum(-2) * _la(lib).eigh(a + a.mT)[0], [(2, 3, 3)]),
+    "eigvalsh": (lambda lib, a: _la(lib).eigvalsh(a + a.mT) ** 3, [(2, 4, 4)]),
+    "svdvals": (lambda lib, a: _la(lib).svdvals(a) ** 3, [(2, 3, 4)]),
+    "pinv": (lambda lib, a: _la(lib).pinv(a).tanh(), [(2, 4, 3)]),
+    "cholesky_solve": (
+        lambda lib, a, b: (
+            lib.cholesky_solve(b, _la(lib).cholesky(_spd(lib, a))) * b
+            + lib.cholesky_solve(b, _la(lib).cholesky(_spd(lib, a)).mT, upper=True) ** 2
+        ),
+        [(3, 3), (3, 2)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(DECOMPOSITIONS))
+def test_decomposition_second_derivative_matches_pytorch(device, name):
+    fn, shapes = DECOMPOSITIONS[name]
+    arrays = [_pair(device, s, seed=180 + i) for i, s in enumerate(shapes)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+@pytest.mark.parametrize("name", list(DECOMPOSITIONS))
+def test_decomposition_create_graph_first_order_is_the_array_backward(device, name):
+    fn, shapes = DECOMPOSITIONS[name]
+    arrays = [_pair(device, s, seed=190 + i) for i, s in enumerate(shapes)]
+    grads = []
+    for create_graph in (False, True):
+        xs = [tg.tensor(a, requires_grad=True, device=device) for a in arrays]
+        got = tg.autograd.grad(fn(tg, *xs).sum(), xs, create_graph=create_graph)
+        grads.append([g.detach().numpy() for g in got])
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(b, a)
