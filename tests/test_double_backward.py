@@ -1254,6 +1254,22 @@ DECOMPOSITIONS = {
         [(3, 3), (3, 2)],
     ),
     "slogdet": (lambda lib, a: _la(lib).slogdet(a)[1] * a.sum((-1, -2)), [(2, 3, 3)]),
+    "det": (lambda lib, a: _la(lib).det(a) * a.sum((-1, -2)) + _la(lib).det(a[0]) ** 2, [(2, 3, 3)]),
+    "det_singular": (lambda lib, a: _la(lib).det(a * lib.tensor([1.0, 1.0, 0.0]).to(a)) * a.sum((-1, -2)), [(2, 3, 3)]),
+    "svd": (
+        lambda lib, a: (
+            _la(lib).svd(a, full_matrices=False)[0].abs().sum(-1)
+            * _la(lib).svd(a, full_matrices=False)[1].sum(-1, keepdim=True)
+            + _la(lib).svd(a, full_matrices=False)[2].abs().sum(-2)[..., :3]
+        ),
+        [(2, 3, 4)],
+    ),
+    "svd_tall": (
+        lambda lib, a: (
+            _la(lib).svd(a, full_matrices=False)[0].abs().sum(-2) + _la(lib).svd(a, full_matrices=False)[1] ** 2
+        ),
+        [(2, 4, 3)],
+    ),
     "cholesky": (lambda lib, a: _la(lib).cholesky(_spd(lib, a)).sin(), [(2, 3, 3)]),
     "eigh": (lambda lib, a: _la(lib).eigh(a + a.mT)[1].abs().sum(-2) * _la(lib).eigh(a + a.mT)[0], [(2, 3, 3)]),
     "eigvalsh": (lambda lib, a: _la(lib).eigvalsh(a + a.mT) ** 3, [(2, 4, 4)]),

@@ -15,6 +15,8 @@ import math
 
 from .. import backend
 from ..autograd import Function, graph_constant
+from .rearrange import Flip
+from .scan import exclusive_cumprod_graph
 
 
 def mT(x):
@@ -182,6 +184,24 @@ class Det(Function):
     def backward(self, g):
         (a,) = self.saved
         return g[..., None, None] * adjugate_t(self.xp, a)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gA = g adj(A)^T as in `adjugate_t`, with U, s, V^T from a
+        recorded SVD of the input tensor and the products before and after each s_i recorded
+        exclusive cumprods (no division), the sign det(U) det(V) a constant (piecewise constant):
+        a second pass differentiates adj(A) through them, singular A included."""
+        xp = self.xp
+        a = self.parents[0]
+        if a.shape[-1] == 0 or a._data.size == 0:
+            return graph_constant(g, xp.zeros_like(a._data))
+        u, sv, vh = _svd_graph(a)
+        last = sv.ndim - 1
+        before = exclusive_cumprod_graph(sv, last)
+        after = Flip.apply(exclusive_cumprod_graph(Flip.apply(sv, dims=(last,)), last), dims=(last,))
+        sign = backend.linalg(xp, "det", u._data) * backend.linalg(xp, "det", vh._data)
+        sign = graph_constant(g, xp.asarray(sign)).unsqueeze(-1).unsqueeze(-1)
+        adj_t = (sign * (u * (before * after).unsqueeze(-2))) @ vh
+        return g.unsqueeze(-1).unsqueeze(-1) * adj_t
 
 
 def adjugate_t(xp, a):
@@ -560,4 +580,31 @@ class SVD(Function):
         elif n > k:
             gv_s = gv / s[..., None, :]
             ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
+        return ga
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the formula above with U, S, V^T read from the output tensor
+        (in the graph: a second pass differentiates them through this node again, and this formula
+        at the next order), the identity a constant.  Distinct, nonzero singular values, as above."""
+        u_a, s_a, vh_a = self.saved
+        m, n, k = u_a.shape[-2], vh_a.shape[-1], s_a.shape[-1]
+        nu, ns = u_a.shape[-2] * u_a.shape[-1], k
+        u = z[..., :nu].reshape(u_a.shape)[..., :, :k]
+        sv = z[..., nu : nu + ns]
+        vh = z[..., nu + ns :].reshape(vh_a.shape)[..., :k, :]
+        gu = g[..., :nu].reshape(u_a.shape)[..., :, :k]
+        gs = g[..., nu : nu + ns]
+        gvh = g[..., nu + ns :].reshape(vh_a.shape)[..., :k, :]
+        v, gv = vh.mT, gvh.mT
+        s2 = sv * sv
+        e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + _eye(g, k)
+        j, kk = u.mT @ gu, v.mT @ gv
+        inner = ((j - j.mT) * sv.unsqueeze(-2) + sv.unsqueeze(-1) * (kk - kk.mT)) / e + _diag_embed_graph(gs)
+        ga = u @ inner @ vh
+        if m > k:
+            gu_s = gu / sv.unsqueeze(-2)
+            ga = ga + (gu_s - u @ (u.mT @ gu_s)) @ vh
+        elif n > k:
+            gv_s = gv / sv.unsqueeze(-2)
+            ga = ga + u @ (gv_s - v @ (v.mT @ gv_s)).mT
         return ga
