@@ -1275,6 +1275,11 @@ DECOMPOSITIONS = {
     "eigvalsh": (lambda lib, a: _la(lib).eigvalsh(a + a.mT) ** 3, [(2, 4, 4)]),
     "svdvals": (lambda lib, a: _la(lib).svdvals(a) ** 3, [(2, 3, 4)]),
     "pinv": (lambda lib, a: _la(lib).pinv(a).tanh(), [(2, 4, 3)]),
+    "qr_tall": (lambda lib, a: (_la(lib).qr(a)[0].abs() ** 3).sum(-2) * _la(lib).qr(a)[1].abs().sum(-2), [(2, 4, 3)]),
+    "qr_wide": (
+        lambda lib, a: (_la(lib).qr(a)[0].abs() ** 3).sum(-2) + _la(lib).qr(a)[1].abs().sum(-1) ** 2,
+        [(2, 3, 4)],
+    ),
     "cholesky_solve": (
         lambda lib, a, b: (
             lib.cholesky_solve(b, _la(lib).cholesky(_spd(lib, a))) * b

@@ -17,6 +17,7 @@ from .. import backend
 from ..autograd import Function, graph_constant
 from .rearrange import Flip
 from .scan import exclusive_cumprod_graph
+from .shape import Cat
 
 
 def mT(x):
@@ -429,6 +430,33 @@ class QR(Function):
         y = q @ v
         gx = qr_backward_tall(xp, q, u, gq + y @ mT(gv), gu)
         return xp.concatenate([gx, q @ gv], axis=-1)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the formula above with Q and R read from the output tensor (in
+        the graph: a second pass differentiates them through this node again), as recorded ops
+        (`qr_backward_tall_graph`; a recorded Cat for m < n).  The modes without a backward raise
+        the array backward's error."""
+        q_a, r_a, mode, r_only = self.saved
+        m, n = q_a.shape[-2], r_a.shape[-1]
+        if r_only or (mode == "complete" and m > n):
+            return self.backward(g._data)  # raises, as the first-order pass does
+        nq = q_a.shape[-2] * q_a.shape[-1]
+        q, r = z[..., :nq].reshape(q_a.shape), z[..., nq:].reshape(r_a.shape)
+        gq, gr = g[..., :nq].reshape(q_a.shape), g[..., nq:].reshape(r_a.shape)
+        if m >= n:
+            return qr_backward_tall_graph(q, r, gq, gr)
+        u, v = r[..., :, :m], r[..., :, m:]
+        gu, gv = gr[..., :, :m], gr[..., :, m:]
+        gx = qr_backward_tall_graph(q, u, gq + (q @ v) @ gv.mT, gu)
+        return Cat.apply(gx, q @ gv, axis=-1)
+
+
+def qr_backward_tall_graph(q, r, gq, gr):
+    """qr_backward_tall with Tensors: recorded matmuls, tril and a SolveTriangular."""
+    m_ = r @ gr.mT - gq.mT @ q
+    copyltu = m_.tril() + m_.tril(-1).mT
+    b = gq + q @ copyltu
+    return SolveTriangular.apply(r, b.mT, upper=True, unitriangular=False).mT
 
 
 def qr_backward_tall(xp, q, r, gq, gr):
