@@ -638,6 +638,18 @@ def _scatter_reduce_edges(reduce, include_self):
     return f
 
 
+def _inplace_edges(x, y):
+    z = x * 1
+    z += y
+    z -= x
+    z *= 2.0
+    z /= 3.0
+    z.clamp_(-1.0, 1.0)
+    z[2:5] = y[:3]
+    z.masked_fill_(y.detach() > 2, 0.0)
+    return z * x
+
+
 def _norm_edges(o):
     def f(x, y):
         norm = tg.linalg.vector_norm
@@ -692,6 +704,7 @@ EDGE_OPS = {  # name: (f, number of inputs)
         for r in ("sum", "prod", "mean", "amax", "amin")
         for inc in (True, False)
     },
+    "inplace": (_inplace_edges, 2),
     "logit_raw": (lambda x: x.logit(), 1),
     "logit_raw_eps": (lambda x: x.logit(eps=0.2), 1),
     "sinc_raw": (lambda x: x.sinc(), 1),
@@ -1308,3 +1321,55 @@ def test_decomposition_create_graph_first_order_is_the_array_backward(device, na
         grads.append([g.detach().numpy() for g in got])
     for a, b in zip(*grads):
         np.testing.assert_array_equal(b, a)
+
+
+# ------------------------------------------------------------------ in-place writes
+def _add_(lib, x, b):
+    y = x * x
+    y += b * b
+    y -= x
+    return y * x
+
+
+def _mul_div_(lib, x, b):
+    y = x * x.sin()
+    y *= 2.5
+    y *= b.detach()
+    y /= b.detach() + 3
+    y /= 0.5
+    return y * x * b
+
+
+def _clamp_(lib, x, b):
+    y = x * b
+    y.clamp_(-0.4, 0.5)
+    return y * x * b
+
+
+def _setitem(lib, x, b):
+    y = x * x
+    y[0] = b[1] * b[1]
+    y[:, 1] = x[:, 2].exp()
+    y.masked_fill_(x.detach() > 1, 2.0)
+    return y * x
+
+
+INPLACE = {"add_": _add_, "mul_div_": _mul_div_, "clamp_": _clamp_, "setitem": _setitem}
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_inplace_second_derivative_matches_pytorch(device, name):
+    fn = INPLACE[name]
+    arrays = [_pair(device, (3, 4), seed=200), _pair(device, (3, 4), seed=201)]
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
+
+
+def test_inplace_multiplier_that_needs_a_gradient_raises_lazily_with_its_reason():
+    x = tg.tensor([0.5, 1.5], dtype=tg.float64, requires_grad=True)
+    s = tg.tensor([2.0, 3.0], dtype=tg.float64, requires_grad=True)
+    y = x * 1
+    y *= s
+    gx, gs = tg.autograd.grad(y.sum(), (x, s), create_graph=True)
+    np.testing.assert_array_equal(gs.detach().numpy(), [0.5, 1.5])  # the first-order values
+    with pytest.raises(RuntimeError, match="MulInplaceBackward0: the gradient of the multiplier"):
+        gs.sum().backward()
