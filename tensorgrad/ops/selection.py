@@ -33,7 +33,6 @@ def _open_grid(xp, index, dim):
 
 
 class TakeAlongDim(Function):
-
     """z[..., j, ...] = x[..., index[..., j, ...], ...] along `dim` (torch.take_along_dim).
 
     z_j depends on x only through x[index_j], with derivative 1, so
