@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .masking import Where
+from .shape import Cat
 
 
 def sigmoid(xp, x):
@@ -18,6 +20,18 @@ def sigmoid(xp, x):
     x >= 0: 1 / (1 + e);   x < 0: e / (1 + e)   (the same value, multiplied by e / e)."""
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1, e) / (1 + e)
+
+
+def select(g, cond, a, b):
+    """a where the constant mask `cond` (an array) holds, else b: a recorded Where of the Tensors
+    a and b (each gets the gradient of its own places, the other places 0), for the formulas of
+    the piecewise ops (their branch condition is piecewise constant in x)."""
+    return Where.apply(graph_constant(g, cond), a, b)
+
+
+def mask_of(g, mask):
+    """The bool array `mask` as a constant tensor of g's dtype (1 where it holds, else 0)."""
+    return graph_constant(g, mask.astype(g.dtype))
 
 
 def softplus(xp, x):
@@ -167,12 +181,21 @@ class Softplus(Function):
     def forward(self, x, beta=1.0, threshold=20.0):
         bx = x * beta
         linear = bx > threshold
-        self.save_for_backward(bx, linear)
+        self.save_for_backward(bx, linear, beta)
         return self.xp.where(linear, x, softplus(self.xp, bx) / beta)
 
     def backward(self, g):
-        bx, linear = self.saved
+        bx, linear, _ = self.saved
         return self.xp.where(linear, g, g * sigmoid(self.xp, bx))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where beta x > threshold (the constant mask), else
+        g sigmoid(beta x), with beta x a recorded Mul of the input tensor and a recorded Sigmoid:
+        a second pass sees d(dx)/dx = g beta s (1 - s) off the linear regime, 0 in it (PyTorch's
+        softplus_backward double backward)."""
+        _, linear, beta = self.saved
+        bx = self.parents[0] * beta
+        return select(g, linear, g, g * bx.sigmoid())
 
 
 class Hardtanh(Function):
@@ -186,6 +209,12 @@ class Hardtanh(Function):
         x, lo, hi = self.saved
         return g * ((x > lo) & (x < hi))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g times the constant 0/1 mask lo < x < hi (piecewise
+        constant in x: d(dx)/dx = 0, d(dx)/dg = the mask)."""
+        x, lo, hi = self.saved
+        return g * mask_of(g, (x > lo) & (x < hi))
+
 
 class Hardsigmoid(Function):
     """z = min(max(x / 6 + 1/2, 0), 1).   dz/dx = 1/6 for -3 < x < 3, else 0."""
@@ -197,6 +226,11 @@ class Hardsigmoid(Function):
     def backward(self, g):
         (x,) = self.saved
         return g * ((x > -3) & (x < 3)) / 6
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g [-3 < x < 3] / 6, the mask a constant (d(dx)/dx = 0)."""
+        (x,) = self.saved
+        return g * mask_of(g, (x > -3) & (x < 3)) / 6
 
 
 class Softsign(Function):
@@ -217,6 +251,14 @@ class Softsign(Function):
         with backend.quiet():  # d * d overflows to inf for |x| > 1e154: the gradient is 0 there
             return self.xp.where(d == self.xp.inf, self.xp.nan, g / (d * d))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / d^2 with d = 1 + |x| a recorded Abs of the input
+        tensor, nan where d is inf (the constant mask, as the array backward): a second pass sees
+        d(dx)/dx = -2 g sign(x) / d^3 (PyTorch's composite x / (|x| + 1) differentiated twice)."""
+        (d_array,) = self.saved
+        d = 1 + self.parents[0].abs()
+        return (g / (d * d)).masked_fill(graph_constant(g, d_array == self.xp.inf), float("nan"))
+
 
 class ELU(Function):
     """z = x for x > 0, alpha (exp(x) - 1) otherwise.
@@ -235,6 +277,14 @@ class ELU(Function):
         pos, z, alpha = self.saved
         return self.xp.where(pos, g, g * (z + alpha))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where x > 0 (the constant mask), else g (z + alpha)
+        with z the output tensor, in the graph: a second pass sees d(dx)/dz = g off the positive
+        side, carried on to x by z's node (dz/dx = z + alpha = alpha exp(x)): d^2 elu/dx^2 =
+        alpha exp(x) for x <= 0, 0 above (PyTorch's elu_backward double backward, is_result)."""
+        pos, _, alpha = self.saved
+        return select(g, pos, g, g * (z + alpha))
+
 
 class CELU(Function):
     """z = x for x > 0, alpha (exp(x / alpha) - 1) otherwise (continuously differentiable at 0).
@@ -252,6 +302,13 @@ class CELU(Function):
         pos, z, alpha = self.saved
         return self.xp.where(pos, g, g * (z / alpha + 1))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where x > 0 (the constant mask), else g (z / alpha + 1)
+        with z the output tensor, in the graph: a second pass sees d(dx)/dz = g / alpha, carried on
+        to x by z's node (dz/dx = exp(x / alpha)): d^2 celu/dx^2 = exp(x / alpha) / alpha for x <= 0."""
+        pos, _, alpha = self.saved
+        return select(g, pos, g, g * (z / alpha + 1))
+
 
 class LeakyReLU(Function):
     """z = x for x > 0, slope * x otherwise.   dx = g for x > 0, slope * g otherwise."""
@@ -264,6 +321,12 @@ class LeakyReLU(Function):
     def backward(self, g):
         pos, slope = self.saved
         return self.xp.where(pos, g, g * slope)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where x > 0, else g slope (the mask a constant):
+        linear in g, free of x (d(dx)/dx = 0)."""
+        pos, slope = self.saved
+        return select(g, pos, g, g * slope)
 
 
 class Mish(Function):
@@ -283,6 +346,15 @@ class Mish(Function):
         x, t = self.saved
         with backend.quiet():  # x = +-inf: inf * 0 = nan, as in PyTorch
             return g * (t + x * (1 - t * t) * sigmoid(self.xp, x))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (t + x (1 - t^2) s), t = tanh(softplus(x)) and
+        s = sigmoid(x) recomputed as recorded ops of the input tensor (Softplus with no linear
+        regime, so t is the forward's value exactly, then Tanh and Sigmoid), each with its own
+        formula: a second pass differentiates every factor."""
+        x = self.parents[0]
+        t = Softplus.apply(x, beta=1.0, threshold=math.inf).tanh()
+        return g * (t + x * (1 - t * t) * x.sigmoid())
 
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -307,6 +379,13 @@ class SELU(Function):
         pos, z = self.saved
         return self.xp.where(pos, g * SELU_SCALE, g * (z + SELU_SCALE * SELU_ALPHA))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g scale where x > 0 (the constant mask), else
+        g (z + scale alpha) with z the output tensor, in the graph: a second pass sees d(dx)/dz = g
+        off the positive side, carried on to x by z's node (dz/dx = scale alpha exp(x))."""
+        pos, _ = self.saved
+        return select(g, pos, g * SELU_SCALE, g * (z + SELU_SCALE * SELU_ALPHA))
+
 
 class LogSigmoid(Function):
     """z = log sigmoid(x) = -softplus(-x) = min(x, 0) - log1p(exp(-|x|))   (no overflow).
@@ -321,6 +400,11 @@ class LogSigmoid(Function):
     def backward(self, g):
         (x,) = self.saved
         return g * sigmoid(self.xp, -x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g sigmoid(-x), a recorded Neg and Sigmoid of the input
+        tensor: a second pass sees d(dx)/dx = -g s (1 - s), s = sigmoid(-x)."""
+        return g * (-self.parents[0]).sigmoid()
 
 
 class Hardswish(Function):
@@ -340,6 +424,15 @@ class Hardswish(Function):
         zero = xp.zeros((), dtype=g.dtype)
         return xp.where(x <= -3, zero, xp.where(x < 3, g * (x / 3 + 0.5), g))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (x / 3 + 1/2) for -3 < x < 3 with x the input tensor,
+        g for x >= 3, 0 for x <= -3 (constant masks, PyTorch's branches): a second pass sees
+        d(dx)/dx = g / 3 strictly between -3 and 3, 0 elsewhere (PyTorch's hardswish_backward
+        double backward)."""
+        (x_array,) = self.saved
+        mid = select(g, x_array < 3, g * (self.parents[0] / 3 + 0.5), g)
+        return mid.masked_fill(graph_constant(g, x_array <= -3), 0.0)
+
 
 class Hardshrink(Function):
     """z = 0 for -lambd <= x <= lambd, x otherwise (a NaN input stays NaN).
@@ -355,6 +448,12 @@ class Hardshrink(Function):
     def backward(self, g):
         (outside,) = self.saved
         return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g outside [-lambd, lambd], 0 inside (a recorded
+        MaskedFill with the constant mask): linear in g, free of x (d(dx)/dx = 0)."""
+        (outside,) = self.saved
+        return g.masked_fill(graph_constant(g, ~outside), 0.0)
 
 
 class Softshrink(Function):
@@ -373,6 +472,12 @@ class Softshrink(Function):
         (outside,) = self.saved
         return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g outside [-lambd, lambd], 0 inside (a recorded
+        MaskedFill with the constant mask): linear in g, free of x (d(dx)/dx = 0)."""
+        (outside,) = self.saved
+        return g.masked_fill(graph_constant(g, ~outside), 0.0)
+
 
 class Tanhshrink(Function):
     """z = x - tanh(x).   dz/dx = 1 - (1 - tanh(x)^2) = tanh(x)^2."""
@@ -384,6 +489,12 @@ class Tanhshrink(Function):
 
     def backward(self, g):
         (t,) = self.saved
+        return g * t * t
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g t^2 with t = tanh(x) a recorded Tanh of the input
+        tensor: a second pass sees d(dx)/dx = 2 g t (1 - t^2)."""
+        t = self.parents[0].tanh()
         return g * t * t
 
 
@@ -401,6 +512,12 @@ class Threshold(Function):
     def backward(self, g):
         (below,) = self.saved
         return self.xp.where(below, self.xp.zeros((), dtype=g.dtype), g)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where x > threshold, 0 elsewhere (a recorded
+        MaskedFill with the constant mask): linear in g, free of x."""
+        (below,) = self.saved
+        return g.masked_fill(graph_constant(g, below), 0.0)
 
 
 class GLU(Function):
@@ -420,6 +537,16 @@ class GLU(Function):
     def backward(self, g):
         a, s, dim = self.saved
         return self.xp.concatenate([g * s, g * a * s * (1 - s)], axis=dim)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): a, b = the halves of the input tensor (recorded slices),
+        s = sigmoid(b) (a recorded Sigmoid), dx = cat([g s, g a s (1 - s)], dim) (a recorded Cat):
+        a second pass sees d(da)/db = g s (1 - s), d(db)/da = g s (1 - s), d(db)/db =
+        g a s (1 - s)(1 - 2 s), each through the recorded ops."""
+        dim = self.saved[2]
+        a, b = self.parents[0].chunk(2, dim)
+        s = b.sigmoid()
+        return Cat.apply(g * s, g * a * s * (1 - s), axis=dim)
 
 
 class PReLU(Function):
@@ -441,6 +568,16 @@ class PReLU(Function):
         dw = xp.where(pos, xp.zeros((), dtype=g.dtype), g * x) if self.needs_grad(1) else None
         return dx, dw
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g where x > 0 else g w, dw = 0 where x > 0 else g x,
+        with the input tensors x and w and the constant mask: a second pass sees the cross terms
+        d(dx)/dw = g and d(dw)/dx = g off the positive side (and d(dx)/dx = d(dw)/dw = 0)."""
+        x, w = self.parents
+        pos = self.saved[2]
+        dx = select(g, pos, g, g * w) if self.needs_grad(0) else None
+        dw = (g * x).masked_fill(graph_constant(g, pos), 0.0) if self.needs_grad(1) else None
+        return dx, dw
+
 
 class RReLU(Function):
     """Randomized leaky ReLU (training): z = x for x > 0, a * x otherwise, with a fresh slope
@@ -457,3 +594,9 @@ class RReLU(Function):
     def backward(self, g):
         (slope,) = self.saved
         return g * slope
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g a, the forward's slopes a constant (drawn, not a
+        function of x: d(dx)/dx = 0)."""
+        (slope,) = self.saved
+        return g * graph_constant(g, slope)

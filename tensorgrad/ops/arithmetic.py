@@ -19,6 +19,18 @@ from .. import backend
 from ..autograd import Function, TensorBase, graph_constant
 
 
+def _const(xp, g, array):
+    """A constant of a formula (a mask, a rounded quotient: piecewise constant in the inputs, so
+    its derivative is 0) as a tensor of g's dtype."""
+    return graph_constant(g, xp.asarray(array, dtype=g._data.dtype))
+
+
+def _zeros(xp, g):
+    """A constant zero gradient shaped like g, for an input the output does not depend on (its
+    derivative is 0 too: the true value, not a stub)."""
+    return graph_constant(g, xp.zeros_like(g._data))
+
+
 def sign(xp, x):
     """PyTorch's sign: [x > 0] - [x < 0], so sign(nan) = 0 (NumPy's np.sign gives nan) and sign(-0.0) = 0;
     a bool is its own sign."""
@@ -221,6 +233,15 @@ class Fmod(Function):
             dy = -g * self.xp.trunc(x / y) if self.needs_grad(1) else None
         return g, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dy = -g trunc(x / y), the rounded quotient a
+        constant (piecewise constant in x and y): linear in g, so a second pass sees
+        d(dy)/dg = -trunc(x / y) and nothing else (as PyTorch's fmod double backward)."""
+        x, y = self.saved
+        with backend.quiet():  # as the array backward
+            dy = -g * _const(self.xp, g, self.xp.trunc(x / y)) if self.needs_grad(1) else None
+        return g, dy
+
 
 class Remainder(Function):
     """z = remainder(x, y) = x - floor(x / y) y  (the sign of y; Python's %).
@@ -239,6 +260,14 @@ class Remainder(Function):
             dy = -g * self.xp.floor_divide(x, y) if self.needs_grad(1) else None
         return g, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dy = -g floor(x / y), the rounded quotient a
+        constant (piecewise constant in x and y): linear in g."""
+        x, y = self.saved
+        with backend.quiet():  # as the array backward
+            dy = -g * _const(self.xp, g, self.xp.floor_divide(x, y)) if self.needs_grad(1) else None
+        return g, dy
+
 
 class Copysign(Function):
     """z = |x| with the sign of y.   dz/dx = z / x = +-1 (0 at x = 0, as PyTorch);  dz/dy = 0."""
@@ -253,6 +282,15 @@ class Copysign(Function):
         with backend.quiet():  # inf / inf = nan: set just below
             ratio = self.xp.where(x == 0, 0, z / self.xp.where(x == 0, 1, x))
         return g * ratio, (self.xp.zeros_like(g) if self.needs_grad(1) else None)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g z / x (+-1, 0 at x = 0), the ratio a constant
+        (piecewise constant in x and y); dy = 0, a constant zero."""
+        x, z_array = self.saved
+        xp = self.xp
+        with backend.quiet():  # as the array backward
+            ratio = xp.where(x == 0, 0, z_array / xp.where(x == 0, 1, x))
+        return g * _const(xp, g, ratio), (_zeros(xp, g) if self.needs_grad(1) else None)
 
 
 class Abs(Function):
@@ -344,6 +382,12 @@ class Piecewise(Function):
         zero = self.xp.zeros_like(g)
         return (zero,) * self.inputs
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = 0 (and dy = 0), constant zeros: the true derivative of
+        a piecewise-constant function, at every order."""
+        zero = _zeros(self.xp, g)
+        return (zero,) * self.inputs
+
 
 class Clone(Function):
     """z = a copy of x.   dx = g."""
@@ -399,6 +443,10 @@ class Frac(Function):
     def backward(self, g):
         return g
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (the identity between the jumps): linear in g."""
+        return g
+
 
 class NanToNum(Function):
     """z = x, with nan, +inf and -inf replaced by the numbers nan, posinf, neginf.
@@ -414,6 +462,11 @@ class NanToNum(Function):
     def backward(self, g):
         (x,) = self.saved
         return g * self.xp.isfinite(x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g [x is finite], the mask a constant: linear in g."""
+        (x,) = self.saved
+        return g * _const(self.xp, g, self.xp.isfinite(x))
 
 
 class Atan2(Function):
@@ -435,6 +488,20 @@ class Atan2(Function):
             dx = -g * y * recip if self.needs_grad(1) else None
         return dy, dx
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): recip = 1 / (x^2 + y^2) of the input tensors, 0 where
+        x^2 + y^2 is 0 (a constant mask; the denominator is 1 there, so no inf enters the graph),
+        then dy = g x recip, dx = -g y recip: a second pass differentiates recip through the
+        recorded Reciprocal (d recip = -2 (x dx + y dy) recip^2)."""
+        y, x = self.parents
+        ya, xa = self.saved
+        with backend.quiet():
+            origin = graph_constant(g, xa * xa + ya * ya == 0)
+        recip = (x * x + y * y).masked_fill(origin, 1.0).reciprocal().masked_fill(origin, 0.0)
+        dy = g * x * recip if self.needs_grad(0) else None
+        dx = -g * y * recip if self.needs_grad(1) else None
+        return dy, dx
+
 
 class Hypot(Function):
     """z = sqrt(x^2 + y^2) (without overflow).   dz/dx = x / z,  dz/dy = y / z
@@ -450,6 +517,14 @@ class Hypot(Function):
         with backend.quiet():
             dx = g * x / z if self.needs_grad(0) else None
             dy = g * y / z if self.needs_grad(1) else None
+        return dx, dy
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g x / z, dy = g y / z with the input tensors and z the
+        output tensor, in the graph (its node carries d/dz on to x and y: d^2 z/dx^2 = y^2 / z^3)."""
+        x, y = self.parents
+        dx = g * x / z if self.needs_grad(0) else None
+        dy = g * y / z if self.needs_grad(1) else None
         return dx, dy
 
 
@@ -473,6 +548,16 @@ class LogAddExp(Function):
         with backend.quiet():
             dx = g / (1 + power(y - x)) if self.needs_grad(0) else None
             dy = g / (1 + power(x - y)) if self.needs_grad(1) else None
+        return dx, dy
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (1 + b^(y - x)), dy = g / (1 + b^(x - y)) as recorded
+        ops of the input tensors (Exp or Exp2 of the difference): a second pass sees
+        d(dx)/dx = g s (1 - s) ln b with s = 1 / (1 + b^(y - x)), and the cross terms."""
+        x, y = self.parents
+        power = (lambda t: t.exp()) if self.saved[2] == "e" else (lambda t: t.exp2())
+        dx = g / (1 + power(y - x)) if self.needs_grad(0) else None
+        dy = g / (1 + power(x - y)) if self.needs_grad(1) else None
         return dx, dy
 
 
@@ -499,6 +584,16 @@ class Lerp(Function):
             dw = g * (y - x) if self.needs_grad(2) else None
         return dx, dy, dw
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (1 - w), dy = g w, dw = g (y - x) with the input
+        tensors (w a tensor or a number): a second pass sees the cross terms d(dx)/dw = -g,
+        d(dy)/dw = g, d(dw)/dy = g, d(dw)/dx = -g (z is bilinear)."""
+        x, y, w = self.parents
+        dx = g * (1 - w) if self.needs_grad(0) else None
+        dy = g * w if self.needs_grad(1) else None
+        dw = g * (y - x) if self.needs_grad(2) else None
+        return dx, dy, dw
+
 
 class FMax(Function):
     """z = fmax(x, y) (mode "max") or fmin(x, y) (mode "min"): the larger (smaller) of the two,
@@ -517,6 +612,14 @@ class FMax(Function):
         dy = g * ~x_wins if self.needs_grad(1) else None
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g [x wins], dy = g [y wins], the masks constants:
+        linear in g (d(dx)/dx = 0, as PyTorch's)."""
+        (x_wins,) = self.saved
+        dx = g * _const(self.xp, g, x_wins) if self.needs_grad(0) else None
+        dy = g * _const(self.xp, g, ~x_wins) if self.needs_grad(1) else None
+        return dx, dy
+
 
 class NextAfter(Function):
     """z = nextafter(x, y), the float next to x in the direction of y (y itself where x == y).
@@ -530,6 +633,11 @@ class NextAfter(Function):
     def backward(self, g):
         (moved,) = self.saved
         return g * moved, (self.xp.zeros_like(g) if self.needs_grad(1) else None)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g [x != y], the mask a constant; dy = 0, a constant."""
+        (moved,) = self.saved
+        return g * _const(self.xp, g, moved), (_zeros(self.xp, g) if self.needs_grad(1) else None)
 
 
 class Ldexp(Function):
@@ -549,4 +657,18 @@ class Ldexp(Function):
         with backend.quiet():
             dx = g * scale if self.needs_grad(0) else None
             dn = g * z * math.log(2) if self.needs_grad(1) else None
+        return dx, dn
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g 2^n, dn = g z ln 2 with z the output tensor, in the
+        graph; 2^n is a recorded Exp2 of n when n is a float tensor (so a second pass sees
+        d(dx)/dn = g 2^n ln 2), the forward's constant when n is an integer tensor."""
+        scale, _ = self.saved
+        n = self.parents[1]
+        if n._data.dtype.kind == "f":  # the same dtype as x (Tensor.ldexp casts it)
+            scale = n.exp2()
+        else:
+            scale = graph_constant(g, scale)
+        dx = g * scale if self.needs_grad(0) else None
+        dn = g * z * math.log(2) if self.needs_grad(1) else None
         return dx, dn

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..autograd import Function
+from .shape import Stack
 
 
 def _tap(i, d, s, n_out):
@@ -67,6 +68,25 @@ def zero_pad(xp, x, padding):
     out = xp.zeros((n, c, h + pt + pb, w + pl + pr), dtype=x.dtype)
     out[:, :, pt : pt + h, pl : pl + w] = x
     return out
+
+
+def _grouped_graph(a, b):
+    """grouped() for Tensors: out[g] = a[g] @ b[g], 2-d recorded Matmuls joined by a Stack."""
+    if a.shape[0] == 1:
+        return (a[0] @ b[0]).unsqueeze(0)
+    return Stack.apply(*[a[g] @ b[g] for g in range(a.shape[0])], axis=0)
+
+
+def _weight_grad_graph(dy, x, w_shape, kernel, stride, padding, dilation, groups):
+    """Conv2d's dW[g] = dY[g] @ cols[g]^T as Tensor ops: cols the recorded Unfold (im2col) of x,
+    dy laid out as (G, Og, P): bilinear in dy and x, so a second pass sees both."""
+    n, o, oh, ow = dy.shape
+    c = x.shape[1]
+    k = (c // groups) * kernel[0] * kernel[1]
+    cols = Unfold.apply(x, kernel=kernel, stride=stride, padding=padding, dilation=dilation, out_size=(oh, ow))
+    cols = cols.reshape(n, groups, k, oh * ow).permute(1, 2, 0, 3).reshape(groups, k, n * oh * ow)
+    dym = dy.permute(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
+    return _grouped_graph(dym, cols.permute(0, 2, 1)).reshape(w_shape)
 
 
 def crop(x, padding):
@@ -134,6 +154,32 @@ class Conv2d(Function):
         db = backend.sum(self.xp, dy, (0, 2, 3)) if self.needs_grad(2) else None
         return dx, dw, db
 
+    def backward_graph(self, dy, z):
+        """Tensor-level (create_graph): dx = the transposed convolution of dy with the same weights
+        (a recorded ConvTranspose2d, no padding, its output padded to xpad's size, then cropped by a
+        recorded slice: the same products and col2im as the array backward), dW = dY @ cols^T per
+        group with cols a recorded Unfold of x (`_weight_grad_graph`), db = sum of dy.  Each is
+        bilinear in dy and (w or x): a second pass sees d(dx)/dw, d(dw)/dx and d/d(dy)."""
+        x, w = self.parents[:2]
+        _, wm, xpad_shape, w_shape, padding, stride, dilation = self.saved
+        groups = wm.shape[0]
+        oh, ow = dy.shape[2:]
+        kh, kw = w_shape[2:]
+        dx = dw = db = None
+        if self.needs_grad(0):
+            base_h = (oh - 1) * stride[0] + dilation[0] * (kh - 1) + 1
+            base_w = (ow - 1) * stride[1] + dilation[1] * (kw - 1) + 1
+            extra = (xpad_shape[2] - base_h, xpad_shape[3] - base_w)
+            full = ConvTranspose2d.apply(dy, w, None, stride=stride, padding=(0, 0), output_padding=extra,
+                                         dilation=dilation, groups=groups)  # fmt: skip
+            (pt, pb), (pl, pr) = padding
+            dx = full[:, :, pt : xpad_shape[2] - pb, pl : xpad_shape[3] - pr]
+        if self.needs_grad(1):
+            dw = _weight_grad_graph(dy, x, w_shape, (kh, kw), stride, padding, dilation, groups)
+        if self.needs_grad(2):
+            db = dy.sum((0, 2, 3))
+        return dx, dw, db
+
 
 class ConvTranspose2d(Function):
     """The adjoint of Conv2d's input map, as a layer: each input pixel spreads its channels,
@@ -189,6 +235,35 @@ class ConvTranspose2d(Function):
         db = backend.sum(self.xp, dy, (0, 2, 3)) if self.needs_grad(2) else None
         return dx, dw, db
 
+    def backward_graph(self, dy, z):
+        """Tensor-level (create_graph): dx = the convolution of dy (padded as the forward cropped
+        it) with the same weights, a recorded Conv2d (the same windows and products as the array
+        backward); dW = X @ dcols^T per group with dcols a recorded Unfold of dy; db = sum of dy.
+        Bilinear: a second pass sees d(dx)/dw, d(dw)/dx and d/d(dy)."""
+        x, w = self.parents[:2]
+        xm, wm, x_shape, w_shape, pads, stride, dilation, full = self.saved
+        n, c, h, wd = x_shape
+        groups, cg, _ = wm.shape
+        _, og, kh, kw = w_shape
+        padding = (
+            (pads[0][0], full[0] - pads[0][0] - dy.shape[2]),
+            (pads[1][0], full[1] - pads[1][0] - dy.shape[3]),
+        )
+        dx = dw = db = None
+        if self.needs_grad(0):
+            dx = Conv2d.apply(dy, w, None, stride=stride, padding=padding, dilation=dilation, groups=groups)
+        if self.needs_grad(1):
+            k = og * kh * kw
+            cols = Unfold.apply(
+                dy, kernel=(kh, kw), stride=stride, padding=padding, dilation=dilation, out_size=(h, wd)
+            )
+            cols = cols.reshape(n, groups, k, h * wd).permute(1, 2, 0, 3).reshape(groups, k, n * h * wd)
+            xg = x.reshape(n, groups, cg, h * wd).permute(1, 2, 0, 3).reshape(groups, cg, n * h * wd)
+            dw = _grouped_graph(xg, cols.permute(0, 2, 1)).reshape(w_shape)
+        if self.needs_grad(2):
+            db = dy.sum((0, 2, 3))
+        return dx, dw, db
+
 
 class Unfold(Function):
     """F.unfold (im2col as an op): y[n, (c, i, j), (oh, ow)] = cols[n, c, i, j, oh, ow], the windows
@@ -210,3 +285,30 @@ class Unfold(Function):
     def backward(self, g):
         cols_shape, xpad_shape, stride, dilation, padding = self.saved
         return crop(add_windows(self.xp, g.reshape(cols_shape), xpad_shape, stride, dilation), padding)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = col2im of g as one recorded op, Fold (below; the same
+        code, the same values), linear in g; Fold's adjoint is this Unfold again."""
+        cols_shape, xpad_shape, stride, dilation, padding = self.saved
+        return Fold.apply(g, cols_shape=cols_shape, xpad_shape=xpad_shape, stride=stride, dilation=dilation,
+                          padding=padding)  # fmt: skip
+
+
+class Fold(Function):
+    """dx = crop(add_windows(g viewed as the windows)), Unfold's backward as an op (what Unfold's
+    Tensor-level formula records).  Linear in g, the adjoint of im2col:  d(g) = Unfold of v."""
+
+    def forward(self, g, cols_shape, xpad_shape, stride, dilation, padding):
+        self.save_for_backward(cols_shape, stride, dilation, padding)
+        return crop(add_windows(self.xp, g.reshape(cols_shape), xpad_shape, stride, dilation), padding)
+
+    def backward(self, v):
+        cols_shape, stride, dilation, padding = self.saved
+        kernel, out_size = cols_shape[2:4], cols_shape[4:6]
+        return Unfold(self.xp).forward(v, kernel, stride, padding, dilation, out_size)
+
+    def backward_graph(self, v, z):
+        """Tensor-level (create_graph): d(g) = the recorded Unfold of v (whose formula is this Fold)."""
+        cols_shape, stride, dilation, padding = self.saved
+        return Unfold.apply(v, kernel=tuple(cols_shape[2:4]), stride=stride, padding=padding, dilation=dilation,
+                            out_size=tuple(cols_shape[4:6]))  # fmt: skip

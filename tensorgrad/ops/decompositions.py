@@ -14,7 +14,10 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .rearrange import Flip
+from .scan import exclusive_cumprod_graph
+from .shape import Cat
 
 
 def mT(x):
@@ -52,6 +55,29 @@ def triangular_solve(xp, a, b, upper, unitriangular=False):
     return xp.concatenate(rows, axis=-2)
 
 
+def _eye(g, n):
+    """The n x n identity as a constant of g's dtype."""
+    return graph_constant(g, backend.namespace(g.device).eye(n, dtype=g._data.dtype))
+
+
+def _diag_embed_graph(v):
+    """diag_embed for a Tensor v, as the array helper computes it: v[..., :, None] * I."""
+    return v.unsqueeze(-1) * _eye(v, v.shape[-1])
+
+
+def _svd_graph(a):
+    """(U, S, V^T) of the Tensor a, thin, from one recorded SVD (its array backward takes a second
+    pass through them)."""
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    batch = tuple(a.shape[:-2])
+    packed = SVD.apply(a, full_matrices=False)
+    u = packed[..., : m * k].reshape(batch + (m, k))
+    s = packed[..., m * k : m * k + k]
+    vh = packed[..., m * k + k :].reshape(batch + (k, n))
+    return u, s, vh
+
+
 def skew(m):
     """(M - M^T) / 2, the antisymmetric part."""
     return (m - mT(m)) / 2
@@ -77,6 +103,11 @@ class Inv(Function):
         (y,) = self.saved
         return -mT(y) @ g @ mT(y)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gA = -Y^T G Y^T with Y = A^-1 the output tensor, in the graph
+        (its node carries the second pass's d/dY on to A: dY = -Y dA Y)."""
+        return -z.mT @ g @ z.mT
+
 
 class Solve(Function):
     """X = A^-1 B (A (..., n, n), B (..., n, k), one batch shape).  From A X = B:
@@ -95,6 +126,13 @@ class Solve(Function):
         gb = backend.linalg(self.xp, "solve", mT(a), g)
         return (-gb @ mT(x) if self.needs_grad(0) else None), gb
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gB = solve(A^T, G) (a recorded Solve of the input tensor),
+        gA = -gB X^T with X the output tensor: a second pass differentiates both solves."""
+        a = self.parents[0]
+        gb = Solve.apply(a.mT, g, error=None)
+        return (-gb @ z.mT if self.needs_grad(0) else None), gb
+
 
 class SolveTriangular(Function):
     """X = A^-1 B with A triangular (upper or lower; with a unit diagonal where unitriangular),
@@ -112,6 +150,19 @@ class SolveTriangular(Function):
         xp = self.xp
         gb = triangular_solve(xp, mT(a), g, not upper, unit)
         ga = tri(xp, -gb @ mT(x), upper, strict=unit) if self.needs_grad(0) else None
+        return ga, gb
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gB = A^-T G (a recorded SolveTriangular of the input tensor's
+        transpose), gA = the read triangle of -gB X^T with X the output tensor (a recorded triu /
+        tril): a second pass differentiates both."""
+        a = self.parents[0]
+        _, _, upper, unit = self.saved
+        gb = SolveTriangular.apply(a.mT, g, upper=not upper, unitriangular=unit)
+        ga = None
+        if self.needs_grad(0):
+            full = -gb @ z.mT
+            ga = full.triu(1 if unit else 0) if upper else full.tril(-1 if unit else 0)
         return ga, gb
 
 
@@ -134,6 +185,24 @@ class Det(Function):
     def backward(self, g):
         (a,) = self.saved
         return g[..., None, None] * adjugate_t(self.xp, a)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gA = g adj(A)^T as in `adjugate_t`, with U, s, V^T from a
+        recorded SVD of the input tensor and the products before and after each s_i recorded
+        exclusive cumprods (no division), the sign det(U) det(V) a constant (piecewise constant):
+        a second pass differentiates adj(A) through them, singular A included."""
+        xp = self.xp
+        a = self.parents[0]
+        if a.shape[-1] == 0 or a._data.size == 0:
+            return graph_constant(g, xp.zeros_like(a._data))
+        u, sv, vh = _svd_graph(a)
+        last = sv.ndim - 1
+        before = exclusive_cumprod_graph(sv, last)
+        after = Flip.apply(exclusive_cumprod_graph(Flip.apply(sv, dims=(last,)), last), dims=(last,))
+        sign = backend.linalg(xp, "det", u._data) * backend.linalg(xp, "det", vh._data)
+        sign = graph_constant(g, xp.asarray(sign)).unsqueeze(-1).unsqueeze(-1)
+        adj_t = (sign * (u * (before * after).unsqueeze(-2))) @ vh
+        return g.unsqueeze(-1).unsqueeze(-1) * adj_t
 
 
 def adjugate_t(xp, a):
@@ -171,6 +240,18 @@ class SlogDet(Function):
         inv_s = xp.where(s == 0, xp.inf, 1 / xp.where(s == 0, 1, s))
         return g[..., 1, None, None] * ((u * inv_s[..., None, :]) @ vh)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gA = g U diag(1 / s) V^T with U, s, V^T from a recorded SVD of
+        the input tensor (inf where s = 0, a constant mask; the sign's part is 0): a second pass
+        differentiates A^-T through the SVD's backward."""
+        a = self.parents[0]
+        if a._data.size == 0:
+            return graph_constant(g, self.xp.zeros_like(a._data))
+        u, s, vh = _svd_graph(a)
+        zero = graph_constant(g, s._data == 0)
+        inv_s = (1 / s.masked_fill(zero, 1.0)).masked_fill(zero, math.inf)
+        return g[..., 1].unsqueeze(-1).unsqueeze(-1) * ((u * inv_s.unsqueeze(-2)) @ vh)
+
 
 class Cholesky(Function):
     """L lower with L L^T = A (A symmetric positive-definite; only its lower triangle read).
@@ -200,6 +281,18 @@ class Cholesky(Function):
         y = triangular_solve(xp, mT(lower), p, upper=True)  # L^-T Phi
         s = mT(triangular_solve(xp, mT(lower), mT(y), upper=True))  # (L^-T (L^-T Phi)^T)^T = L^-T Phi L^-1
         return (s + mT(s)) / 2
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same steps with L the output tensor (in the graph):
+        Phi(L^T G) by recorded matmul, tril and diagonal, the two solves recorded SolveTriangulars,
+        then the symmetric part: a second pass differentiates L through Cholesky's own node."""
+        lower = z
+        p = (lower.mT @ g).tril()
+        if p.shape[-1]:
+            p = p - _diag_embed_graph(p.diagonal(0, -2, -1)) / 2
+        y = SolveTriangular.apply(lower.mT, p, upper=True, unitriangular=False)
+        s = SolveTriangular.apply(lower.mT, y.mT, upper=True, unitriangular=False).mT
+        return (s + s.mT) / 2
 
 
 class Eigh(Function):
@@ -232,6 +325,18 @@ class Eigh(Function):
         inner = diag_embed(xp, gl) + skew(mT(v) @ gv) / e
         return v @ inner @ mT(v)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same formula with V and L read from the output tensor (in
+        the graph: a second pass differentiates them through Eigh's own node, distinct eigenvalues
+        assumed as there), E = L_j - L_i plus the identity (a constant)."""
+        n = z.shape[-1]
+        v, values = z[..., :n, :], z[..., n, :]
+        gv, gl = g[..., :n, :], g[..., n, :]
+        e = values.unsqueeze(-2) - values.unsqueeze(-1) + _eye(g, n)
+        m = v.mT @ gv
+        inner = _diag_embed_graph(gl) + (m - m.mT) / 2 / e
+        return v @ inner @ v.mT
+
 
 class Eigvalsh(Function):
     """L, the eigenvalues of a symmetric A (ascending).  dL_i = v_i^T dA v_i, so
@@ -241,12 +346,20 @@ class Eigvalsh(Function):
 
     def forward(self, a, uplo):
         values, vectors = backend.linalg(self.xp, "eigh", a, UPLO=uplo)
-        self.save_for_backward(vectors)
+        self.save_for_backward(vectors, uplo)  # uplo: for the formula below
         return values
 
     def backward(self, g):
-        (v,) = self.saved
+        v, _ = self.saved
         return (v * g[..., None, :]) @ mT(v)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gA = V diag(g) V^T with V from a recorded Eigh of the input
+        tensor (the same factorisation): a second pass differentiates V through Eigh's backward."""
+        a = self.parents[0]
+        n = a.shape[-1]
+        v = Eigh.apply(a, uplo=self.saved[1])[..., :n, :]
+        return (v * g.unsqueeze(-2)) @ v.mT
 
 
 class Svdvals(Function):
@@ -264,6 +377,12 @@ class Svdvals(Function):
     def backward(self, g):
         u, vh = self.saved
         return (u * g[..., None, :]) @ vh
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): gA = U diag(g) V^T with U, V^T from a recorded SVD of the input
+        tensor: a second pass differentiates them through SVD's backward."""
+        u, _, vh = _svd_graph(self.parents[0])
+        return (u * g.unsqueeze(-2)) @ vh
 
 
 class QR(Function):
@@ -312,6 +431,33 @@ class QR(Function):
         gx = qr_backward_tall(xp, q, u, gq + y @ mT(gv), gu)
         return xp.concatenate([gx, q @ gv], axis=-1)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the formula above with Q and R read from the output tensor (in
+        the graph: a second pass differentiates them through this node again), as recorded ops
+        (`qr_backward_tall_graph`; a recorded Cat for m < n).  The modes without a backward raise
+        the array backward's error."""
+        q_a, r_a, mode, r_only = self.saved
+        m, n = q_a.shape[-2], r_a.shape[-1]
+        if r_only or (mode == "complete" and m > n):
+            return self.backward(g._data)  # raises, as the first-order pass does
+        nq = q_a.shape[-2] * q_a.shape[-1]
+        q, r = z[..., :nq].reshape(q_a.shape), z[..., nq:].reshape(r_a.shape)
+        gq, gr = g[..., :nq].reshape(q_a.shape), g[..., nq:].reshape(r_a.shape)
+        if m >= n:
+            return qr_backward_tall_graph(q, r, gq, gr)
+        u, v = r[..., :, :m], r[..., :, m:]
+        gu, gv = gr[..., :, :m], gr[..., :, m:]
+        gx = qr_backward_tall_graph(q, u, gq + (q @ v) @ gv.mT, gu)
+        return Cat.apply(gx, q @ gv, axis=-1)
+
+
+def qr_backward_tall_graph(q, r, gq, gr):
+    """qr_backward_tall with Tensors: recorded matmuls, tril and a SolveTriangular."""
+    m_ = r @ gr.mT - gq.mT @ q
+    copyltu = m_.tril() + m_.tril(-1).mT
+    b = gq + q @ copyltu
+    return SolveTriangular.apply(r, b.mT, upper=True, unitriangular=False).mT
+
 
 def qr_backward_tall(xp, q, r, gq, gr):
     """gA of A = Q R for m >= n (see QR)."""
@@ -359,6 +505,15 @@ class Pinv(Function):
         gt = mT(g)
         return -mT(x) @ g @ mT(x) + (eye_m - a @ x) @ gt @ x @ mT(x) + mT(x) @ x @ gt @ (eye_n - x @ a)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same three terms with the input tensor A and X the output
+        tensor (in the graph), the identities constants: a second pass differentiates X through
+        Pinv's own node (constant rank)."""
+        a, x = self.parents[0], z
+        eye_m, eye_n = _eye(g, a.shape[-2]), _eye(g, a.shape[-1])
+        gt = g.mT
+        return -x.mT @ g @ x.mT + (eye_m - a @ x) @ gt @ x @ x.mT + x.mT @ x @ gt @ (eye_n - x @ a)
+
 
 class CholeskySolve(Function):
     """X = A^-1 B from A's Cholesky factor: A = L L^T (lower) or U^T U (upper), only the factor's
@@ -389,6 +544,22 @@ class CholeskySolve(Function):
             return gb, None
         ga = -gb @ mT(x)
         sym = ga + mT(ga)
+        return gb, (factor @ sym if upper else sym @ factor)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same with the factor's triangle (a recorded triu / tril of
+        the input tensor), the two solves recorded SolveTriangulars and X the output tensor: a second
+        pass differentiates the solves and X."""
+        upper = self.saved[2]
+        f = self.parents[1]
+        factor = f.triu() if upper else f.tril()
+        lower = factor.mT if upper else factor
+        y = SolveTriangular.apply(lower, g, upper=False, unitriangular=False)
+        gb = SolveTriangular.apply(lower.mT, y, upper=True, unitriangular=False)
+        if not self.needs_grad(1):
+            return gb, None
+        ga = -gb @ z.mT
+        sym = ga + ga.mT
         return gb, (factor @ sym if upper else sym @ factor)
 
 
@@ -437,4 +608,31 @@ class SVD(Function):
         elif n > k:
             gv_s = gv / s[..., None, :]
             ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
+        return ga
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the formula above with U, S, V^T read from the output tensor
+        (in the graph: a second pass differentiates them through this node again, and this formula
+        at the next order), the identity a constant.  Distinct, nonzero singular values, as above."""
+        u_a, s_a, vh_a = self.saved
+        m, n, k = u_a.shape[-2], vh_a.shape[-1], s_a.shape[-1]
+        nu, ns = u_a.shape[-2] * u_a.shape[-1], k
+        u = z[..., :nu].reshape(u_a.shape)[..., :, :k]
+        sv = z[..., nu : nu + ns]
+        vh = z[..., nu + ns :].reshape(vh_a.shape)[..., :k, :]
+        gu = g[..., :nu].reshape(u_a.shape)[..., :, :k]
+        gs = g[..., nu : nu + ns]
+        gvh = g[..., nu + ns :].reshape(vh_a.shape)[..., :k, :]
+        v, gv = vh.mT, gvh.mT
+        s2 = sv * sv
+        e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + _eye(g, k)
+        j, kk = u.mT @ gu, v.mT @ gv
+        inner = ((j - j.mT) * sv.unsqueeze(-2) + sv.unsqueeze(-1) * (kk - kk.mT)) / e + _diag_embed_graph(gs)
+        ga = u @ inner @ vh
+        if m > k:
+            gu_s = gu / sv.unsqueeze(-2)
+            ga = ga + (gu_s - u @ (u.mT @ gu_s)) @ vh
+        elif n > k:
+            gv_s = gv / sv.unsqueeze(-2)
+            ga = ga + u @ (gv_s - v @ (v.mT @ gv_s)).mT
         return ga

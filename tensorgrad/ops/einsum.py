@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .. import backend
 from ..autograd import Function
+from .scan import widened
+from .shape import IndexBackward
 
 
 class Einsum(Function):
@@ -67,3 +69,42 @@ class Einsum(Function):
         grid = [xp.arange(size[c]).reshape((1,) * a + (-1,) + (1,) * (k - a - 1)) for a, c in enumerate(labels)]
         dx[tuple(grid[labels.index(c)] for c in term)] = d
         return dx
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): each operand's gradient as above, with Tensor ops: the
+        contraction a recorded Einsum of g and the other operand tensors (so a second pass sees
+        d(da)/dg = the others, d(da)/db = g and the rest: an einsum again), the reshape, the sums
+        over broadcast axes and the broadcast recorded, and the write onto a diagonal a recorded
+        IndexBackward (distinct places: the same values as the assignment).  Widened, cast back."""
+        terms, output = self.saved[1], self.saved[2]
+        dtype = g.dtype
+        g, operands = widened(g), [widened(o) for o in self.parents]
+        grads = []
+        for i in range(len(operands)):
+            if not self.needs_grad(i):
+                grads.append(None)
+                continue
+            d = self._operand_grad_graph(g, i, operands, terms, output)
+            grads.append(d if d.dtype == dtype else d.to(dtype))
+        return tuple(grads)
+
+    def _operand_grad_graph(self, g, i, operands, terms, output):
+        xp = self.xp
+        term, x = terms[i], operands[i]
+        others = [(terms[k], operands[k]) for k in range(len(operands)) if k != i]
+        labels = "".join(dict.fromkeys(term))
+        present = set(output).union(*(t for t, _ in others))
+        kept = "".join(c for c in labels if c in present)
+        d = Einsum.apply(g, *[o for _, o in others], terms=[output] + [t for t, _ in others], output=kept)
+        d = d.reshape(tuple(d.shape[kept.index(c)] if c in kept else 1 for c in labels))
+        size = {c: x.shape[term.index(c)] for c in labels}
+        for axis, c in enumerate(labels):
+            if d.shape[axis] != size[c] and size[c] == 1:
+                d = d.sum(axis, keepdim=True)
+        d = d.expand(*(size[c] for c in labels))
+        if len(labels) == len(term):
+            return d
+        k = len(labels)
+        grid = [xp.arange(size[c]).reshape((1,) * a + (-1,) + (1,) * (k - a - 1)) for a, c in enumerate(labels)]
+        index = tuple(grid[labels.index(c)] for c in term)
+        return IndexBackward.apply(d, shape=tuple(x.shape), index=index, advanced=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
 
 
 class Exp(Function):
@@ -442,6 +442,19 @@ class Sinc(Function):
             slope = (px * xp.cos(px) - xp.sin(px)) / denominator
         return g * xp.where(denominator == 0, 0, slope)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same slope as recorded ops of the input tensor
+        (Mul, Cos, Sin, Div), 0 where pi x^2 is 0 (a constant mask; the denominator is 1 there,
+        so no 0 / 0 enters the graph): a second pass sees d(dx)/dx = g d(slope)/dx off x = 0, and
+        0 at x = 0 (PyTorch's where-based sinc_backward gives nan there; the true value is
+        -pi^2 / 3)."""
+        (xa,) = self.saved
+        x = self.parents[0]
+        at_zero = graph_constant(g, math.pi * xa * xa == 0)
+        px = math.pi * x
+        slope = (px * px.cos() - px.sin()) / (px * x).masked_fill(at_zero, 1.0)
+        return g * slope.masked_fill(at_zero, 0.0)
+
 
 class Scale(Function):
     """z = c x for a constant c (deg2rad: c = pi / 180, rad2deg: c = 180 / pi).   dx = g c."""
@@ -451,6 +464,11 @@ class Scale(Function):
         return x * factor
 
     def backward(self, g):
+        (factor,) = self.saved
+        return g * factor
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g c, linear in g."""
         (factor,) = self.saved
         return g * factor
 
@@ -477,3 +495,13 @@ class Logit(Function):
             dx = g / (x * (1 - x))
         outside = (x < 0) | (x > 1) if eps is None else (x < eps) | (x > 1 - eps)
         return xp.where(outside, xp.nan if eps is None else 0, dx)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / (x (1 - x)) as recorded ops of the input tensor,
+        replaced by nan (no eps) or 0 (eps) outside the range, the mask a constant: a second pass
+        sees d(dx)/dx = -g (1 - 2x) / (x (1 - x))^2 inside, and 0 outside (PyTorch's
+        logit_backward double backward)."""
+        xa, eps = self.saved
+        x = self.parents[0]
+        outside = (xa < 0) | (xa > 1) if eps is None else (xa < eps) | (xa > 1 - eps)
+        return (g / (x * (1 - x))).masked_fill(graph_constant(g, outside), float("nan") if eps is None else 0.0)

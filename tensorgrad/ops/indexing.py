@@ -16,7 +16,9 @@ the adjoint of a scatter is a gather of the output gradient.
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .masking import Where
+from .shape import Index, IndexBackward
 
 
 def along(xp, index, dim):
@@ -90,6 +92,12 @@ class Gather(Function):
         backend.add_at(self.xp, dx, idx, g)
         return dx, None
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the scatter-add of g at the gathered places, a recorded
+        IndexBackward (whose adjoint is a gather again): linear in g, free of x."""
+        shape, _, idx = self.saved
+        return IndexBackward.apply(g, shape=shape, index=idx, advanced=True), None
+
 
 class IndexSelect(Function):
     """z = x.take(index, axis=dim): whole slices of x along dim, picked by a 1-d index.
@@ -106,6 +114,21 @@ class IndexSelect(Function):
         dx = self.xp.zeros(shape, dtype=dtype)
         backend.add_at(self.xp, dx, (slice(None),) * dim + (index,), g)
         return dx, None
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the scatter-add of g's slices at `index`, a recorded
+        IndexBackward: linear in g, free of x."""
+        shape, _, index, dim = self.saved
+        return IndexBackward.apply(g, shape=shape, index=(slice(None),) * dim + (index,), advanced=True), None
+
+
+def _into_src(g, idx, src_shape, index_shape):
+    """dsrc = zeros(src_shape) with g[idx] in its leading index_shape block, as recorded ops: an
+    Index (the gather) and, when src is larger than index, an IndexBackward writing the block."""
+    part = Index.apply(g, index=idx, advanced=True)
+    if tuple(src_shape) == tuple(index_shape):
+        return part
+    return IndexBackward.apply(part, shape=src_shape, index=leading(index_shape), advanced=False)
 
 
 class Scatter(Function):
@@ -137,6 +160,17 @@ class Scatter(Function):
             dsrc[leading(index_shape)] = g[idx]
         return dx, None, dsrc
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g with the written places 0 (a recorded MaskedFill, the
+        mask a constant), dsrc = g read at the written places into src's shape (`_into_src`):
+        linear in g, free of x and src."""
+        idx, src_shape, index_shape = self.saved
+        written = self.xp.zeros(g.shape, dtype=bool)
+        written[idx] = True
+        dx = g.masked_fill(graph_constant(g, written), 0.0)
+        dsrc = _into_src(g, idx, src_shape, index_shape) if src_shape is not None else None
+        return dx, None, dsrc
+
 
 class ScatterAdd(Function):
     """z = x, then z[along(index, dim)] += src (repeats accumulate).
@@ -156,6 +190,12 @@ class ScatterAdd(Function):
         dsrc = self.xp.zeros(src_shape, dtype=g.dtype)
         dsrc[leading(index_shape)] = g[idx]
         return g, None, dsrc
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dsrc = g read at the places added to, into src's
+        shape (`_into_src`): linear in g."""
+        idx, src_shape, index_shape = self.saved
+        return g, None, _into_src(g, idx, src_shape, index_shape)
 
 
 class ScatterReduce(Function):
@@ -194,7 +234,7 @@ class ScatterReduce(Function):
             scatter_reduce_at(xp, out, idx, s, op)
             if reduce == "mean":
                 out = xp.where(reached, out / xp.maximum(count, 1), x)
-        self.save_for_backward(x, s, idx, src.shape, index.shape, out, reached, count, reduce, include_self, pz)
+        self.save_for_backward(x, s, idx, src.shape, index.shape, out, reached, count, reduce, include_self, pz, dim)
         return out
 
     def _prod_forward(self, x, idx, s, reached, include_self):
@@ -210,7 +250,7 @@ class ScatterReduce(Function):
 
     def backward(self, g):
         xp = self.xp
-        x, s, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz = self.saved
+        x, s, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz, _ = self.saved
         if reduce == "sum":
             dx, ds = g, g[idx]
         elif reduce == "mean":
@@ -239,6 +279,52 @@ class ScatterReduce(Function):
         dsrc[leading(index_shape)] = ds
         return dx, None, dsrc
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the backward above with Tensor ops.  sum, mean: g (or g / |G|,
+        the count a constant) and its recorded read at the scattered places; amax, amin: g times
+        the constant tie-sharing weights (piecewise constant: d/dx = 0, as PyTorch's).  prod: the
+        product of the other members is P / e where the group has no zero, P where e is its one
+        zero, 0 else, with P (the product of the nonzero members) a recorded ScatterReduce("prod")
+        of x and src with their zeros set to 1 (the same products in the same order, so the same
+        values; this formula again at the next order) and e the input tensors: a second pass sees
+        d(dx)/dsrc and d(dsrc)/dsrc through P.  The masks (reached, the zeros) are constants."""
+        xp = self.xp
+        xa, sa, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz, dim = self.saved
+        x, index, src = self.parents[:3]
+        const = lambda array: graph_constant(g, xp.asarray(array, dtype=g._data.dtype))  # noqa: E731
+        mask = lambda array: graph_constant(g, xp.asarray(array, dtype=bool))  # noqa: E731
+        at = lambda t: Index.apply(t, index=idx, advanced=True)  # noqa: E731
+        if reduce == "sum":
+            dx, ds = g, at(g)
+        elif reduce == "mean":
+            gm = g / const(xp.maximum(count, 1))
+            dx, ds = (gm if include_self else g), at(gm)
+        elif reduce in ("amax", "amin"):
+            x_wins = (xa == out) & (include_self | ~reached)
+            s_wins = sa == out[idx]
+            winners = backend.ensure_array(xp, x_wins.astype(g._data.dtype))
+            backend.add_at(xp, winners, idx, s_wins.astype(g._data.dtype))
+            share = g / const(xp.maximum(winners, 1))
+            dx, ds = share * const(x_wins), at(share) * const(s_wins)
+        else:
+            zeros = pz[1]
+            s_t = src if tuple(src_shape) == tuple(index_shape) else src[leading(index_shape)]
+            x_nz, s_nz = x.masked_fill(mask(xa == 0), 1.0), s_t.masked_fill(mask(sa == 0), 1.0)
+            p = ScatterReduce.apply(x_nz, index, s_nz, dim=dim, reduce="prod", include_self=include_self)
+
+            def others(e, ea, p, z):  # as the array backward's, with the tensor e and P
+                safe = e.masked_fill(mask(ea == 0), 1.0)
+                inner = Where.apply(mask((z == 1) & (ea == 0)), p, const(xp.zeros(p.shape)))
+                return Where.apply(mask(z == 0), p / safe, inner)
+
+            dx = g * others(x, xa, p, zeros)
+            ds = at(g) * others(s_t, sa, at(p), zeros[idx])
+        if not include_self:
+            dx = g.masked_fill(mask(reached), 0.0)
+        if tuple(src_shape) != tuple(index_shape):
+            ds = IndexBackward.apply(ds, shape=src_shape, index=leading(index_shape), advanced=False)
+        return dx, None, ds
+
 
 class IndexPutAccumulate(Function):
     """z = x, then z[index] += v (index_put(..., accumulate=True): NumPy advanced indexing, v
@@ -259,4 +345,13 @@ class IndexPutAccumulate(Function):
         dv = g[index] if self.needs_grad(1) else None
         if dv is not None and dv.ndim < v_ndim:  # v may carry extra leading 1s
             dv = dv.reshape((1,) * (v_ndim - dv.ndim) + dv.shape)
+        return g, dv
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g, dv = g[index] (a recorded Index; the engine sums it
+        back to v's shape with recorded ops): linear in g."""
+        index, v_ndim = self.saved
+        dv = Index.apply(g, index=index, advanced=True) if self.needs_grad(1) else None
+        if dv is not None and dv.ndim < v_ndim:
+            dv = dv.reshape((1,) * (v_ndim - dv.ndim) + tuple(dv.shape))
         return g, dv

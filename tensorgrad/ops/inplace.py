@@ -11,7 +11,8 @@ that gradient is wanted (PyTorch's rule for the original self of an in-place op)
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..autograd import Function, TensorBase, graph_constant
+from .shape import Index
 
 
 class AddInplace(Function):
@@ -29,6 +30,12 @@ class AddInplace(Function):
         (sign,) = self.saved
         return g, (g if sign == 1 else -g) if self.needs_grad(1) else None
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dy_old = g, db = +-g (a recorded Neg): linear in g, free of
+        y_old and b, so no value the write overwrote is needed."""
+        (sign,) = self.saved
+        return g, (g if sign == 1 else -g) if self.needs_grad(1) else None
+
 
 class MulInplace(Function):
     """y_new = y_old * s.   dy_old = g * s,   ds = g * y_old.
@@ -36,6 +43,11 @@ class MulInplace(Function):
     s is saved as it is (a tensor's array: the version counter catches a later write to it);
     y_old is overwritten by the op itself, so its values are copied first, when ds is wanted.
     """
+
+    double_backward_reason = (
+        "the gradient of the multiplier is g * y_old, and y_old's values, overwritten by the write, are "
+        "kept only as an array outside the graph (multiply out of place, y = y * s, to differentiate it twice)"
+    )
 
     def forward(self, y, s):
         self.save_for_backward(s, y.copy() if self.needs_grad(1) else None)
@@ -46,12 +58,27 @@ class MulInplace(Function):
         s, y_old = self.saved
         return g * s, (g * y_old if self.needs_grad(1) else None)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph) where the multiplier needs no gradient: dy_old = g * s (the
+        input tensor s, or the number), linear in g.  Where it does, ds = g * y_old needs y_old in
+        the graph, whose values the write overwrote: the node then raises lazily, with the class's
+        reason, if a second pass reaches it."""
+        if self.needs_grad(1):
+            return Function.backward_graph(self, g, z)
+        s = self.parents[1]
+        return g * (s if isinstance(s, TensorBase) else self.saved[0]), None
+
 
 class DivInplace(Function):
     """y_new = y_old / s.   dy_old = g / s,   ds = -g * y_old / s**2 = -(g / s) * y_new.
 
     As Div: the result z = y_new is saved for ds, as a copy (the storage may be written again).
     """
+
+    double_backward_reason = (
+        "the gradient of the divisor is -(g / s) * y_new, and y_new's values are kept only as an array "
+        "outside the graph (the storage may be written again: divide out of place to differentiate it twice)"
+    )
 
     def forward(self, y, s):
         self.xp.true_divide(y, s, out=y)
@@ -62,6 +89,14 @@ class DivInplace(Function):
         s, z = self.saved
         dy = g / s
         return dy, (-dy * z if self.needs_grad(1) else None)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph) where the divisor needs no gradient: dy_old = g / s (the input
+        tensor s, or the number), linear in g.  Where it does, the node raises lazily (the reason)."""
+        if self.needs_grad(1):
+            return Function.backward_graph(self, g, z)
+        s = self.parents[1]
+        return g / (s if isinstance(s, TensorBase) else self.saved[0]), None
 
 
 class ClampInplace(Function):
@@ -91,6 +126,15 @@ class ClampInplace(Function):
         dy = None if keep is None else g * keep
         return dy, (None if below is None else g * below), (None if above is None else g * above)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): each gradient is g times its constant 0/1 mask (computed
+        before the write, as Clamp's): linear in g, no overwritten value needed."""
+        keep, below, above = self.saved
+        xp = self.xp
+        mask = lambda m: graph_constant(g, xp.asarray(m, dtype=g._data.dtype))  # noqa: E731
+        dy = None if keep is None else g * mask(keep)
+        return dy, (None if below is None else g * mask(below)), (None if above is None else g * mask(above))
+
 
 class SetItem(Function):
     """y_new = y_old with y_new[index] = v (v a tensor or a number, broadcast to y[index]'s shape).
@@ -119,4 +163,20 @@ class SetItem(Function):
             dv = g[index]
             if dv.ndim < v_ndim:  # NumPy lets v carry extra leading 1s: y[0] = v of shape (1, n)
                 dv = dv.reshape((1,) * (v_ndim - dv.ndim) + dv.shape)
+        return dy, dv
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dy_old = g with the written places 0 (a recorded MaskedFill,
+        the mask a constant), dv = g[index] (a recorded Index, whose adjoint scatter-adds back):
+        linear in g, no overwritten value needed."""
+        index, v_ndim = self.saved
+        dy = dv = None
+        if self.needs_grad(0):
+            written = self.xp.zeros(g.shape, dtype=bool)
+            written[index] = True
+            dy = g.masked_fill(graph_constant(g, written), 0.0)
+        if self.needs_grad(1):
+            dv = Index.apply(g, index=index, advanced=True)
+            if dv.ndim < v_ndim:
+                dv = dv.reshape((1,) * (v_ndim - dv.ndim) + tuple(dv.shape))
         return dy, dv

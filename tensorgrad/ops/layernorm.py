@@ -13,6 +13,7 @@ import math
 
 from .. import backend
 from ..autograd import Function
+from .scan import widened as _widened
 
 
 def layer_norm_graph(ctx, g, norm_shape, eps):
@@ -111,16 +112,29 @@ class Standardize(Function):
         var = backend.mean(xp, (w - mean) ** 2, axes, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
         xhat = (w - mean) * rstd
-        self.save_for_backward(xhat, rstd, axes, x.dtype)
+        self.save_for_backward(xhat, rstd, axes, x.dtype, eps)  # eps: for the formula below
         return backend.narrow(xhat, x.dtype)
 
     def backward(self, g):
         xp = self.xp
-        xhat, rstd, axes, dtype = self.saved
+        xhat, rstd, axes, dtype, _ = self.saved
         g = backend.widen(g)
         mean_g = backend.mean(xp, g, axes, keepdims=True)
         mean_g_xhat = backend.mean(xp, g * xhat, axes, keepdims=True)
         return backend.narrow(rstd * (g - mean_g - xhat * mean_g_xhat), dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the backward above with Tensor ops, mean, rstd and xhat
+        recomputed from the input tensor as recorded ops (in the widened dtype, cast back once):
+        a second pass differentiates the mean, the variance and the scale as well (as
+        `layer_norm_graph`, on these axes)."""
+        axes, eps = self.saved[2], self.saved[4]
+        dtype, x, g = g.dtype, _widened(self.parents[0]), _widened(g)
+        xc = x - x.mean(axes, keepdim=True)
+        rstd = ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+        xhat = xc * rstd
+        dx = rstd * (g - g.mean(axes, keepdim=True) - xhat * (g * xhat).mean(axes, keepdim=True))
+        return dx if dx.dtype == dtype else dx.to(dtype)
 
 
 class RMSNorm(Function):
@@ -136,11 +150,24 @@ class RMSNorm(Function):
         x2 = backend.widen(x.reshape(-1, math.prod(x.shape[x.ndim - k :])))  # (rows, N)
         r = 1 / xp.sqrt(backend.mean(xp, x2 * x2, -1, keepdims=True) + eps)
         xhat = x2 * r
-        self.save_for_backward(xhat, r, x.shape, x.dtype)
+        self.save_for_backward(xhat, r, x.shape, x.dtype, eps)  # eps: for the formula below
         return backend.narrow(xhat.reshape(x.shape), x.dtype)
 
     def backward(self, g):
-        xhat, r, shape, dtype = self.saved
+        xhat, r, shape, dtype, _ = self.saved
         g2 = backend.widen(g.reshape(xhat.shape))
         dx = r * (g2 - xhat * backend.mean(self.xp, g2 * xhat, -1, keepdims=True))
         return backend.narrow(dx.reshape(shape), dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = r (g - xhat mean(g xhat)) with r and xhat recomputed
+        from the input tensor as recorded ops (rows of N, widened, cast back once): a second pass
+        sees r's dependence on x (dr/dx_j = -r^3 x_j / N) as well."""
+        xhat_array, _, shape, _, eps = self.saved
+        dtype = g.dtype
+        x2 = _widened(self.parents[0].reshape(xhat_array.shape))
+        g2 = _widened(g.reshape(xhat_array.shape))
+        r = ((x2 * x2).mean(-1, keepdim=True) + eps).rsqrt()
+        xhat = x2 * r
+        dx = (r * (g2 - xhat * (g2 * xhat).mean(-1, keepdim=True))).reshape(shape)
+        return dx if dx.dtype == dtype else dx.to(dtype)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .decompositions import SVD
+from .scan import widened
 
 
 def cross3(xp, a, b, axis):
@@ -38,6 +40,15 @@ class Cross(Function):
         xp = self.xp
         da = cross3(xp, b, g, dim) if self.needs_grad(0) else None
         db = cross3(xp, g, a, dim) if self.needs_grad(1) else None
+        return da, db
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): da = b x g, db = g x a, recorded Crosses of the input tensors
+        and g (bilinear: a second pass sees d(da)/db and d(db)/da, crosses again)."""
+        a, b = self.parents[:2]
+        dim = self.saved[2]
+        da = Cross.apply(b, g, dim=dim) if self.needs_grad(0) else None
+        db = Cross.apply(g, a, dim=dim) if self.needs_grad(1) else None
         return da, db
 
 
@@ -107,6 +118,51 @@ class VectorNorm(Function):
             dx = xp.where(zero, 0, g * scaled)
         return backend.narrow(dx, dtype)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the backward above with Tensor ops, z recomputed from the
+        input tensor as the forward computes it (the same branch, as recorded ops: Abs, Sum, Sqrt,
+        Pow, Amax / Amin), the signs, the ties and the masks (z = 0, x = 0) constants; widened,
+        cast back once.  A second pass differentiates z and the ratio: for p = 2,
+        d(dx)/dx = g (I - x x^T / z^2) / z."""
+        xp = self.xp
+        x_array, z_array, ord, dims, dtype = self.saved
+        x, g = widened(self.parents[0]), widened(g).reshape(z_array.shape)
+        const = lambda array: graph_constant(g, xp.asarray(array, dtype=x_array.dtype))  # noqa: E731
+        if ord == 0:
+            dx = const(xp.zeros_like(x_array))
+        elif ord == 1:
+            dx = g * const(xp.sign(x_array))
+        elif ord in (math.inf, -math.inf):
+            hit = xp.abs(x_array) == z_array
+            dx = const(xp.sign(x_array) * hit) * (g / const(hit.sum(axis=dims, keepdims=True)))
+        else:
+            zero = graph_constant(g, z_array == 0)
+            z_t = _norm_graph(x, ord, dims, z_array.shape, x_array.size // z_array.size)
+            if ord == 2:
+                dx = x * (g / z_t.masked_fill(zero, 1.0)).masked_fill(zero, 0.0)
+            else:
+                a0 = graph_constant(g, x_array == 0)
+                ratio = x.abs().masked_fill(a0, 1.0) / z_t.masked_fill(zero, 1.0)
+                scaled = (const(xp.sign(x_array)) * ratio ** (ord - 1)).masked_fill(a0, 0.0)
+                dx = (g * scaled).masked_fill(zero, 0.0)
+        return dx if dx.dtype == dtype else dx.to(dtype)
+
+
+def _norm_graph(x, ord, dims, shape, count):
+    """VectorNorm's z (kept dims) as Tensor ops of the (widened) input tensor x, as the forward
+    computes it for ord not in (0, 1, +-inf)."""
+    a = x.abs()
+    with backend.quiet():
+        if count == 1:
+            return a.reshape(shape)
+        if ord == 2:
+            return (x * x).sum(dims, keepdim=True).sqrt()
+        if ord > 0:
+            return (a**ord).sum(dims, keepdim=True) ** (1.0 / ord)
+        at_zero = graph_constant(x, a._data == 0)
+        powers = (a.masked_fill(at_zero, 1.0) ** ord).masked_fill(at_zero, math.inf)
+        return powers.sum(dims, keepdim=True) ** (1.0 / ord)
+
 
 class SingularValueNorm(Function):
     """The matrix norms of the singular values of A (..., m, n):  with A = U diag(s) V^T (thin SVD),
@@ -137,3 +193,23 @@ class SingularValueNorm(Function):
             hit = s == z[..., None]
             w = hit / hit.sum(axis=-1, keepdims=True)
         return (u * (g[..., None] * w)[..., None, :]) @ vh
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dA = U diag(g w) V^T with U, V^T from a recorded SVD of the
+        input tensor (decompositions.SVD, the same thin factorisation), w constant (the ties'
+        shares): a second pass differentiates U and V through SVD's own backward (distinct,
+        nonzero singular values, as that backward assumes and PyTorch's does); a third raises
+        lazily at SVD, which has no Tensor-level formula."""
+        u_a, s_a, vh_a, z_a, ord = self.saved
+        a = self.parents[0]
+        m, k, n = u_a.shape[-2], s_a.shape[-1], vh_a.shape[-1]
+        batch = tuple(a.shape[:-2])
+        packed = SVD.apply(a, full_matrices=False)
+        u = packed[..., : m * k].reshape(batch + (m, k))
+        vh = packed[..., m * k + k :].reshape(batch + (k, n))
+        if ord == "nuc":
+            w = self.xp.ones_like(s_a)
+        else:
+            hit = s_a == z_a[..., None]
+            w = hit / hit.sum(axis=-1, keepdims=True)
+        return (u * (g.unsqueeze(-1) * graph_constant(g, w)).unsqueeze(-2)) @ vh

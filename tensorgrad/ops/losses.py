@@ -9,9 +9,21 @@ and round once, as PyTorch's.
 
 from __future__ import annotations
 
+import math
+
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .activation import Softplus
 from .arithmetic import sign
+from .masking import Where
+from .reduce import _expand_back
+from .scan import widened
+
+
+def _cast(t, dtype):
+    """t in dtype (a recorded Cast when it differs): a formula computed in the widened dtype
+    rounds once at the end, as the array backward."""
+    return t if t.dtype == dtype else t.to(dtype)
 
 
 class NLLLoss(Function):
@@ -42,6 +54,23 @@ class NLLLoss(Function):
         dx[rows, safe_t] = -w * (g / total if reduction == "mean" else g)
         return dx, None, None
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -w[t_n] s_n at (n, t_n), 0 elsewhere: the constant
+        -w placed at the targets (a one-hot of the weights) times s (g / W, g, or g_n as a
+        column), then 0 off the targets (a recorded MaskedFill, so an inf or nan s stays in its
+        own row's target, as the array backward's scatter).  Linear in g, free of x."""
+        xp = self.xp
+        shape, rows, safe_t, w, total, reduction = self.saved
+        placed = xp.zeros(shape, dtype=w.dtype)
+        placed[rows, safe_t] = -w
+        hit = xp.zeros(shape, dtype=bool)
+        hit[rows, safe_t] = True
+        s = g / graph_constant(g, xp.asarray(total)) if reduction == "mean" else g
+        if reduction == "none":
+            s = s.reshape(-1, 1)
+        dx = (graph_constant(g, placed) * s).masked_fill(graph_constant(g, ~hit), 0.0)
+        return _cast(dx, w.dtype), None, None
+
 
 class BinaryCrossEntropy(Function):
     """loss = -w * (y log x + (1 - y) log(1 - x)), each log clamped at -100 (as PyTorch, so that
@@ -66,6 +95,25 @@ class BinaryCrossEntropy(Function):
         dx = gw * (x - y) / self.xp.maximum(x * (1 - x), 1e-12)
         dy = -gw * (log_x - log_1mx) if self.needs_grad(1) else None
         dw = g * nll if w is not None and self.needs_grad(2) else None
+        return dx, dy, dw
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the three gradients above with the input tensors, the
+        clamps recorded (Clamp of the logs at -100, of x (1 - x) at 1e-12: their masks carry the
+        second pass's zeros where a clamp holds): a second pass sees d(dx)/dx =
+        gw (x^2 - 2 x y + y) / (x (1 - x))^2 (PyTorch's binary_cross_entropy_double_backward,
+        whose eps sits in the denominator instead), d(dx)/dy = -gw / (x (1 - x)), and so on."""
+        x, y, w = self.parents
+        gw = g if w is None else g * w
+        dx = gw * (x - y) / (x * (1 - x)).clamp(min=1e-12)
+        dy = dw = None
+        if self.needs_grad(1) or (w is not None and self.needs_grad(2)):
+            log_x = x.log().clamp(min=-100)
+            log_1mx = (-x).log1p().clamp(min=-100)
+            if self.needs_grad(1):
+                dy = -gw * (log_x - log_1mx)
+            if w is not None and self.needs_grad(2):
+                dw = g * -(y * log_x + (1 - y) * log_1mx)
         return dx, dy, dw
 
 
@@ -101,6 +149,22 @@ class BCEWithLogits(Function):
         dpw = gw * y * sp if pos_weight is not None and self.needs_grad(3) else None
         return dx, dy, dw, dpw
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the four gradients above with the input tensors: sigmoid(x)
+        as 1 / (1 + exp(-x)) and softplus(-x) as a recorded Softplus (no linear regime: the
+        forward's value, with its derivative -sigmoid(-x) everywhere, kinks included).  A second
+        pass sees d(dx)/dx = gw l s (1 - s) and the cross terms in y, w and pos_weight."""
+        x, y, w, pos_weight = self.parents
+        gw = g if w is None else g * w
+        sp = Softplus.apply(-x, beta=1.0, threshold=math.inf)
+        lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
+        sig = 1 / (1 + (-x).exp())
+        dx = gw * ((1 - y) - lw * (1 - sig))
+        dy = gw * (-x + (0 if pos_weight is None else (pos_weight - 1) * sp)) if self.needs_grad(1) else None
+        dw = g * ((1 - y) * x + lw * sp) if w is not None and self.needs_grad(2) else None
+        dpw = gw * y * sp if pos_weight is not None and self.needs_grad(3) else None
+        return dx, dy, dw, dpw
+
 
 class SquaredError(Function):
     """loss = (x - y)^2.   dx = 2 (x - y) g,   dy = -dx."""
@@ -115,6 +179,13 @@ class SquaredError(Function):
         dx = 2 * d * g
         return dx, -dx
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = 2 (x - y) g with the input tensors, dy = -dx: a second
+        pass sees d(dx)/dx = 2 g, d(dx)/dy = -2 g."""
+        x, y = self.parents
+        dx = 2 * (x - y) * g
+        return dx, -dx
+
 
 class AbsoluteError(Function):
     """loss = |x - y|.   dx = sign(x - y) g (0 where x == y, and where x - y is NaN, as PyTorch),   dy = -dx."""
@@ -127,6 +198,13 @@ class AbsoluteError(Function):
     def backward(self, g):
         (d,) = self.saved
         dx = sign(self.xp, d) * g
+        return dx, -dx
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = sign(x - y) g, the sign a constant (piecewise constant:
+        d(dx)/dx = 0), dy = -dx."""
+        (d,) = self.saved
+        dx = graph_constant(g, sign(self.xp, d)) * g
         return dx, -dx
 
 
@@ -168,6 +246,33 @@ class Normalize(Function):
         gx = backend.sum(xp, g * x, dim, keepdims=True)
         return backend.narrow(g / d - xp.where(n >= eps, gx / (d * d), 0) * dn, dtype)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the backward above with n, d and dn/dx recomputed from the
+        input tensor as recorded ops, in the array backward's order (Abs, Pow, Sum, Pow, a Clamp
+        at eps for d), the sign and the masks (n > 0, n >= eps, x == 0) constants; the widened
+        dtype, cast back once.  A second pass differentiates d, dn/dx and sum(g x)."""
+        xp = self.xp
+        xa, na, _, p, dim, eps, dtype = self.saved
+        x, g = widened(self.parents[0]), widened(g)
+        const = lambda array: graph_constant(g, array)  # noqa: E731
+        if p == 0:
+            n = const(na)
+            dn = const(xp.zeros_like(xa))
+        else:
+            with backend.quiet():
+                n = (x.abs() ** p).sum(dim, keepdim=True) ** (1 / p)
+                if p < 1:
+                    at_zero = const(xa == 0)
+                    power = (x.abs().masked_fill(at_zero, 1.0) ** (p - 1)).masked_fill(at_zero, 0.0)
+                    dn = const(sign(xp, xa)) * power * n ** (1 - p)
+                else:
+                    safe = n.masked_fill(const(~(na > 0)), 1.0)
+                    dn = const(xp.sign(xa)) * (x.abs() / safe) ** (p - 1)
+        d = n.clamp(min=eps)
+        gx = (g * x).sum(dim, keepdim=True)
+        dx = g / d - (gx / (d * d)).masked_fill(const(~(na >= eps)), 0.0) * dn
+        return _cast(dx, dtype)
+
 
 class HuberError(Function):
     """loss = d^2 / 2 for |d| < delta, delta (|d| - delta / 2) otherwise, d = x - y (quadratic near
@@ -188,6 +293,15 @@ class HuberError(Function):
     def backward(self, g):
         d, small, delta = self.saved
         dx = g * self.xp.where(small, d, delta * self.xp.sign(d))
+        return dx, -dx
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (x - y) where |x - y| < delta, g delta sign(x - y)
+        elsewhere (a recorded Where with the constant mask; the sign a constant), dy = -dx: a
+        second pass sees d(dx)/dx = g on the quadratic piece, 0 on the linear ones."""
+        x, y = self.parents
+        d, small, delta = self.saved
+        dx = g * Where.apply(graph_constant(g, small), x - y, graph_constant(g, delta * self.xp.sign(d)))
         return dx, -dx
 
 
@@ -217,6 +331,21 @@ class KLDiv(Function):
         if log_target:  # s = exp(t)
             return -g * s, g * s * (t - x + 1) if self.needs_grad(1) else None
         return -g * t, g * (s + 1 - x) if self.needs_grad(1) else None
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same with the input tensors, exp(t) a recorded Exp and
+        log t a recorded Log of t with 1 where t <= 0 (a constant mask, as the forward): a second
+        pass sees d(dx)/dt = -g exp(t) (or -g), d(dt)/dx = -g exp(t) (or -g), d(dt)/dt =
+        g exp(t) (t - x + 2) (or g / t)."""
+        x, t = self.parents[:2]
+        t_array, log_target = self.saved[1], self.saved[3]
+        if log_target:
+            q = t.exp()
+            return -g * q, g * q * (t - x + 1) if self.needs_grad(1) else None
+        dt = None
+        if self.needs_grad(1):
+            dt = g * (t.masked_fill(graph_constant(g, ~(t_array > 0)), 1.0).log() + 1 - x)
+        return -g * t, dt
 
 
 class PNorm(Function):
@@ -266,3 +395,26 @@ class PNorm(Function):
             safe = xp.where(n > 0, n, 1)
             dn = x / safe if p == 2 else xp.sign(x) * (a / safe) ** (p - 1)
         return backend.narrow(xp.where(n > 0, g * dn, xp.zeros((), dtype=g.dtype)), dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g dn/dx, 0 where n = 0 (a constant mask), with n and
+        dn/dx recomputed from the input tensor as recorded ops in the array backward's order for
+        1 < p < inf (sqrt(sum |x|^2) for p = 2); for p = 1, +-inf and 0, dn/dx is piecewise
+        constant (sign(x), the shared maxima, 0): a constant.  Widened, cast back once."""
+        xp = self.xp
+        xa, a, na, p, dim, keepdim, dtype = self.saved
+        x, g = widened(self.parents[0]), widened(g)
+        g = _expand_back(g, xa.shape, dim, keepdim)
+        if p == 0:
+            return graph_constant(g, xp.zeros_like(xa, dtype=dtype))
+        if p in (float("inf"), float("-inf")):
+            hit = a == na
+            dn = graph_constant(g, xp.sign(xa) * hit / hit.sum(axis=dim, keepdims=True))
+        elif p == 1:
+            dn = graph_constant(g, xp.sign(xa))
+        else:
+            absx = x.abs()
+            n = (absx * absx).sum(dim, keepdim=True).sqrt() if p == 2 else (absx**p).sum(dim, keepdim=True) ** (1 / p)
+            safe = n.masked_fill(graph_constant(g, ~(na > 0)), 1.0)
+            dn = x / safe if p == 2 else graph_constant(g, xp.sign(xa)) * (absx / safe) ** (p - 1)
+        return _cast((g * dn).masked_fill(graph_constant(g, ~(na > 0)), 0.0), dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..autograd import Function
+from .shape import IndexBackward
 
 
 def source_positions(xp, n, before, after, mode):
@@ -36,16 +37,23 @@ class ConstantPad(Function):
         shape = tuple(n + b + a for n, (b, a) in zip(x.shape, pads))
         out_part = tuple(slice(max(b, 0), max(b, 0) + n - max(-b, 0) - max(-a, 0)) for n, (b, a) in zip(x.shape, pads))
         x_part = tuple(slice(max(-b, 0), n - max(-a, 0)) for n, (b, a) in zip(x.shape, pads))
-        self.save_for_backward(x.shape, x.dtype, out_part, x_part)
+        self.save_for_backward(x.shape, x.dtype, out_part, x_part, pads)
         out = xp.full(shape, value, dtype=x.dtype)
         out[out_part] = x[x_part]
         return out
 
     def backward(self, g):
-        shape, dtype, out_part, x_part = self.saved
+        shape, dtype, out_part, x_part, _ = self.saved
         dx = self.xp.zeros(shape, dtype=dtype)
         dx[x_part] = g[out_part]
         return dx
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g padded by the negated amounts with zeros, a recorded
+        ConstantPad (the slice of g that x filled, and zeros where x was cropped): linear in g,
+        and this formula is again a ConstantPad's, so every order works."""
+        pads = self.saved[4]
+        return ConstantPad.apply(g, pads=tuple((-b, -a) for b, a in pads), value=0)
 
 
 class IndexPad(Function):
@@ -75,4 +83,12 @@ class IndexPad(Function):
             d = self.xp.zeros(shape, dtype=dtype)
             backend.add_at(self.xp, d, (slice(None),) * axis + (src,), g)
             g = d
+        return g
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same scatter-adds, each a recorded IndexBackward (the
+        adjoint of a take: its own formula takes again), in reverse order: linear in g."""
+        steps, _ = self.saved
+        for axis, shape, src in reversed(steps):
+            g = IndexBackward.apply(g, shape=shape, index=(slice(None),) * axis + (src,), advanced=True)
         return g

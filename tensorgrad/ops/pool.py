@@ -11,6 +11,8 @@ from __future__ import annotations
 from .. import backend
 from ..autograd import Function
 from .conv import add_windows, crop, windows
+from .pad import ConstantPad
+from .shape import Index
 
 
 def pad_with(xp, x, padding, value):
@@ -56,13 +58,55 @@ class MaxPool2d(Function):
         return y
 
     def backward(self, dy):
-        arg, xpad_shape, kernel, stride, dilation, padding = self.saved
-        xp = self.xp
-        kh, kw = kernel
-        taps = xp.arange(kh * kw).reshape(1, 1, -1, 1, 1)
-        dflat = (taps == arg[:, :, None]) * dy[:, :, None]  # dy at the winning tap, 0 elsewhere
-        dcols = dflat.reshape(dy.shape[:2] + (kh, kw) + dy.shape[2:])
-        return crop(add_windows(xp, dcols, xpad_shape, stride, dilation), padding)
+        return max_pool_scatter(self.xp, dy, *self.saved)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the array backward as one recorded op of g,
+        MaxPoolBackward (below; the same code, so the same values), linear in g: the winning taps
+        are piecewise constant in x, so d(dx)/dx = 0 (as PyTorch's max_pool2d double backward),
+        and d(dx)/dg is MaxPoolBackward's adjoint, a gather at the winning pixels."""
+        names = ("arg", "xpad_shape", "kernel", "stride", "dilation", "padding")
+        return MaxPoolBackward.apply(g, **dict(zip(names, self.saved)))
+
+
+def max_pool_scatter(xp, dy, arg, xpad_shape, kernel, stride, dilation, padding):
+    """MaxPool2d's backward on arrays: dy at each window's winning tap, the windows added back."""
+    kh, kw = kernel
+    taps = xp.arange(kh * kw).reshape(1, 1, -1, 1, 1)
+    dflat = (taps == arg[:, :, None]) * dy[:, :, None]  # dy at the winning tap, 0 elsewhere
+    dcols = dflat.reshape(dy.shape[:2] + (kh, kw) + dy.shape[2:])
+    return crop(add_windows(xp, dcols, xpad_shape, stride, dilation), padding)
+
+
+def winning_pixels(xp, arg, kernel, stride, dilation):
+    """The (n, c, h, w) places in the padded input of each window's winning tap: an advanced
+    index of shape arg's (N, C, OH, OW)."""
+    n, c, oh, ow = arg.shape
+    h = xp.arange(oh).reshape(1, 1, -1, 1) * stride[0] + (arg // kernel[1]) * dilation[0]
+    w = xp.arange(ow).reshape(1, 1, 1, -1) * stride[1] + (arg % kernel[1]) * dilation[1]
+    return xp.arange(n).reshape(-1, 1, 1, 1), xp.arange(c).reshape(1, -1, 1, 1), h, w
+
+
+class MaxPoolBackward(Function):
+    """dx = MaxPool2d's backward of dy (max_pool_scatter), as an op: what MaxPool2d's Tensor-level
+    formula records under create_graph.  It is linear in dy, the adjoint of reading v (x's
+    shape, padded with 0) at each window's winning pixel:  d(dy) = v_padded[winning pixels]."""
+
+    def forward(self, dy, arg, xpad_shape, kernel, stride, dilation, padding):
+        self.save_for_backward(arg, kernel, stride, dilation, padding)
+        return max_pool_scatter(self.xp, dy, arg, xpad_shape, kernel, stride, dilation, padding)
+
+    def backward(self, v):
+        arg, kernel, stride, dilation, padding = self.saved
+        return pad_with(self.xp, v, padding, 0)[winning_pixels(self.xp, arg, kernel, stride, dilation)]
+
+    def backward_graph(self, v, z):
+        """Tensor-level (create_graph): d(dy) = v padded with 0 (a recorded ConstantPad), read at
+        the winning pixels (a recorded Index): linear in v; their formulas scatter back."""
+        arg, kernel, stride, dilation, padding = self.saved
+        pads = ((0, 0), (0, 0)) + tuple(tuple(p) for p in padding)
+        index = winning_pixels(self.xp, arg, kernel, stride, dilation)
+        return Index.apply(ConstantPad.apply(v, pads=pads, value=0), index=index, advanced=True)
 
 
 class AvgPool2d(Function):
@@ -85,8 +129,38 @@ class AvgPool2d(Function):
         return backend.narrow(total / divisor, x.dtype)
 
     def backward(self, dy):
-        divisor, xpad_shape, kernel, stride, padding = self.saved
-        xp = self.xp
-        share = (dy / divisor)[:, :, None, None]  # (N, C, 1, 1, OH, OW)
-        dcols = xp.broadcast_to(share, dy.shape[:2] + tuple(kernel) + dy.shape[2:])
-        return crop(add_windows(xp, dcols, xpad_shape, stride, (1, 1)), padding)
+        return avg_pool_spread(self.xp, dy, *self.saved)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the array backward as one recorded op of g,
+        AvgPoolBackward (below; the same code, the same values), linear in g and free of x;
+        its adjoint is this average pooling again."""
+        names = ("divisor", "xpad_shape", "kernel", "stride", "padding")
+        return AvgPoolBackward.apply(g, **dict(zip(names, self.saved)))
+
+
+def avg_pool_spread(xp, dy, divisor, xpad_shape, kernel, stride, padding):
+    """AvgPool2d's backward on arrays: dy / divisor to every tap of its window, added back."""
+    share = (dy / divisor)[:, :, None, None]  # (N, C, 1, 1, OH, OW)
+    dcols = xp.broadcast_to(share, dy.shape[:2] + tuple(kernel) + dy.shape[2:])
+    return crop(add_windows(xp, dcols, xpad_shape, stride, (1, 1)), padding)
+
+
+class AvgPoolBackward(Function):
+    """dx = AvgPool2d's backward of dy (avg_pool_spread), as an op: what AvgPool2d's Tensor-level
+    formula records under create_graph.  Linear in dy; its adjoint sums each window of v
+    (padded with 0) and divides by the divisor: AvgPool2d's forward on v."""
+
+    def forward(self, dy, divisor, xpad_shape, kernel, stride, padding):
+        self.save_for_backward(divisor, kernel, stride, padding, tuple(dy.shape[2:]))
+        return avg_pool_spread(self.xp, dy, divisor, xpad_shape, kernel, stride, padding)
+
+    def backward(self, v):
+        divisor, kernel, stride, padding, out_size = self.saved
+        return AvgPool2d(self.xp).forward(v, kernel, stride, padding, out_size, divisor)
+
+    def backward_graph(self, v, z):
+        """Tensor-level (create_graph): d(dy) = the average pooling of v, a recorded AvgPool2d
+        (whose formula is this op again): linear in v."""
+        divisor, kernel, stride, padding, out_size = self.saved
+        return AvgPool2d.apply(v, kernel=kernel, stride=stride, padding=padding, out_size=out_size, divisor=divisor)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..autograd import Function
+from .shape import Index, IndexBackward
 
 
 class Repeat(Function):
@@ -30,6 +31,15 @@ class Repeat(Function):
         dx = backend.sum(self.xp, g.reshape(split), tuple(range(0, 2 * len(reps), 2)))  # (s_0, s_1, ...)
         return dx.reshape(x_shape)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the same reshape, sum over the tile axes and reshape, as
+        recorded ops: linear in g."""
+        x_shape, shape, reps = self.saved
+        split = []
+        for r, s in zip(reps, shape):
+            split += [r, s]
+        return g.reshape(split).sum(tuple(range(0, 2 * len(reps), 2))).reshape(x_shape)
+
 
 class Flip(Function):
     """z = x reversed along dims:  z[i] = x[n - 1 - i].   Reversing twice is the identity:  dx = flip(g).
@@ -44,6 +54,12 @@ class Flip(Function):
         (dims,) = self.saved
         return self.xp.flip(g, axis=dims)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = flip(g), a recorded Flip: linear in g (its formula is
+        this one again)."""
+        (dims,) = self.saved
+        return Flip.apply(g, dims=dims)
+
 
 class Roll(Function):
     """z = x shifted cyclically:  z[(i + shift) mod n] = x[i] along each dim (the flattened x
@@ -57,6 +73,12 @@ class Roll(Function):
         shifts, dims = self.saved
         neg = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
         return self.xp.roll(g, neg, axis=dims)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = roll(g, -shift), a recorded Roll: linear in g."""
+        shifts, dims = self.saved
+        neg = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+        return Roll.apply(g, shifts=neg, dims=dims)
 
 
 class Diagonal(Function):
@@ -83,6 +105,13 @@ class Diagonal(Function):
         dmoved[..., rows, cols] = g
         return xp.moveaxis(dmoved, (-2, -1), (dim1, dim2))
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): g written onto the diagonal of zeros (a recorded
+        IndexBackward; distinct places), its dims moved back (a recorded permute): linear in g."""
+        moved_shape, _, rows, cols, dim1, dim2 = self.saved
+        dmoved = IndexBackward.apply(g, shape=moved_shape, index=(Ellipsis, rows, cols), advanced=False)
+        return dmoved.movedim((-2, -1), (dim1, dim2))
+
 
 class DiagEmbed(Function):
     """z = zeros with z[..., r_k, c_k] = x[..., k] on dims (dim1, dim2) of z (the last dim of x
@@ -106,6 +135,11 @@ class DiagEmbed(Function):
     def backward(self, g):
         rows, cols, dim1, dim2 = self.saved
         return self.xp.moveaxis(g, (dim1, dim2), (-2, -1))[..., rows, cols]
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the diagonal of g (a recorded permute and Index): linear in g."""
+        rows, cols, dim1, dim2 = self.saved
+        return Index.apply(g.movedim((dim1, dim2), (-2, -1)), index=(Ellipsis, rows, cols), advanced=True)
 
 
 class Unfold(Function):
@@ -132,3 +166,10 @@ class Unfold(Function):
         dx = xp.zeros(shape, dtype=dtype)
         backend.add_at(xp, dx, (slice(None),) * dim + (window_index,), xp.moveaxis(g, -1, dim + 1))
         return dx
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the window axis moved back (a recorded permute), then the
+        scatter-add (a recorded IndexBackward): linear in g."""
+        shape, _, window_index, dim = self.saved
+        index = (slice(None),) * dim + (window_index,)
+        return IndexBackward.apply(g.movedim(-1, dim + 1), shape=shape, index=index, advanced=True)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .. import backend
 from ..autograd import Function, graph_constant
-from .scan import exclusive_cumprod
+from .rearrange import Flip
+from .scan import exclusive_cumprod, exclusive_cumprod_graph, widened
 
 
 def _expand_back(g, shape, axes, keepdim):
@@ -214,6 +215,24 @@ class Prod(Function):
         right = xp.flip(exclusive_cumprod(xp, xp.flip(x, axis=dim), dim), axis=dim)
         return backend.narrow((g * left * right).reshape(shape), dtype)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g L R as recorded ops of the input tensor, in the
+        widened dtype and cast back once (as the array backward): L = exclusive_cumprod_graph(x)
+        (a Cat and a Cumprod), R the same of x flipped, flipped back (recorded Flips).  No
+        division: a second pass sees d(dx)/dx_k = g prod_{m != i, k} x_m through the Cumprods'
+        own formulas, zeros included, and d(dx)/dg = L R."""
+        x, dim, keepdim = self.parents[0], self.saved[1], self.saved[2]
+        shape, dtype = x.shape, g.dtype
+        x, g = widened(x), widened(g)
+        if dim is None:
+            x, dim, g = x.reshape(-1), 0, g.reshape(1)
+        elif not keepdim:
+            g = g.unsqueeze(dim)
+        left = exclusive_cumprod_graph(x, dim)
+        right = Flip.apply(exclusive_cumprod_graph(Flip.apply(x, dims=(dim,)), dim), dims=(dim,))
+        dx = (g * left * right).reshape(shape)
+        return dx if dx.dtype == dtype else dx.to(dtype)
+
 
 class Logsumexp(Function):
     """z = log sum_i exp(x_i) over `dim`, computed as m + log sum_i exp(x_i - m), m = max x (no overflow;
@@ -299,3 +318,14 @@ class Nanmean(Function):
         number, n, some, dim, keepdim = self.saved
         g = _expand_back(g, number.shape, dim, keepdim)
         return xp.where(number, g / n, xp.where(some, 0, xp.nan)).astype(g.dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g / n broadcast back (a recorded Div by the constant
+        count, then MaskedFills with constant masks: 0 at a NaN, NaN on a slice of NaN alone):
+        linear in g, free of x (the count is piecewise constant in x)."""
+        number, n, some, dim, keepdim = self.saved
+        dtype = g.dtype
+        q = _expand_back(g, number.shape, dim, keepdim) / graph_constant(g, n)
+        q = q.masked_fill(graph_constant(g, ~number & some), 0.0)
+        q = q.masked_fill(graph_constant(g, ~number & ~some), float("nan"))
+        return q if q.dtype == dtype else q.to(dtype)

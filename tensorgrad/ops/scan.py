@@ -12,7 +12,9 @@ cumprod, loops of their own, run in `backend.widen(x)` (float32 for float16) and
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
+from .rearrange import Flip
+from .shape import Cat, Stack
 
 
 def reverse_cumsum(xp, a, dim):
@@ -31,6 +33,25 @@ def exclusive_cumprod(xp, x, dim):
     return backend.cumprod(xp, xp.concatenate([ones, x[_slice(dim, slice(0, n - 1))]], axis=dim), dim)
 
 
+def flip_graph(t, dim):
+    """t reversed along dim, a recorded Flip (rearrange.py; its formula is a Flip again)."""
+    return Flip.apply(t, dims=(dim,))
+
+
+def exclusive_cumprod_graph(x, dim):
+    """exclusive_cumprod as Tensor ops of the Tensor x: a recorded Cat of a constant 1 and x
+    without its last slice, then a recorded Cumprod (whose formula is Cumprod's, below)."""
+    n = x.shape[dim]
+    ones = graph_constant(x, backend.namespace(x.device).ones_like(x._data[_slice(dim, slice(0, 1))]))
+    return Cumprod.apply(Cat.apply(ones, x[_slice(dim, slice(0, n - 1))], axis=dim), dim=dim)
+
+
+def widened(t):
+    """t in the dtype its array's `backend.widen` gives (float32 for float16), a recorded Cast."""
+    dtype = backend.widen(t._data[:0] if t._data.ndim else t._data).dtype
+    return t if dtype == t._data.dtype else t.to(dtype)
+
+
 class Cumsum(Function):
     """z_j = sum_{i <= j} x_i.   dz_j/dx_i = 1 for j >= i   =>   dx_i = sum_{j >= i} g_j."""
 
@@ -41,6 +62,12 @@ class Cumsum(Function):
     def backward(self, g):
         (dim,) = self.saved
         return reverse_cumsum(self.xp, g, dim)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = flip(cumsum(flip(g))) as recorded ops: linear in g,
+        free of x (each op's formula is again a flip or a cumsum)."""
+        (dim,) = self.saved
+        return flip_graph(Cumsum.apply(flip_graph(g, dim), dim=dim), dim)
 
 
 class Cumprod(Function):
@@ -69,6 +96,25 @@ class Cumprod(Function):
         for i in range(n - 2, -1, -1):
             s[_slice(dim, i)] = g[_slice(dim, i)] + x[_slice(dim, i + 1)] * s[_slice(dim, i + 1)]
         return backend.narrow(exclusive * s, dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = E S as recorded ops of the input tensor and g, in the
+        array backward's order: E by `exclusive_cumprod_graph` (a Cat and a Cumprod), S slice by
+        slice (S_{n-1} = g_{n-1}, S_i = g_i + x_{i+1} S_{i+1}: recorded Index, Mul and Add, joined
+        by a recorded Stack), in the widened dtype (float32 for float16) and cast back once.  No
+        division, so a second pass differentiates at zeros too (d(dx)/dx through E and S,
+        d(dx)/dg = E times the products in S)."""
+        x, dim = self.parents[0], self.saved[1]
+        n = x.shape[dim]
+        if n == 0:
+            return graph_constant(g, self.xp.zeros_like(g._data))
+        dtype, x, g = g.dtype, widened(x), widened(g)
+        parts = [g[_slice(dim, n - 1)]]
+        for i in range(n - 2, -1, -1):
+            parts.append(g[_slice(dim, i)] + x[_slice(dim, i + 1)] * parts[-1])
+        s = Stack.apply(*reversed(parts), axis=dim)
+        dx = exclusive_cumprod_graph(x, dim) * s
+        return dx if dx.dtype == dtype else dx.to(dtype)
 
 
 class Logcumsumexp(Function):
@@ -106,3 +152,27 @@ class Logcumsumexp(Function):
             log_part = xp.where(part > 0, xp.log(xp.where(part > 0, part, 1)), -xp.inf)  # log(g+-), -inf at 0
             dx = dx + sign * xp.exp(x + self._reverse_scan(log_part - z, dim))
         return backend.narrow(dx, dtype)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the array backward's log-space sum as recorded ops: for the
+        positive and the negative part of g, log(g+-) (a recorded Log of g with the places where
+        the part is <= 0 set to 1 before and to the lowest finite number after, constant masks),
+        minus z (the output tensor, in the graph), a reverse logcumsumexp (recorded Flip,
+        Logcumsumexp, Flip: this formula again at the next order), plus x, exp.  The lowest
+        finite number stands for log 0 = -inf, as in PyTorch's logcumsumexp_backward: exp of it
+        plus a finite x is 0 as exp(-inf) is (the same first-order values), while -inf would
+        reach the inner Logcumsumexp as an input, whose own backward would then take
+        -inf - -inf = nan.  A second pass differentiates each part: d(dx)/dg, d(dx)/dx and,
+        through z, the terms of d z_j / d x_i."""
+        x, dim = self.parents[0], self.saved[2]
+        dtype, x, g, z = g.dtype, widened(x), widened(g), widened(z)
+        lowest = float(self.xp.finfo(g._data.dtype).min)
+        dx = None
+        for sign in (1, -1):
+            part = g * sign
+            off = graph_constant(g, part._data <= 0)
+            log_part = part.masked_fill(off, 1.0).log().masked_fill(off, lowest)
+            rev = flip_graph(Logcumsumexp.apply(flip_graph(log_part - z, dim), dim=dim), dim)
+            term = sign * (x + rev).exp()
+            dx = term if dx is None else dx + term
+        return dx if dx.dtype == dtype else dx.to(dtype)

@@ -13,7 +13,9 @@ which interpolates between two sorted neighbours) have backwards of their own.
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, TensorBase, graph_constant
+from .masking import Where
+from .shape import Cat, IndexBackward
 
 
 def _open_grid(xp, index, dim):
@@ -46,6 +48,13 @@ class TakeAlongDim(Function):
         shape, index, dim = self.saved
         dx = self.xp.zeros(shape, dtype=g.dtype)
         return backend.add_at(self.xp, dx, _open_grid(self.xp, index, dim), g)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): the scatter-add of g at the read positions, a recorded
+        IndexBackward (its adjoint reads them again): linear in g, free of x (the positions are
+        constants, found outside the graph)."""
+        shape, index, dim = self.saved
+        return IndexBackward.apply(g, shape=shape, index=_open_grid(self.xp, index, dim), advanced=True)
 
 
 # ---------------------------------------------------------------- positions (no gradient)
@@ -92,8 +101,23 @@ class Maximum(Function):
         dy = g * (~(y < x) - tie) if self.needs_grad(1) else None
         return dx, dy
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx, dy = g times the constant weights above (piecewise
+        constant in x and y: d(dx)/dx = 0, as PyTorch's): linear in g.  Minimum inherits it."""
+        x, y = self.saved
+        xp, below = self.xp, self._below
+        tie = (x == y).astype(g.dtype) * 0.5
+        dx = g * graph_constant(g, xp.asarray(~below(x, y) - tie, dtype=g.dtype)) if self.needs_grad(0) else None
+        dy = g * graph_constant(g, xp.asarray(~below(y, x) - tie, dtype=g.dtype)) if self.needs_grad(1) else None
+        return dx, dy
 
-class Minimum(Function):
+    @staticmethod
+    def _below(a, b):
+        """Where a loses to b (a < b for the maximum): its gradient is 0 there."""
+        return a < b
+
+
+class Minimum(Maximum):
     """z = min(x, y) elementwise.   dx = g * ([not x > y] - [x == y] / 2),  dy likewise (NaN: both g)."""
 
     def forward(self, x, y):
@@ -106,6 +130,11 @@ class Minimum(Function):
         dx = g * (~(x > y) - tie) if self.needs_grad(0) else None
         dy = g * (~(y > x) - tie) if self.needs_grad(1) else None
         return dx, dy
+
+    @staticmethod
+    def _below(a, b):
+        """Where a loses to b (a > b for the minimum)."""
+        return a > b
 
 
 # ---------------------------------------------------------------- order statistics
@@ -170,6 +199,15 @@ class EvenlyShared(Function):
         x, z = self.saved
         hit = xp.where(xp.isnan(z), xp.isnan(x), x == z).astype(backend.accumulation_dtype(g.dtype))
         return backend.narrow(g * hit / hit.sum(), g.dtype)  # the count in float32 for float16
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g M / sum(M), the mask and its count constants (M is
+        piecewise constant in x): linear in g."""
+        xp = self.xp
+        x, z_array = self.saved
+        hit = xp.where(xp.isnan(z_array), xp.isnan(x), x == z_array).astype(backend.accumulation_dtype(g._data.dtype))
+        dx = g * graph_constant(g, hit) / graph_constant(g, xp.asarray(hit.sum()))
+        return dx if dx.dtype == g.dtype else dx.to(g.dtype)
 
 
 class Quantile(Function):
@@ -239,4 +277,33 @@ class Quantile(Function):
         if dq_scale is not None and self.needs_grad(1):
             live, scale = dq_scale  # a replaced rank has no derivative (0, not NaN from a NaN row)
             dq = backend.sum(xp, xp.where(live, g * spread * scale, 0).reshape(-1, g.shape[-1]), 0)
+        return dx, dq
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = the two scatter-adds above as one recorded
+        IndexBackward (the weights g (1 - w) and g w joined along the last axis, so each place
+        adds its lower then its upper share, as the array backward does); dq = the row sum of
+        g (s_b - s_a)(n - 1) where the rank is live, with s_a, s_b recorded TakeAlongDims of x.
+        With 'linear' and q a tensor, w = q (n - 1) - floor(q (n - 1)) is recorded too (floor's
+        derivative 0), so a second pass sees d(dx)/dq and d(dq)/dx; the positions are constants."""
+        xp = self.xp
+        shape, (p_lo, p_hi), w, _, dq_scale = self.saved
+        x, q = self.parents[:2]
+        last = len(shape) - 1
+        w_t = graph_constant(g, w)
+        if dq_scale is not None and isinstance(q, TensorBase) and q._requires_grad:
+            live, scale = dq_scale
+            rank = q.reshape(-1) * graph_constant(g, xp.asarray(scale))
+            floor = graph_constant(g, xp.floor(xp.broadcast_to(rank._data, live.shape)))
+            w_t = Where.apply(graph_constant(g, live), rank.expand(*live.shape) - floor, w_t)
+        dx = dq = None
+        if self.needs_grad(0):
+            shares = Cat.apply(g * (1 - w_t), g * w_t, axis=-1)
+            index = _open_grid(xp, xp.concatenate([p_lo, p_hi], axis=-1), last)
+            dx = IndexBackward.apply(shares, shape=shape, index=index, advanced=True)
+        if dq_scale is not None and self.needs_grad(1):
+            live, scale = dq_scale
+            spread = TakeAlongDim.apply(x, index=p_hi, dim=last) - TakeAlongDim.apply(x, index=p_lo, dim=last)
+            per = (g * spread * graph_constant(g, xp.asarray(scale))).masked_fill(graph_constant(g, ~live), 0.0)
+            dq = per.reshape(-1, g.shape[-1]).sum(0)
         return dx, dq

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, graph_constant
 
 SQRT_PI = math.sqrt(math.pi)
 SQRT_2PI = math.sqrt(2 * math.pi)
@@ -48,6 +48,11 @@ class Erfc(Function):
         (x,) = self.saved
         return g * (-2 / SQRT_PI) * self.xp.exp(-x * x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g 2/sqrt(pi) exp(-x^2), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g * (-2 / SQRT_PI) * (-(x * x)).exp()
+
 
 class Erfinv(Function):
     """z = erfinv(x), the inverse of erf on (-1, 1): erf(z) = x.
@@ -62,6 +67,11 @@ class Erfinv(Function):
         (z,) = self.saved
         with backend.quiet():  # z = +-inf at x = +-1: an infinite slope
             return g * (SQRT_PI / 2) * self.xp.exp(z * z)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g sqrt(pi)/2 exp(z^2) with z the output tensor, in the
+        graph (its node carries d/dz on to x: d^2 erfinv/dx^2 = 2 z (dz/dx)^2)."""
+        return g * (SQRT_PI / 2) * (z * z).exp()
 
 
 class Erfcx(Function):
@@ -79,6 +89,11 @@ class Erfcx(Function):
         with backend.quiet():  # -inf * inf for x = -inf
             return g * (2 * x * z - 2 / SQRT_PI)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (2 x z - 2/sqrt(pi)) with the input tensor and z the
+        output tensor, in the graph (d(dx)/dx = 2 g (z + x dz/dx))."""
+        return g * (2 * self.parents[0] * z - 2 / SQRT_PI)
+
 
 class Ndtr(Function):
     """z = ndtr(x) = Phi(x), the standard normal CDF = (1 + erf(x / sqrt 2)) / 2.
@@ -91,6 +106,11 @@ class Ndtr(Function):
     def backward(self, g):
         (x,) = self.saved
         return g * self.xp.exp(-0.5 * x * x) / SQRT_2PI
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g exp(-x^2 / 2) / sqrt(2 pi), recorded ops of the input tensor."""
+        x = self.parents[0]
+        return g * (-0.5 * x * x).exp() / SQRT_2PI
 
 
 class Ndtri(Function):
@@ -106,6 +126,10 @@ class Ndtri(Function):
         (z,) = self.saved
         with backend.quiet():  # z = +-inf at x = 0, 1
             return g * SQRT_2PI * self.xp.exp(0.5 * z * z)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g sqrt(2 pi) exp(z^2 / 2) with z the output tensor, in the graph."""
+        return g * SQRT_2PI * (0.5 * z * z).exp()
 
 
 class LogNdtr(Function):
@@ -123,6 +147,12 @@ class LogNdtr(Function):
         with backend.quiet():  # inf - inf for x = -inf
             return g * self.xp.exp(-(z + 0.5 * x * x)) / SQRT_2PI
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g exp(-(z + x^2 / 2)) / sqrt(2 pi) with the input tensor
+        and z the output tensor, in the graph (d(dx)/dx = -dx (dz/dx + x))."""
+        x = self.parents[0]
+        return g * (-(z + 0.5 * x * x)).exp() / SQRT_2PI
+
 
 class Lgamma(Function):
     """z = log|Gamma(x)|.   dz/dx = Gamma'(x) / Gamma(x) = digamma(x)   =>   dx = g digamma(x)."""
@@ -135,6 +165,11 @@ class Lgamma(Function):
         (x,) = self.saved
         with backend.quiet():
             return g * _digamma(self.xp, x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g digamma(x), a recorded Digamma of the input tensor
+        (whose own formula is trigamma: polygamma(n) has polygamma(n + 1) at every order)."""
+        return g * Digamma.apply(self.parents[0])
 
 
 class Digamma(Function):
@@ -149,6 +184,10 @@ class Digamma(Function):
         (x,) = self.saved
         with backend.quiet():
             return g * _trigamma(self.xp, x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g trigamma(x), a recorded Polygamma(1) of the input tensor."""
+        return g * Polygamma.apply(self.parents[0], n=1)
 
 
 def _digamma(xp, x):
@@ -169,6 +208,11 @@ class Polygamma(Function):
         x, n = self.saved
         with backend.quiet():
             return g * _polygamma(self.xp, n + 1, x)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g polygamma(n + 1, x), a recorded Polygamma of the input
+        tensor (its formula is Polygamma(n + 2): every order)."""
+        return g * Polygamma.apply(self.parents[0], n=self.saved[1] + 1)
 
 
 def _polygamma(xp, n, x):
@@ -219,6 +263,11 @@ class I0(Function):
         (x,) = self.saved
         return g * backend.special(self.xp, "i1", x)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g I1(x), a recorded I1 of the input tensor (whose
+        formula is I1's: I0(x) - I1(x) / x)."""
+        return g * I1.apply(self.parents[0])
+
 
 class I0e(Function):
     """z = I0e(x) = exp(-|x|) I0(x).
@@ -233,6 +282,12 @@ class I0e(Function):
     def backward(self, g):
         x, z = self.saved
         return g * (backend.special(self.xp, "i1e", x) - self.xp.sign(x) * z)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (I1e(x) - sign(x) z): a recorded I1e of the input
+        tensor, z the output tensor, the sign a constant (piecewise constant)."""
+        x_array = self.saved[0]
+        return g * (I1e.apply(self.parents[0]) - graph_constant(g, self.xp.sign(x_array)) * z)
 
 
 class I1(Function):
@@ -253,6 +308,15 @@ class I1(Function):
             slope = backend.special(xp, "i0", safe) - z / safe
         return g * xp.where(tiny, 0.5, slope)
 
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (I0(x) - z / x) with a recorded I0 of the input tensor
+        and z the output tensor, and g / 2 where |x| <= eps (constant masks; x is eps there, so no
+        1/0 enters the graph): a second pass sees d(dx)/dx = g (I1(x) - dz/dx / x + z / x^2)."""
+        tiny, _ = _tiny(self.xp, self.saved[0])
+        tiny = graph_constant(g, tiny)
+        safe = self.parents[0].masked_fill(tiny, float(self.xp.finfo(self.saved[0].dtype).eps))
+        return g * (I0.apply(safe) - z / safe).masked_fill(tiny, 0.5)
+
 
 class I1e(Function):
     """z = I1e(x) = exp(-|x|) I1(x).
@@ -271,6 +335,16 @@ class I1e(Function):
         with backend.quiet():
             slope = backend.special(xp, "i0e", safe) - z * (xp.sign(safe) + 1 / safe)
         return g * xp.where(tiny, 0.5, slope)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = g (I0e(x) - z (sign(x) + 1/x)) with a recorded I0e of
+        the input tensor and z the output tensor, the sign a constant, and g / 2 where |x| <= eps
+        (as I1's formula)."""
+        tiny_array, safe_array = _tiny(self.xp, self.saved[0])
+        tiny = graph_constant(g, tiny_array)
+        safe = self.parents[0].masked_fill(tiny, float(self.xp.finfo(self.saved[0].dtype).eps))
+        sign = graph_constant(g, self.xp.sign(safe_array))
+        return g * (I0e.apply(safe) - z * (sign + 1 / safe)).masked_fill(tiny, 0.5)
 
 
 def _tiny(xp, x):
@@ -292,6 +366,11 @@ class Entr(Function):
         (x,) = self.saved
         with backend.quiet():
             return -g * (1 + self.xp.log(x))
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = -g (1 + log x), a recorded Log of the input tensor
+        (d(dx)/dx = -g / x)."""
+        return -g * (1 + self.parents[0].log())
 
 
 class Xlogy(Function):
@@ -317,4 +396,21 @@ class Xlogy(Function):
                 dx = xp.where((x == 0) & (y <= (-1 if log1p else 0)), 0, dx)
             if self.needs_grad(1):
                 dy = g * x / ((1 + y) if log1p else y)
+        return dx, dy
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): dx = xlogy(g, y) (a recorded Xlogy of g and the input y, so
+        0 where g is 0, as the array backward), 0 where x = 0 and y <= 0 (-1 for xlog1py; a
+        constant mask); dy = g x / y (or / (1 + y)) with the input tensors: a second pass sees
+        d(dx)/dy = g / y and d(dy)/dx = g / y, d(dy)/dy = -g x / y^2."""
+        xp = self.xp
+        x_array, y_array, log1p = self.saved
+        x, y = self.parents[:2]
+        dx = dy = None
+        if self.needs_grad(0):
+            with backend.quiet():
+                off = (x_array == 0) & (y_array <= (-1 if log1p else 0))
+            dx = Xlogy.apply(g, y, log1p=log1p).masked_fill(graph_constant(g, xp.asarray(off)), 0.0)
+        if self.needs_grad(1):
+            dy = g * x / ((1 + y) if log1p else y)
         return dx, dy
