@@ -1,4 +1,4 @@
-"""Write docs/backward.md: every op's derivation, forward and backward on one page.
+"""Write docs/backward.md: every op's derivation, forward, backward and Tensor-level backward on one page.
 
     python tools/backward_docs.py            # regenerate docs/backward.md
     python tools/backward_docs.py --check    # exit 1 if it is out of date (tests/test_backward_docs.py)
@@ -44,7 +44,7 @@ def _ops_in(path: Path) -> tuple[str, list[dict]]:
             continue
         code = {
             name: textwrap.dedent(ast.get_source_segment(text, methods[name], padded=True))
-            for name in ("forward", "backward")
+            for name in ("forward", "backward", "backward_graph")
             if name in methods
         }
         ops.append({"name": node.name, "line": node.lineno, "doc": ast.get_docstring(node) or "", "code": code})
@@ -153,6 +153,9 @@ def render() -> str:
         "`g` is the gradient of the loss with respect to the op's output; `backward` returns the",
         "gradient with respect to each input. Where an input was broadcast, the engine sums the",
         "gradient back to the input's shape (`autograd.unbroadcast`), so no op does it itself.",
+        "With `create_graph=True` the engine runs `backward_graph` instead: the same gradient written",
+        "with Tensor ops, its derivation in its docstring, so the gradient can be differentiated again",
+        "(`docs/double_backward.md`).",
         "",
         "Checked by: the op-table cases run through `tests/test_gradcheck_ops.py` (float64 central",
         "differences with a random cotangent), `tests/test_reference_torch.py` (forward and backward",
@@ -172,9 +175,10 @@ def render() -> str:
             out += [f"### {op['name']}", "", f"`{f['path']}:{op['line']}`", ""]
             if op["doc"]:
                 out += ["```text", op["doc"], "```", ""]
-            for part in ("forward", "backward"):
+            graph = "Backward as Tensor ops (create_graph: second and higher orders)"
+            for part, title in (("forward", "Forward"), ("backward", "Backward"), ("backward_graph", graph)):
                 if part in op["code"]:
-                    out += [f"{part.capitalize()}:", "", "```python", op["code"][part].rstrip(), "```", ""]
+                    out += [f"{title}:", "", "```python", op["code"][part].rstrip(), "```", ""]
             checks = []
             if op["name"] in cases:
                 own = [c for c in cases[op["name"]] if sections.get(c) == f["path"]]
