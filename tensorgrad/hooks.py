@@ -66,26 +66,7 @@ class TensorHooks:
         must be a tensor of the gradient's dtype, device and shape (PyTorch's checks, in its order):
         it is used as it is, never cast or broadcast."""
         if self.grad:
-            t = type(tensor)._make(g, tensor.device, False)
-            for fn in tuple(self.grad.values()):
-                new = fn(t)
-                if new is None:
-                    continue
-                if not isinstance(new, TensorBase):
-                    raise TypeError(f"a tensor hook must return None or a Tensor, got {type(new).__name__}")
-                if new._data.dtype != g.dtype or new.device != tensor.device:
-                    raise RuntimeError(
-                        f"hook '{getattr(fn, '__name__', fn)}' has changed the type of value (was "
-                        f"{_type_name(g.dtype, tensor.device)} got {_type_name(new._data.dtype, new.device)}); "
-                        "return a gradient of the same dtype and device"
-                    )
-                if new._data.shape != g.shape:
-                    raise RuntimeError(
-                        f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
-                        f"expected {tuple(g.shape)}, got {tuple(new._data.shape)}"
-                    )
-                t = new
-            g = t._data
+            g = self._run_grad_hooks(tensor, type(tensor)._make(g, tensor.device, False))._data
         if self.retains_grad:
             if tensor._grad is None:
                 tensor._grad = type(tensor)._make(g.copy(), tensor.device, False)
@@ -96,6 +77,14 @@ class TensorHooks:
     def on_gradient_graph(self, tensor, t):
         """`on_gradient` in a create_graph pass: the gradient `t` is a Tensor (in the graph), the
         hooks get it and may return another, and a retained gradient is added out of place."""
+        t = self._run_grad_hooks(tensor, t)
+        if self.retains_grad:
+            tensor._grad = t.clone() if tensor._grad is None else tensor._grad + t
+        return t
+
+    def _run_grad_hooks(self, tensor, t):
+        """The grad hooks in order, each on the previous one's result (a Tensor), each new result
+        checked as PyTorch checks it: a Tensor of t's dtype, device and shape."""
         for fn in tuple(self.grad.values()):
             new = fn(t)
             if new is None:
@@ -114,8 +103,6 @@ class TensorHooks:
                     f"expected {tuple(t._data.shape)}, got {tuple(new._data.shape)}"
                 )
             t = new
-        if self.retains_grad:
-            tensor._grad = t.clone() if tensor._grad is None else tensor._grad + t
         return t
 
 
