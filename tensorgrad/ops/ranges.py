@@ -149,16 +149,17 @@ def integer_scalar(value, dtype, op: str) -> int:
     """A Python number as PyTorch converts a Scalar to an integer dtype: a float truncates toward zero
     and must lie in the dtype's range; an integer must too, except that a negative one wraps into an
     unsigned dtype down to -max (as c10's checked conversion allows)."""
+    if type(value) is int and -(2**31) <= value < 2**31 and dtype.kind == "i" and dtype.itemsize >= 4:
+        return value  # the common case (arange(T) in a model's forward), in range of every such dtype
     bits = 8 * dtype.itemsize
     lowest, highest = (0, 2**bits - 1) if dtype.kind == "u" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-    error = RuntimeError(f"{op}: value {value} cannot be converted to type {dtype.name} without overflow")
     if isinstance(value, float):
-        if math.isnan(value) or not lowest <= value <= highest:
-            raise error
-        return math.trunc(value)
-    value = int(value)
-    if lowest <= value <= highest:
-        return value
-    if lowest == 0 and -highest <= value < 0:
-        return value % (highest + 1)
-    raise error
+        if not math.isnan(value) and lowest <= value <= highest:
+            return math.trunc(value)
+    else:
+        value = int(value)
+        if lowest <= value <= highest:
+            return value
+        if lowest == 0 and -highest <= value < 0:
+            return value % (highest + 1)
+    raise RuntimeError(f"{op}: value {value} cannot be converted to type {dtype.name} without overflow")
