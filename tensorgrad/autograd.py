@@ -23,7 +23,7 @@ The engine, not each op, does the work every op shares:
 - anomaly mode (tg.autograd.detect_anomaly, anomaly.py): while on, each node keeps the traceback
   of the user's line that made it, and a NaN gradient raises naming the op and that line.
 
-Threads (as PyTorch): the grad mode (no_grad, enable_grad, set_grad_enabled), the running
+Threads (as PyTorch): the grad mode (grad_mode.py: no_grad, enable_grad, set_grad_enabled), the running
 profile and the backward pass a thread runs (with its queue_callback queue) are that thread's
 own, in `_state` (a threading.local; a new thread starts with gradients on).  Process-wide, as in
 PyTorch: anomaly mode, the kernel tables and loaders, the Function subclass hooks, and the clock of
@@ -65,28 +65,28 @@ kernels only then), and emptied by `clear_kernels` (`tg.kernels.use` switches pa
 
 from __future__ import annotations
 
-import functools
-import inspect
 import threading
 
 from . import anomaly, backend
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from .grad_mode import (  # noqa: F401 - tg.autograd's names
+    _state,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .kernel_registry import (  # noqa: F401 - tg.autograd's names; apply reads the tables
+    _kernel_tables,
+    clear_kernels,
+    dispatch,
+    kernel_table,
+    register_kernel,
+    register_kernel_loader,
+)
 
-
-class _ThreadState(threading.local):
-    """What the engine keeps per thread, as PyTorch does: a thread's `no_grad` or profile, and the
-    backward pass it is running, are its own.  A new thread starts from these class defaults
-    (gradients on, no profile, no pass), whatever the thread that started it had.  Reading one
-    is an attribute read on a thread-local object: `apply` reads `grad_enabled` (when an input
-    requires grad) and `profiler` (only while some thread profiles: `_profiles`)."""
-
-    grad_enabled = True  # grad mode: no_grad / enable_grad / set_grad_enabled / inference_mode
-    inference_mode = False  # inside inference_mode()
-    profiler = None  # the tg.profiler.profile running in this thread, if any (it sets and clears this itself)
-    callbacks = None  # the queue_callback list of the backward pass this thread is running (None: no pass)
-
-
-_state = _ThreadState()
 # Process-wide: how many threads have a profile open.  While none does, `apply` reads this global
 # instead of its thread's `profiler` (a global read is the cheaper of the two, on every op).
 _profiles = 0
@@ -107,145 +107,6 @@ def set_thread_profiler(profile):
 # need to be ordered); it moves under _epoch_lock, so two threads' writes never share a stamp.
 _inplace_epoch = 0
 _epoch_lock = threading.Lock()
-
-
-def is_grad_enabled() -> bool:
-    """Whether ops record the graph in this thread (PyTorch's torch.is_grad_enabled; per thread)."""
-    return _state.grad_enabled
-
-
-class _GradMode:
-    """Base of no_grad / enable_grad / set_grad_enabled: a context manager and a decorator.
-    The mode is the calling thread's (as PyTorch's: thread-local)."""
-
-    enabled = True
-
-    def __enter__(self):
-        self._prev = _state.grad_enabled
-        _state.grad_enabled = self.enabled
-
-    def __exit__(self, *exc):
-        _state.grad_enabled = self._prev
-        return False
-
-    def __call__(self, fn):
-        if inspect.isgeneratorfunction(fn):  # the mode holds in each stretch the generator runs (PyTorch's)
-            return self._wrap_generator(fn)
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.clone():
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-    def _wrap_generator(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            gen = fn(*args, **kwargs)
-            try:
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        with self.clone():
-                            gen.close()
-                        raise
-                    except BaseException as e:  # thrown into the wrapper: passed on to the generator
-                        with self.clone():
-                            response = gen.throw(e)
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
-            except StopIteration as e:
-                return e.value
-
-        return wrapper
-
-    def clone(self):
-        return type(self)()
-
-
-class _NoParamGradMode(_GradMode):
-    """A mode without parameters, usable bare as a decorator too (`@tg.no_grad`, as PyTorch's)."""
-
-    def __new__(cls, orig_func=None):
-        if orig_func is None:
-            return super().__new__(cls)
-        return cls()(orig_func)
-
-
-class no_grad(_NoParamGradMode):
-    """No graph is recorded inside: `with tg.no_grad():`, `@tg.no_grad()` or `@tg.no_grad`."""
-
-    enabled = False
-
-
-class enable_grad(_NoParamGradMode):
-    enabled = True
-
-
-class inference_mode(_GradMode):
-    """torch.inference_mode(mode=True): inside, this thread records no graph, as in no_grad, and
-    `is_inference_mode_enabled()` is True; `inference_mode(False)` turns grad mode on (PyTorch's
-    guard sets grad mode to `not mode`).  A context manager and a decorator, per thread.
-    Difference from PyTorch: tensors made inside are ordinary tensors, not "inference tensors"
-    (PyTorch refuses to save those for a later backward; here they may be used anywhere)."""
-
-    def __new__(cls, mode=True):
-        if isinstance(mode, bool):
-            return super().__new__(cls)
-        return cls()(mode)  # bare, @tg.inference_mode: mode is the function
-
-    def __init__(self, mode: bool = True):
-        if not isinstance(mode, bool):
-            return  # __new__ returned the decorated function; Python skips __init__ then (not an instance)
-        self.mode = mode
-        self.enabled = not mode
-
-    def __enter__(self):
-        self._prev_inference = _state.inference_mode
-        _state.inference_mode = self.mode
-        super().__enter__()
-
-    def __exit__(self, *exc):
-        _state.inference_mode = self._prev_inference
-        return super().__exit__(*exc)
-
-    def clone(self):
-        return type(self)(self.mode)
-
-
-def is_inference_mode_enabled() -> bool:
-    """Whether this thread is inside `inference_mode()` (torch.is_inference_mode_enabled)."""
-    return _state.inference_mode
-
-
-class set_grad_enabled(_GradMode):
-    """Grad mode on or off (torch.set_grad_enabled): as a call, `tg.set_grad_enabled(False)`, it
-    lasts until changed; as `with tg.set_grad_enabled(mode):` or `@tg.set_grad_enabled(mode)`, the
-    previous mode is restored after.  Only this thread's mode changes."""
-
-    def __init__(self, mode: bool):
-        if not isinstance(mode, bool):
-            raise TypeError(
-                f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
-            )
-        self._prev = _state.grad_enabled
-        self.enabled = mode
-        _state.grad_enabled = mode
-
-    def __enter__(self):
-        pass  # already set by the call
-
-    def __call__(self, fn):
-        _state.grad_enabled = self._prev  # as a decorator it sets the mode only while fn runs
-        return super().__call__(fn)
-
-    def clone(self):
-        return type(self)(self.enabled)
 
 
 class TensorBase:
@@ -503,52 +364,6 @@ class _NoDoubleBackward(Function):
 
     def backward_graph(self, grad, output):
         return self.backward(None)
-
-
-# --------------------------------------------------------------------------- the kernel seam
-# Process-wide, as the kernel mode that fills them (tg.kernels.use switches the whole library):
-_kernel_tables: dict = {}  # device -> {reference class: kernel class}, filled on the device's first op
-_kernel_loaders: dict = {}  # device -> loader(device) -> the device's kernel classes
-
-
-def register_kernel_loader(device: str, loader):
-    """Have `loader(device)` give the kernel classes of `device` when the device runs its first op
-    (and again after `clear_kernels`).  tensorgrad/kernels/ registers one for "cpu" and "cuda", so a
-    device's kernels are imported (and compiled) only when that device is used."""
-    _kernel_loaders[device] = loader
-    _kernel_tables.pop(device, None)
-
-
-def register_kernel(kernel, device: str):
-    """Run `kernel` in place of the reference op it names (`kernel.replaces`) on `device`, for the
-    inputs its `kernel.accepts(*args, **params)` takes.  `kernel(xp)` must make an object that
-    works as the reference's does (for a Function: forward and backward on raw arrays).  It lasts
-    until `clear_kernels` (a switch of `tg.kernels.use`), after which the device's loader alone
-    fills its table again."""
-    kernel_table(device)[kernel.replaces] = kernel
-
-
-def kernel_table(device: str) -> dict:
-    """{reference class: kernel class} of `device`, loading its kernels on first use."""
-    table = _kernel_tables.get(device)
-    if table is None:
-        loader = _kernel_loaders.get(device)
-        kernels = loader(device) if loader is not None else ()
-        table = _kernel_tables[device] = {kernel.replaces: kernel for kernel in kernels}
-    return table
-
-
-def clear_kernels():
-    """Forget every device's kernels: each loader runs again at its device's next op."""
-    _kernel_tables.clear()
-
-
-def dispatch(reference, device: str, *args, **params):
-    """The class to run for `reference` on `device` with these arguments: the device's kernel when
-    it has one that accepts them, else `reference` itself (what `Function.apply` does for an op;
-    this is for the ops and optimizers that call another op themselves)."""
-    kernel = kernel_table(device).get(reference)
-    return kernel if kernel is not None and kernel.accepts(*args, **params) else reference
 
 
 _NOT_ARRAYS = (int, float, bool, str, type(None))
