@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 import tensorgrad as tg  # noqa: E402
 from gpt import build_model, get_config  # noqa: E402
-from gpt.cli.common import ArgumentParser, in_flags  # noqa: E402
+from gpt.cli.common import DATA_HELP, ArgumentParser, in_flags  # noqa: E402
 from gpt.config import PRESETS  # noqa: E402
 from gpt.data import DataError, ShakespeareData  # noqa: E402
 
@@ -46,7 +46,7 @@ def parse_args(argv=None):
     p.add_argument("--out", default="compare_torch.png", help="the PNG of both curves ('' for none)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="PyTorch's threads (default 1: its pool and tensorgrad's BLAS threads contend otherwise)")
-    p.add_argument("--data", default=None, help="path of input.txt (default: data/tinyshakespeare/input.txt)")
+    p.add_argument("--data", default=None, help=DATA_HELP)
     args = p.parse_args(argv)
     for flag in ("max_iters", "eval_iters", "eval_interval", "batch_size", "torch_threads"):
         value = getattr(args, flag)

@@ -3,7 +3,7 @@
 The library, in reading order (each imports only modules above it, and tensorgrad):
 
     config.py      GPTConfig, one preset per stage of the lecture, validate
-    data.py        Tiny Shakespeare, the character tokenizer, get_batch
+    data.py        Tiny Shakespeare (find_dataset: the one lookup), the character tokenizer, get_batch
     model.py       Head, MultiHeadAttention, FeedForward, Block, the GPT and the bigram; generate
     checkpoint.py  saving a run, resuming it exactly, load_model (checkpoint_fields.py checks every field)
     memory.py      a training step's peak memory, estimated from the config
@@ -18,7 +18,7 @@ never imports it.  Its errors name arguments (max_iters); the programs write the
 """
 
 from .config import CPU_STAGES, PRESETS, STAGES, GPTConfig, get_config
-from .data import CharTokenizer, DataError, ShakespeareData, load_text
+from .data import CharTokenizer, DataError, ShakespeareData, find_dataset, load_text
 from .model import (
     BigramLanguageModel,
     Block,
@@ -33,5 +33,5 @@ from .model import (
 __all__ = [
     "BigramLanguageModel", "Block", "CPU_STAGES", "CharTokenizer", "DataError", "FeedForward", "GPTConfig",
     "GPTLanguageModel", "Head", "MultiHeadAttention", "PRESETS", "STAGES", "ShakespeareData", "build_model",
-    "count_parameters", "get_config", "load_text",
+    "count_parameters", "find_dataset", "get_config", "load_text",
 ]  # fmt: skip

@@ -18,7 +18,7 @@ CHECKOUT_DATA = Path(__file__).resolve().parent.parent / "data"  # data/ of a so
 
 
 def data_home() -> Path:
-    """The directory datasets are read from and downloaded to:
+    """The directory datasets are read from and downloaded to, from the environment at each call:
     $TENSORGRAD_DATA if set; else the checkout's data/ when running from a checkout;
     else the user cache, $XDG_CACHE_HOME/tensorgrad (default ~/.cache/tensorgrad)."""
     if os.environ.get("TENSORGRAD_DATA"):
@@ -29,7 +29,9 @@ def data_home() -> Path:
     return Path(cache) / "tensorgrad"
 
 
-DEFAULT_PATH = data_home() / RELATIVE  # where input.txt is looked for when no path is given
+def default_path() -> Path:
+    """Where input.txt is looked for when no path is given: data_home() / tinyshakespeare/input.txt."""
+    return data_home() / RELATIVE
 
 
 class DataError(RuntimeError):
@@ -40,13 +42,26 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def find_text(path=None, download=True) -> Path:
-    """The path of input.txt: `path` if given, else DEFAULT_PATH (see data_home), downloaded
-    there (and its sha256 checked) when missing."""
+def find_dataset(path=None, download=True) -> Path:
+    """The path of Tiny Shakespeare's input.txt, found the one way every program and notebook finds it.
+
+    1. `path`, when given (the programs' --data): it must name a text file;
+    2. else tinyshakespeare/input.txt under data_home(), the first of these that applies:
+       $TENSORGRAD_DATA; the checkout's data/ (running from a source checkout); the user cache
+       $XDG_CACHE_HOME/tensorgrad, default ~/.cache/tensorgrad (an installed wheel).
+
+    The environment is read at each call.  When the file is missing there, it is downloaded there
+    (and its sha256 checked) if `download`; otherwise, or when that fails, DataError says where to
+    put it.  In a notebook, whatever its folder::
+
+        from gpt import find_dataset
+        text = find_dataset().read_text(encoding="utf-8")
+
+    (load_text(path) reads it, with a clear error for a file that is not UTF-8.)"""
     if path is not None:
         if isinstance(path, str) and not path:  # Path("") would be the current directory
             raise DataError(message(f"{arg('path')} is empty: give the path of a text file, or leave it out to use "
-                                    f"{DEFAULT_PATH}"))  # fmt: skip
+                                    f"{default_path()}"))  # fmt: skip
         p = Path(path)
         if p.is_dir():
             hint = next((f" (did you mean {c}?)" for c in (p / "input.txt", p / RELATIVE) if c.is_file()), "")
@@ -56,36 +71,39 @@ def find_text(path=None, download=True) -> Path:
         if not p.is_file():  # a device, a pipe, a socket: read once, it would not be the same text twice
             raise DataError(message(f"{arg('path')} {p} is not a regular file; give the path of a text file"))
         return p
-    if DEFAULT_PATH.is_file():
-        return DEFAULT_PATH
+    target = default_path()
+    if target.is_file():
+        return target
     if not download:
-        raise DataError(message(_missing_message()))
+        raise DataError(message(_missing_message(target)))
     try:
-        DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
-        tmp = DEFAULT_PATH.with_suffix(".part")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".part")
         with urllib.request.urlopen(URL, timeout=30) as r, open(tmp, "wb") as f:
             f.write(r.read())
     except OSError as e:
-        raise DataError(message(f"could not download Tiny Shakespeare ({e}).\n{_missing_message()}")) from None
+        raise DataError(message(f"could not download Tiny Shakespeare ({e}).\n{_missing_message(target)}")) from None
     if _sha256(tmp) != SHA256:
         tmp.unlink()
-        raise DataError(message(f"the downloaded file's sha256 is not {SHA256}; not using it.\n{_missing_message()}"))
-    os.replace(tmp, DEFAULT_PATH)
-    return DEFAULT_PATH
+        raise DataError(message(f"the downloaded file's sha256 is not {SHA256}; not using it.\n"
+                                f"{_missing_message(target)}"))  # fmt: skip
+    os.replace(tmp, target)
+    return target
 
 
-def _missing_message() -> str:
+def _missing_message(target: Path) -> str:
     """Where to put input.txt, as a marked message (gpt/messages.py)."""
     return (
-        f"Tiny Shakespeare was not found at {DEFAULT_PATH}. Put it there:\n"
-        f"    mkdir -p {DEFAULT_PATH.parent} && cp /path/to/input.txt {DEFAULT_PATH}\n"
+        f"Tiny Shakespeare was not found at {target}. Put it there:\n"
+        f"    mkdir -p {target.parent} && cp /path/to/input.txt {target}\n"
         f"(from {URL}), or pass {arg('path')} /path/to/input.txt, or set TENSORGRAD_DATA to a directory "
         f"holding {RELATIVE}"
     )
 
 
 def load_text(path=None, download=True) -> str:
-    p = find_text(path, download)
+    """The text of find_dataset(path, download), as UTF-8."""
+    p = find_dataset(path, download)
     try:
         return p.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -143,9 +161,9 @@ class ShakespeareData:
     def load(cls, path=None, device="cpu", download=True) -> ShakespeareData:
         text = load_text(path, download)
         if not text:
-            raise DataError(f"{find_text(path, download)} is empty")
+            raise DataError(f"{find_dataset(path, download)} is empty")
         data = cls(text, device)
-        data.path = find_text(path, download=False)
+        data.path = find_dataset(path, download=False)
         return data
 
     def check_block_size(self, block_size: int):

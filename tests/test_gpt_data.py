@@ -10,7 +10,7 @@ import tensorgrad as tg
 from gpt import data as gdata
 from gpt.data import CharTokenizer, DataError, ShakespeareData
 
-needs_text = pytest.mark.skipif(not gdata.DEFAULT_PATH.is_file(), reason="data/tinyshakespeare/input.txt missing")
+needs_text = pytest.mark.skipif(not gdata.default_path().is_file(), reason="data/tinyshakespeare/input.txt missing")
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def text():
 @needs_text
 def test_the_dataset_is_the_expected_file(text):
     assert len(text) == 1_115_394
-    assert hashlib.sha256(gdata.DEFAULT_PATH.read_bytes()).hexdigest() == gdata.SHA256
+    assert hashlib.sha256(gdata.default_path().read_bytes()).hexdigest() == gdata.SHA256
 
 
 @needs_text
@@ -61,31 +61,52 @@ def test_batches_are_created_on_the_data_device_and_are_seeded():
     assert x.tolist() == x2.tolist()
 
 
+def test_find_dataset_is_the_one_lookup_and_reads_the_environment_when_called(monkeypatch, tmp_path):
+    """--data's path first; else $TENSORGRAD_DATA, read at the call (a notebook may set it after
+    importing gpt), then the checkout's data/ (tests/test_cli.py: data_home's order)."""
+    import gpt
+
+    assert gpt.find_dataset is gdata.find_dataset  # public, and the one the programs use (load_text)
+    mine = tmp_path / "mine" / "tinyshakespeare" / "input.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("to be or not to be\n")
+    monkeypatch.setenv("TENSORGRAD_DATA", str(tmp_path / "mine"))
+    assert gdata.find_dataset(download=False) == mine
+    assert gdata.load_text(download=False) == "to be or not to be\n"
+    given = tmp_path / "given.txt"
+    given.write_text("thou\n")
+    assert gdata.find_dataset(given) == given  # an explicit path wins over the environment
+    monkeypatch.delenv("TENSORGRAD_DATA")
+    assert gdata.default_path() == gdata.CHECKOUT_DATA / gdata.RELATIVE  # a checkout (data/README.md is committed)
+
+
 def test_missing_file_says_where_to_put_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(gdata, "DEFAULT_PATH", tmp_path / "tinyshakespeare" / "input.txt")
-    with pytest.raises(DataError, match="Put it there"):
-        gdata.find_text(download=False)
+    monkeypatch.setenv("TENSORGRAD_DATA", str(tmp_path / "empty"))
+    target = tmp_path / "empty" / "tinyshakespeare" / "input.txt"
+    with pytest.raises(DataError, match="Put it there") as e:
+        gdata.find_dataset(download=False)
+    assert str(target) in str(e.value) and "TENSORGRAD_DATA" in str(e.value)  # where, and the other way
     with pytest.raises(DataError, match="no such file"):
-        gdata.find_text(tmp_path / "nope.txt")
+        gdata.find_dataset(tmp_path / "nope.txt")
 
 
 def test_download_failure_without_network_is_a_clear_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(gdata, "DEFAULT_PATH", tmp_path / "tinyshakespeare" / "input.txt")
+    monkeypatch.setenv("TENSORGRAD_DATA", str(tmp_path))
 
     def offline(*args, **kwargs):
         raise OSError("network is unreachable")
 
     monkeypatch.setattr(gdata.urllib.request, "urlopen", offline)
     with pytest.raises(DataError, match="(?s)could not download.*Put it there"):
-        gdata.find_text()
+        gdata.find_dataset()
 
 
 def test_a_download_with_the_wrong_checksum_is_refused(monkeypatch, tmp_path):
     import io
 
     target = tmp_path / "tinyshakespeare" / "input.txt"
-    monkeypatch.setattr(gdata, "DEFAULT_PATH", target)
+    monkeypatch.setenv("TENSORGRAD_DATA", str(tmp_path))
     monkeypatch.setattr(gdata.urllib.request, "urlopen", lambda *a, **k: io.BytesIO(b"not shakespeare"))
     with pytest.raises(DataError, match="sha256"):
-        gdata.find_text()
+        gdata.find_dataset()
     assert not target.exists()

@@ -16,7 +16,7 @@ from gpt import ShakespeareData, build_model, get_config
 from gpt import data as gdata
 from gpt.train import TrainingDiverged, estimate_loss, load_model, train
 
-needs_text = pytest.mark.skipif(not gdata.DEFAULT_PATH.is_file(), reason="data/tinyshakespeare/input.txt missing")
+needs_text = pytest.mark.skipif(not gdata.default_path().is_file(), reason="data/tinyshakespeare/input.txt missing")
 
 
 @pytest.fixture(scope="module")

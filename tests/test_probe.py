@@ -10,7 +10,7 @@ from gpt.cli import probe as probe_script
 from gpt.probe import corpus_next_chars, model_next_chars
 from gpt.train import load_model, train
 
-needs_text = pytest.mark.skipif(not gdata.DEFAULT_PATH.is_file(), reason="data/tinyshakespeare/input.txt missing")
+needs_text = pytest.mark.skipif(not gdata.default_path().is_file(), reason="data/tinyshakespeare/input.txt missing")
 
 
 @needs_text

@@ -34,6 +34,12 @@ EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 FLAGS = {"learning_rate": "--lr", "fast_attention": "--slow-attention", "ranks": "--distributed", "path": "--data",
          "setting": "flag"}  # fmt: skip
 
+# --data's help in every program: where gpt.find_dataset looks when the flag is left out.
+DATA_HELP = (
+    "path of input.txt (default, as gpt.find_dataset looks: tinyshakespeare/input.txt under $TENSORGRAD_DATA, "
+    "else the checkout's data/, else ~/.cache/tensorgrad)"
+)
+
 
 def flag(name: str) -> str:
     """The command-line flag of a library argument or config field: max_iters -> --max-iters."""

@@ -19,6 +19,7 @@ from ..data import ShakespeareData
 from ..memory import available_bytes, estimate_step_bytes
 from ..model import build_model, count_parameters
 from .common import (
+    DATA_HELP,
     ArgumentParser,
     check_checkpoint,
     check_positive,
@@ -91,7 +92,7 @@ def main(argv=None):
     )  # fmt: skip
     p.add_argument("--prompt", default="thou art", help="the text whose attention maps are drawn (at most the block)")
     p.add_argument("--batch-size", type=int, default=32, help="the batch of the gradient report")
-    p.add_argument("--data", default=None, help="path of input.txt")
+    p.add_argument("--data", default=None, help=DATA_HELP)
     args = p.parse_args(argv)
     check_checkpoint(args.checkpoint)
     if args.checkpoint is not None and args.preset is not None:  # the model is read, not built from a preset

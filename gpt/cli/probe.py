@@ -14,6 +14,7 @@ from ..checkpoint import load_model
 from ..data import CharTokenizer, load_text
 from ..probe import CONTEXTS, probe_table
 from .common import (
+    DATA_HELP,
     ArgumentParser,
     check_at_most_vocabulary,
     check_checkpoint,
@@ -36,7 +37,7 @@ def main(argv=None):
         "most the model's block size (a bigram model reads only their last character)"
     )  # fmt: skip
     p.add_argument("--top", type=int, default=5, help="how many characters to list (at most the vocabulary)")
-    p.add_argument("--data", default=None, help="path of input.txt (the corpus to compare with)")
+    p.add_argument("--data", default=None, help="the corpus to compare with: " + DATA_HELP)
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     args = p.parse_args(argv)
     check_checkpoint(args.checkpoint)

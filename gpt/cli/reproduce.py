@@ -18,7 +18,7 @@ from ..config import CPU_STAGES, get_config
 from ..data import DataError, ShakespeareData
 from ..threads import threads_for
 from ..train import train
-from .common import ArgumentParser, check_seed, command_line, device_of, in_flags
+from .common import DATA_HELP, ArgumentParser, check_seed, command_line, device_of, in_flags
 
 
 def check_blocks_fit(data, configs):
@@ -42,7 +42,7 @@ def main(argv=None):
     p.add_argument("--stages", nargs="+", default=list(CPU_STAGES), choices=list(CPU_STAGES) + ["large"])
     p.add_argument("--seed", type=int, default=1337, help="random seed, from -2**63 to 2**64 - 1 (default 1337)")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
-    p.add_argument("--data", default=None, help="path of input.txt")
+    p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument("--max-iters", type=int, default=None, help="override every stage's steps (a quick look)")
     args = p.parse_args(argv)
     check_seed(args.seed)

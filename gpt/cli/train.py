@@ -40,7 +40,7 @@ from ..memory import check_fits, count_params
 from ..rundir import RunDir, RunDirError, atomic_write, holds_run
 from ..threads import cpu_cores, threads_for
 from ..train import TrainingInterrupted, TrainResult, train
-from .common import ArgumentParser, check_seed, check_text, check_tf32, command_line, device_of, say
+from .common import DATA_HELP, ArgumentParser, check_seed, check_text, check_tf32, command_line, device_of, say
 
 OVERRIDES = {  # flag -> config field
     "batch_size": int, "block_size": int, "n_embd": int, "n_head": int, "n_layer": int, "dropout": float,
@@ -68,10 +68,7 @@ def parse_args(argv=None):
         "--seed", type=int, default=None, help="random seed, from -2**63 to 2**64 - 1 (default 1337; a resume "
         "keeps the run's)"
     )  # fmt: skip
-    p.add_argument(
-        "--data", default=None, help="path of input.txt (default: $TENSORGRAD_DATA, the checkout's data/, "
-        "or ~/.cache/tensorgrad; see gpt/data.py)"
-    )  # fmt: skip
+    p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument("--out-dir", default=None, help="where to write checkpoints, log.jsonl and curves.png")
     p.add_argument("--resume", action="store_true", help="continue the run in OUT_DIR from its last.npz")
     p.add_argument("--overwrite", action="store_true", help="start over in an OUT_DIR that holds a run")
