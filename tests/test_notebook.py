@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gpt.data import default_path
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "examples" / "notebooks"
 NOTEBOOK = NOTEBOOKS / "backward_passes.ipynb"
@@ -38,13 +40,28 @@ def test_backward_passes_notebook_runs():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (ROOT / "data" / "tinyshakespeare" / "input.txt").exists(), reason="needs the dataset")
+@pytest.mark.skipif(not default_path().is_file(), reason="needs the dataset (where gpt.find_dataset looks)")
 def test_manual_backward_notebook_matches_autograd_everywhere():
     """Every hand-written gradient of the MLP (28 tensors, and the fused forms) against autograd."""
     text = run(NOTEBOOKS / "manual_backward.ipynb")
     lines = [line for line in text.splitlines() if "| exact:" in line]
     assert len(lines) == 28 and all("approximate: True" in line for line in lines), text
     assert "all 28 hand-written gradients match autograd's" in text
+
+
+@pytest.mark.slow
+def test_manual_backward_notebook_finds_the_dataset_as_the_programs_do(tmp_path):
+    """Run from another folder with TENSORGRAD_DATA naming a copy: the notebook finds the copy through
+    gpt.find_dataset, as tensorgrad-train would, not through a path relative to its folder."""
+    text = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 200)[:9000]
+    copy = tmp_path / "datasets" / "tinyshakespeare" / "input.txt"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(text)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = run(NOTEBOOKS / "manual_backward.ipynb", cwd=elsewhere, env={"TENSORGRAD_DATA": str(tmp_path / "datasets")})
+    assert f"{len(set(text))} characters; {len(text) - 3} examples" in out  # the copy, not the checkout's data/
+    assert "all 28 hand-written gradients match autograd's" in out
 
 
 @pytest.mark.slow
