@@ -63,7 +63,7 @@ def docstrings(path: Path):
     text = path.read_text()
     tree = ast.parse(text)
     lines = text.splitlines()
-    for node in [tree, *ast.walk(tree)]:
+    for node in ast.walk(tree):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         body = node.body
