@@ -3,7 +3,7 @@ r"""Ops that read or write elements at integer positions: gather, scatter, index
 The one rule behind every backward here: an output element that is a copy of an input
 element sends its gradient back to that element, and when several outputs copy the same
 element (a repeated index) their gradients add up.  So the adjoint of a gather is a
-scatter-*add* of the output gradient, done by backend.add_at (repeats accumulate), and
+scatter-*add* of the output gradient, done by `backend.add_at` (repeats accumulate), and
 the adjoint of a scatter is a gather of the output gradient.
 
 `along(xp, index, dim)` spells "index along dim" as NumPy advanced indexing: position $p$ of
@@ -43,7 +43,7 @@ def scatter_reduce_at(xp, target, index, values, reduce):
     """`target[index] = reduce(target[index], values)`, repeated indices combining (unbuffered).
 
     `reduce` is "sum", "prod", "amax" or "amin".  Every device has an unbuffered sum, max and min
-    (backend.reduce_at: ufunc.at on the host, cupyx.scatter_* on CuPy); CuPy has no unbuffered
+    (`backend.reduce_at`: `ufunc.at` on the host, `cupyx.scatter_*` on CuPy); CuPy has no unbuffered
     product, so there it is done in rounds (`multiply_at_in_rounds`).
     """
     if backend.has_reduce_at(xp, reduce):
