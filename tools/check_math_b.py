@@ -3,6 +3,7 @@
     python tools/check_math_b.py                 # the files listed in FILES
     python tools/check_math_b.py PATH [PATH...]  # these files
     python tools/check_math_b.py --leftovers     # also list ASCII math left outside $...$ (a hint, not an error)
+    python tools/check_math_b.py --myst          # also parse with markdown-it + dollarmath (MyST's parser)
 
 Each docstring (module, class, function, method) is read with `ast`, nothing is imported.
 Outside ``` fences and `code spans`, a line holding only `$$` opens and closes display math;
@@ -14,6 +15,10 @@ none before the closing one, no digit after it). Every formula goes through
 Also errors: a docstring with a backslash that is not a raw string (`\\top` would be a tab),
 an unclosed `$$` or `$`, and a text line indented by 4+ spaces relative to the docstring outside a
 fence (Markdown would make it a code block). Exit status 1 on any error.
+
+With `--myst` (needs markdown-it-py and mdit-py-plugins, which the docs extra brings), each docstring
+is also parsed as the site parses it (commonmark + dollarmath, as docs/conf.py sets MyST up), and it
+is an error where the math MyST finds differs from the math found here, or a `$` is left in the text.
 """
 
 from __future__ import annotations
@@ -116,6 +121,31 @@ def scan(doc: str, rel: str, first: int, formulas: list, errors: list, leftovers
         errors.append(f"{rel}:{first}: unclosed ``` fence")
 
 
+def myst_check(doc: str, where: str, ours: list, errors: list) -> None:
+    """Compare the formulas MyST's parser finds in `doc` with `ours` [(formula, display)]."""
+    from markdown_it import MarkdownIt  # noqa: PLC0415
+    from mdit_py_plugins.dollarmath import dollarmath_plugin  # noqa: PLC0415
+
+    md = MarkdownIt("commonmark").use(dollarmath_plugin, allow_space=True, allow_digits=True, double_inline=True)
+    found = []
+
+    def walk(tokens):
+        for t in tokens:
+            if t.type in ("math_inline", "math_block", "math_inline_double", "math_block_label"):
+                found.append((t.content.strip(), t.type != "math_inline"))
+            elif t.type == "text" and "$" in t.content:
+                errors.append(f"{where}: MyST leaves a `$` in the text: {t.content!r}")
+            if t.children:
+                walk(t.children)
+
+    walk(md.parse(doc))
+    mine = [(f.strip(), d) for f, d in ours]
+    if sorted(found) != sorted(mine):
+        extra = [f for f in found if f not in mine]
+        missing = [f for f in mine if f not in found]
+        errors.append(f"{where}: MyST's math differs: MyST only {extra!r}; here only {missing!r}")
+
+
 def render(formulas: list) -> list[str]:
     """KaTeX errors of the formulas, one line each."""
     katex_dir = os.environ.get("KATEX_DIR", "/tmp/katex-b")
@@ -133,6 +163,7 @@ def render(formulas: list) -> list[str]:
 
 def main(argv: list[str]) -> int:
     show_leftovers = "--leftovers" in argv
+    myst = "--myst" in argv
     paths = [a for a in argv if not a.startswith("--")] or FILES
     formulas: list = []
     errors: list[str] = []
@@ -143,7 +174,10 @@ def main(argv: list[str]) -> int:
             where = f"{rel}:{line}"
             if "\\" in source and not raw:
                 errors.append(f"{where}: docstring with a backslash is not a raw string (r\"\"\"...\"\"\")")
+            before = len(formulas)
             scan(doc, rel, line, formulas, errors, leftovers)
+            if myst:
+                myst_check(doc, f"{rel}:{line}", [(f, d) for _, f, d in formulas[before:]], errors)
     errors += render(formulas)
     for e in errors:
         print(e)
