@@ -8,7 +8,7 @@ accumulators named as in the reference op's derivation.  Each row is computed by
 start to end, so the results do not depend on the number of threads; the sums over rows (a
 layernorm's dweight) are taken over a fixed number of row blocks, added up in order.
 
-Compiled code is cached on disk (cache=True): the first run compiles each kernel for each dtype
+Compiled code is cached on disk (`cache=True`): the first run compiles each kernel for each dtype
 (a few seconds in all), later runs load it.  `fastmath` allows only reassociation and fused
 multiply-add (so that the compiler can vectorise the row sums); infinities and NaNs keep their
 meaning (a masked score is `-inf`).

@@ -99,7 +99,7 @@ class PackedSelfAttention(f.PackedSelfAttention):
 
     def graph_params(self):
         """The reference formula's parameters from this op's saved layouts (the fused path's keep
-        mask is (B * H, T, T); the parts path keeps its masks per part, so dropout there raises)."""
+        mask is `(B * H, T, T)`; the parts path keeps its masks per part, so dropout there raises)."""
         if self.saved[0] is _FUSED:
             _, qkv, _, _, _, keep, H, scale, keep_prob = self.saved
             B, T = qkv.shape[:2]

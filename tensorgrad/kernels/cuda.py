@@ -9,11 +9,11 @@ Attention has its own kernels and host functions besides, outside this contract:
 cuda_flash.py (flash-attention style: the scores never in memory), used by cuda_ops.py.
 
 Kernels compile on first use for each dtype (float32, float64) and variant (with or without a
-weight, mask, dropout), and are cached on disk (cache=True) for later runs.  A kernel that fails
+weight, mask, dropout), and are cached on disk (`cache=True`) for later runs.  A kernel that fails
 to compile raises kernels.KernelError naming it and the way to run the reference ops.
 
 Without a GPU, the same functions run on NumPy arrays in Numba's CUDA simulator
-(NUMBA_ENABLE_CUDASIM=1); tests/test_cuda_kernels.py runs them there against the reference ops
+(`NUMBA_ENABLE_CUDASIM=1`); tests/test_cuda_kernels.py runs them there against the reference ops
 and compiles every kernel to PTX for sm_80 and sm_90.
 """
 

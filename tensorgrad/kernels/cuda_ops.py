@@ -17,7 +17,7 @@ _FLASH = "flash"  # first of the saved values when the forward took the flash pa
 
 def _flash_applies(q, k, v) -> bool:
     """Whether the flash kernels take these inputs (the op's `accepts` has already held: one
-    kernel dtype, one batch shape, no mask or a mask of T * S elements): head dims 1 to
+    kernel dtype, one batch shape, no mask or a mask of `T * S` elements): head dims 1 to
     cuda_flash.D_MAX, and no zero-size dim (those keep the plain path's behaviour)."""
     return 1 <= q.shape[-1] <= cuda_flash.D_MAX and 1 <= v.shape[-1] <= cuda_flash.D_MAX and q.size != 0 and k.size != 0
 
