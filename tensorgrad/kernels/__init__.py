@@ -3,11 +3,13 @@
 `tensorgrad/ops/` is the reference: plain array code that follows each derivation line for line
 and runs on every device.  This package holds the same math as fused loops, one module per device:
 
-    kernels/cpu.py     Numba (@njit, parallel over rows, cache=True), on NumPy arrays
-                       (kernels/cpu_attention.py: the packed attention of short sequences, a CPU
-                       path of its own, called by cpu_ops.py and outside this contract)
-    kernels/cuda.py    Numba-CUDA, on CuPy arrays (through __cuda_array_interface__, launched on
-                       CuPy's current stream); imported only when a CUDA tensor meets a kernel op
+```
+kernels/cpu.py     Numba (@njit, parallel over rows, cache=True), on NumPy arrays
+                   (kernels/cpu_attention.py: the packed attention of short sequences, a CPU
+                   path of its own, called by cpu_ops.py and outside this contract)
+kernels/cuda.py    Numba-CUDA, on CuPy arrays (through __cuda_array_interface__, launched on
+                   CuPy's current stream); imported only when a CUDA tensor meets a kernel op
+```
 
 `kernels/functions.py` holds the kernel ops: subclasses of the reference ops (a `LayerNorm` whose
 forward and backward call `kernels.layernorm_forward` / `_backward`, ...), each naming the op it
@@ -20,10 +22,12 @@ GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
 
 The switch, one for the whole library (the default is "kernels"):
 
-    TENSORGRAD_KERNELS=reference python ...        # the environment, read at import
-    tg.kernels.use("reference")                    # from Python; use("kernels") switches back
-    with tg.kernels.reference(): ...               # for a block
-    "strict" always runs the reference (Numba cannot take its guarded arrays).
+```
+TENSORGRAD_KERNELS=reference python ...        # the environment, read at import
+tg.kernels.use("reference")                    # from Python; use("kernels") switches back
+with tg.kernels.reference(): ...               # for a block
+"strict" always runs the reference (Numba cannot take its guarded arrays).
+```
 
 A kernel that fails to compile raises KernelError naming the kernel and the switch: there is no
 silent fallback to the reference.  Both paths take dropout masks from `backend.rng(device)`, so a
@@ -34,53 +38,55 @@ signatures; a device whose module leaves some out lists only the ops it can run 
 arrays are the device's raw arrays (NumPy for cpu, CuPy for cuda), float32 or float64, inputs
 C-contiguous (the caller makes them so), and results are new arrays unless said otherwise.
 
-    layernorm_forward(x, weight, bias, eps) -> (y, mean, rstd)
-        x (N, C); weight, bias (C,) or None; y (N, C); mean, rstd (N,)
-        reference: ops.layernorm.LayerNorm.forward
-    layernorm_backward(dy, x, mean, rstd, weight) -> (dx, dweight, dbias)
-        dy, x (N, C); dweight, dbias (C,), both None when weight is None
-        reference: ops.layernorm.LayerNorm.backward
-    attention_softmax_forward(scores, scale, mask, keep, keep_prob) -> (p, pd)
-        scores (R, T, S) = q @ k^T unscaled (may be overwritten: p may be that same array);
-        mask None or bool (T, S), True = may attend; keep None or the dropout keep mask (R, T, S),
-        bool, as drawn by keep_mask (below); keep_prob = 1 - dropout_p
-        p  = softmax(where(mask, scores * scale, -inf)) along S
-        pd = p * keep / keep_prob, or None without dropout (keep is None)
-        reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward
-    attention_softmax_backward(dpd, p, keep, keep_prob) -> ds
-        dP = dpd * keep / keep_prob (dpd itself when keep is None)
-        ds = p * (dP - sum_S(dP * p)), (R, T, S); may overwrite dpd (ds may be that array)
-        reference: the dP, dS lines of ops.attention.ScaledDotProductAttention.backward
-    cross_entropy_forward(logits, targets, ignore_index) -> (losses, lse)
-        logits (N, C), targets (N,) int64; losses, lse (N,); losses are 0 where ignored
-        reference: ops.cross_entropy.CrossEntropy.forward (with reduction="none")
-    cross_entropy_backward(logits, lse, targets, ignore_index, gscale) -> dlogits
-        dlogits = (softmax(logits) - onehot(targets)) * gscale[n], 0 on ignored rows; gscale (N,)
-        reference: ops.cross_entropy.CrossEntropy.backward
-    adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step) -> None
-        in place on 1-D arrays of one dtype, in torch's order of operations (hyperparameters are
-        Python numbers; step counts from 1)
-        reference: ops.adamw.adamw_update_
-    param_table(params) -> table                                             (cpu.py only)
-    adamw_step_params(table, first, end, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps,
-                      weight_decay, step) -> None
-        table: the addresses of a list of parameter arrays (C-contiguous, writable, one dtype), valid
-        while the caller holds the arrays; adamw_step on params[first:end], each in place in its own
-        array, with their parts of grad, exp_avg, exp_avg_sq (1-D, over the whole list, in its order)
-        reference: ops.adamw.AdamWParamsUpdate
-    relu_forward(x) -> y;           relu_backward(g, y) -> dx              (reference: ops.activation.ReLU)
-    gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.activation.GELU)
-    dropout_forward(x, keep, scale) -> x * keep * scale                      (reference: ops.dropout.Dropout)
-        keep bool like x; its backward is the same call on the gradient
-    keep_mask(rng, shape, p) -> keep                                         (reference: ops.dropout.keep_mask)
-        rng = backend.rng(device); keep bool of `shape`: the reference's draw bit for bit, and the
-        generator left in the same state (so either path draws the same masks from a seed)
-    KeepRows(rng, rows, n, p).rows(r0, r1, out=None) -> keep[r0:r1] of keep_mask(rng, (rows, n), p)
-        (cpu.py only: the attention's and a large dropout's row parts, kernels/cpu_threads.py, each
-        draw their own rows; with dropout_forward_into(x, keep, scale, out), dropout_forward into out)
-    embedding_backward(ids, dout, num_embeddings) -> dweight                 (reference: ops.embedding.Embedding)
-        ids (N,) int64 in range, dout (N, D), dweight (num_embeddings, D)
-    elementwise kernels take arrays of any shape (C-contiguous) and return the same shape.
+```
+layernorm_forward(x, weight, bias, eps) -> (y, mean, rstd)
+    x (N, C); weight, bias (C,) or None; y (N, C); mean, rstd (N,)
+    reference: ops.layernorm.LayerNorm.forward
+layernorm_backward(dy, x, mean, rstd, weight) -> (dx, dweight, dbias)
+    dy, x (N, C); dweight, dbias (C,), both None when weight is None
+    reference: ops.layernorm.LayerNorm.backward
+attention_softmax_forward(scores, scale, mask, keep, keep_prob) -> (p, pd)
+    scores (R, T, S) = q @ k^T unscaled (may be overwritten: p may be that same array);
+    mask None or bool (T, S), True = may attend; keep None or the dropout keep mask (R, T, S),
+    bool, as drawn by keep_mask (below); keep_prob = 1 - dropout_p
+    p  = softmax(where(mask, scores * scale, -inf)) along S
+    pd = p * keep / keep_prob, or None without dropout (keep is None)
+    reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward
+attention_softmax_backward(dpd, p, keep, keep_prob) -> ds
+    dP = dpd * keep / keep_prob (dpd itself when keep is None)
+    ds = p * (dP - sum_S(dP * p)), (R, T, S); may overwrite dpd (ds may be that array)
+    reference: the dP, dS lines of ops.attention.ScaledDotProductAttention.backward
+cross_entropy_forward(logits, targets, ignore_index) -> (losses, lse)
+    logits (N, C), targets (N,) int64; losses, lse (N,); losses are 0 where ignored
+    reference: ops.cross_entropy.CrossEntropy.forward (with reduction="none")
+cross_entropy_backward(logits, lse, targets, ignore_index, gscale) -> dlogits
+    dlogits = (softmax(logits) - onehot(targets)) * gscale[n], 0 on ignored rows; gscale (N,)
+    reference: ops.cross_entropy.CrossEntropy.backward
+adamw_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step) -> None
+    in place on 1-D arrays of one dtype, in torch's order of operations (hyperparameters are
+    Python numbers; step counts from 1)
+    reference: ops.adamw.adamw_update_
+param_table(params) -> table                                             (cpu.py only)
+adamw_step_params(table, first, end, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps,
+                  weight_decay, step) -> None
+    table: the addresses of a list of parameter arrays (C-contiguous, writable, one dtype), valid
+    while the caller holds the arrays; adamw_step on params[first:end], each in place in its own
+    array, with their parts of grad, exp_avg, exp_avg_sq (1-D, over the whole list, in its order)
+    reference: ops.adamw.AdamWParamsUpdate
+relu_forward(x) -> y;           relu_backward(g, y) -> dx              (reference: ops.activation.ReLU)
+gelu_forward(x) -> y;           gelu_backward(g, x) -> dx              (exact erf GELU; ops.activation.GELU)
+dropout_forward(x, keep, scale) -> x * keep * scale                      (reference: ops.dropout.Dropout)
+    keep bool like x; its backward is the same call on the gradient
+keep_mask(rng, shape, p) -> keep                                         (reference: ops.dropout.keep_mask)
+    rng = backend.rng(device); keep bool of `shape`: the reference's draw bit for bit, and the
+    generator left in the same state (so either path draws the same masks from a seed)
+KeepRows(rng, rows, n, p).rows(r0, r1, out=None) -> keep[r0:r1] of keep_mask(rng, (rows, n), p)
+    (cpu.py only: the attention's and a large dropout's row parts, kernels/cpu_threads.py, each
+    draw their own rows; with dropout_forward_into(x, keep, scale, out), dropout_forward into out)
+embedding_backward(ids, dout, num_embeddings) -> dweight                 (reference: ops.embedding.Embedding)
+    ids (N,) int64 in range, dout (N, D), dweight (num_embeddings, D)
+elementwise kernels take arrays of any shape (C-contiguous) and return the same shape.
+```
 """
 
 from __future__ import annotations

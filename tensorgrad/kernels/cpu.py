@@ -8,10 +8,10 @@ accumulators named as in the reference op's derivation.  Each row is computed by
 start to end, so the results do not depend on the number of threads; the sums over rows (a
 layernorm's dweight) are taken over a fixed number of row blocks, added up in order.
 
-Compiled code is cached on disk (cache=True): the first run compiles each kernel for each dtype
+Compiled code is cached on disk (`cache=True`): the first run compiles each kernel for each dtype
 (a few seconds in all), later runs load it.  `fastmath` allows only reassociation and fused
 multiply-add (so that the compiler can vectorise the row sums); infinities and NaNs keep their
-meaning (a masked score is -inf).
+meaning (a masked score is `-inf`).
 
 A kernel that fails to compile raises kernels.KernelError naming it and the way to run the
 reference ops instead.
@@ -233,10 +233,11 @@ def _attention_softmax_normalize(e, keep, inv_keep_prob, pd):
 
 
 def attention_softmax_forward(scores, scale, mask, keep, keep_prob):
-    """Reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward.
+    r"""Reference: the $S$, $P$, $P^d$ lines of `ops.attention.ScaledDotProductAttention.forward`.
 
-    scores (R, T, S) = q @ k^T, unscaled; overwritten by P, which is returned (p is scores).
-    mask None or bool (T, S); keep None or bool (R, T, S).  -> (p, pd), pd None without keep.
+    `scores` `(R, T, S)` $= q k^\top$, unscaled; overwritten by $P$, which is returned (`p` is
+    `scores`).  `mask` None or bool `(T, S)`; `keep` None or bool `(R, T, S)`.  -> `(p, pd)`, `pd`
+    None without `keep`.
 
     Three passes: the shift by each row's max (a loop), exp by NumPy, whose exp runs in SIMD
     registers (Numba's calls the C library's once per element, several times slower), and the
@@ -270,9 +271,9 @@ def _attention_softmax_backward(dpd, p, keep, inv_keep_prob):
 
 
 def attention_softmax_backward(dpd, p, keep, keep_prob):
-    """Reference: the dP, dS lines of ops.attention.ScaledDotProductAttention.backward.
+    """Reference: the $dP$, $dS$ lines of `ops.attention.ScaledDotProductAttention.backward`.
 
-    dpd (R, T, S) is overwritten by dS, which is returned.  keep None or bool (R, T, S)."""
+    `dpd` `(R, T, S)` is overwritten by $dS$, which is returned.  `keep` None or bool `(R, T, S)`."""
     keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
     f = p.dtype.type  # in p's dtype: float32 stays float32
     _run("attention_softmax_backward", _attention_softmax_backward, p.size, dpd, p, keep_, f(1.0 / keep_prob))
@@ -346,9 +347,10 @@ def _cross_entropy_grad(p, targets, ignore_index, gscale):
 
 
 def cross_entropy_backward(logits, lse, targets, ignore_index, gscale):
-    """Reference: ops.cross_entropy.CrossEntropy.backward.  gscale (N,): each row's upstream factor.
+    r"""Reference: `ops.cross_entropy.CrossEntropy.backward`.  `gscale` `(N,)`: each row's upstream factor.
 
-    softmax(x) = exp(x - logsumexp) by NumPy (its SIMD exp), then one loop makes it the gradient."""
+    $\operatorname{softmax}(x) = \exp(x - \operatorname{logsumexp})$ by NumPy (its SIMD exp), then one
+    loop makes it the gradient."""
     dlogits = np.subtract(logits, lse[:, None])
     np.exp(dlogits, out=dlogits)
     _run(
@@ -445,8 +447,8 @@ def param_table(params, tile=_TILE):
 
 def adamw_step_params(table, first, end, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step):
     """Reference: ops.adamw.AdamWParamsUpdate.  adamw_step on parameters first..end-1 of a
-    param_table, each in place in its own array, with their parts of the flat grad, exp_avg and
-    exp_avg_sq (1-D arrays of the parameters' dtype over the whole table)."""
+    `param_table`, each in place in its own array, with their parts of the flat `grad`, `exp_avg` and
+    `exp_avg_sq` (1-D arrays of the parameters' dtype over the whole table)."""
     addresses, offsets, tiles, first_tile = table
     f = grad.dtype.type  # the scalars in the arrays' dtype, as adamw_step
     _run(
@@ -464,7 +466,7 @@ def _relu_forward(x, y):
 
 
 def relu_forward(x):
-    """Reference: ops.activation.ReLU.forward.  y = max(x, 0)."""
+    r"""Reference: `ops.activation.ReLU.forward`.  $y = \max(x, 0)$."""
     y = np.empty_like(x)
     _run("relu_forward", _relu_forward, x.size, x.reshape(-1), y.reshape(-1))
     return y
@@ -477,7 +479,8 @@ def _relu_backward(g, y, dx):
 
 
 def relu_backward(g, y):
-    """Reference: ops.activation.ReLU.backward.  dx = 0 where y <= 0, else g (NaN inputs pass g on)."""
+    r"""Reference: `ops.activation.ReLU.backward`.  $dx = 0$ where $y \le 0$, else $g$ (NaN inputs pass
+    $g$ on)."""
     dx = np.empty_like(g)
     _run("relu_backward", _relu_backward, g.size, g.reshape(-1), y.reshape(-1), dx.reshape(-1))
     return dx
@@ -495,7 +498,7 @@ def _gelu_forward(x, y):
 
 
 def gelu_forward(x):
-    """Reference: ops.activation.GELU.forward (approximate="none").  y = x * Phi(x)."""
+    r"""Reference: `ops.activation.GELU.forward` (`approximate="none"`).  $y = x\, \Phi(x)$."""
     y = np.empty_like(x)
     _run("gelu_forward", _gelu_forward, x.size, x.reshape(-1), y.reshape(-1))
     return y
@@ -523,7 +526,8 @@ def _dropout_forward(x, keep, scale, y):
 
 
 def dropout_forward(x, keep, scale):
-    """Reference: ops.dropout.Dropout.  y = x * keep * scale (its backward: the same call on g)."""
+    r"""Reference: `ops.dropout.Dropout`.  $y = x \cdot \mathrm{keep} \cdot \mathrm{scale}$ (its backward:
+    the same call on $g$)."""
     return dropout_forward_into(x, keep, scale, np.empty_like(x))
 
 
@@ -547,17 +551,17 @@ def _keep_from_halves(first, halves, threshold, keep):
 
 
 def _keep_threshold(p):
-    """u >= p for u = (h >> 8) * 2**-24 and p in float32 is (h >> 8) >= this."""
+    r"""$u \ge p$ for $u = (h \gg 8) \cdot 2^{-24}$ and $p$ in float32 is $(h \gg 8) \ge$ this."""
     return np.uint32(math.ceil(float(np.float32(p)) * 2**24))
 
 
 def keep_mask(rng, shape, p):
-    """Reference: ops.dropout.keep_mask, bit for bit: rng.uniform(shape, float32) >= p, without
-    making the floats.  NumPy's Generator.random(float32) takes each uniform from the next 32-bit
-    half h of the PCG64 stream (the low half of a 64-bit word first; the high half is kept in the
-    bit generator's state for the next draw) as u = (h >> 8) * 2**-24; p is compared in float32;
-    so u >= p is (h >> 8) >= ceil(float32(p) * 2**24), on the raw words, and the state is left
-    as Generator.random would leave it."""
+    r"""Reference: `ops.dropout.keep_mask`, bit for bit: `rng.uniform(shape, float32) >= p`, without
+    making the floats.  NumPy's `Generator.random(float32)` takes each uniform from the next 32-bit
+    half $h$ of the PCG64 stream (the low half of a 64-bit word first; the high half is kept in the
+    bit generator's state for the next draw) as $u = (h \gg 8) \cdot 2^{-24}$; $p$ is compared in
+    float32; so $u \ge p$ is $(h \gg 8) \ge \lceil \mathrm{float32}(p) \cdot 2^{24}\rceil$, on the raw
+    words, and the state is left as `Generator.random` would leave it."""
     bits = rng.generator.bit_generator
     n = math.prod(shape)
     keep = np.empty(n, dtype=np.bool_)
@@ -639,7 +643,7 @@ def _embedding_backward(ids, dout, dweight, nblocks):
 
 
 def embedding_backward(ids, dout, num_embeddings):
-    """Reference: ops.embedding.Embedding.backward.  dW[v] = sum of dout[i] over ids[i] == v."""
+    r"""Reference: `ops.embedding.Embedding.backward`.  $dW_v = \sum_{i:\ \mathrm{ids}_i = v} d\mathrm{out}_i$."""
     dweight = np.zeros((num_embeddings, dout.shape[1]), dout.dtype)
     nblocks = max(1, min(_BLOCKS, dout.shape[1] // 16))
     _run("embedding_backward", _embedding_backward, dout.size, ids, dout, dweight, nblocks)

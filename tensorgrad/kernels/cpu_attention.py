@@ -1,35 +1,37 @@
-"""Packed self-attention for short sequences: the CPU's fused path for small heads.
+r"""Packed self-attention for short sequences: the CPU's fused path for small heads.
 
-At the `small` GPT's sizes (B = 32, T = 8, 4 heads of size 8) one attention is 128 products of
-8 x 8 matrices, and the plain path's time is mostly overhead: contiguous copies of q, k^T and v
-out of the packed qkv, the transposes back, the strided copies into dqkv, and the softmax kernels.
-This path works on qkv (B, T, 3 * H * d) where it lies, laid out as qkv.reshape(B, T, 3, H, d),
-writes the output in its (B, T, H * d) layout and the gradient dqkv in qkv's: no copies.
+At the `small` GPT's sizes ($B = 32$, $T = 8$, 4 heads of size 8) one attention is 128 products of
+$8 \times 8$ matrices, and the plain path's time is mostly overhead: contiguous copies of $q$,
+$k^\top$ and $v$ out of the packed `qkv`, the transposes back, the strided copies into `dqkv`, and
+the softmax kernels.  This path works on `qkv` `(B, T, 3 * H * d)` where it lies, laid out as
+`qkv.reshape(B, T, 3, H, d)`, writes the output in its `(B, T, H * d)` layout and the gradient
+`dqkv` in `qkv`'s: no copies.
 
 The six products split by what each needs of the packed layout:
-- q k^T and g v^T contract two row-major (T, d) blocks along d; BLAS would want one of them
-  transposed (a copy).  Here they are Numba loops (`_packed_attention_scores`,
+
+- $q k^\top$ and $g v^\top$ contract two row-major `(T, d)` blocks along $d$; BLAS would want one of
+  them transposed (a copy).  Here they are Numba loops (`_packed_attention_scores`,
   `_packed_attention_dscores`), fused with the mask, the softmax's shift and its backward.
-- Pd v, Pd^T g, dS k and dS^T q contract along T against a (T, d) block of qkv or g as it lies:
-  BLAS reads the strided view in place (NumPy's matmul with a row stride, `out=` a strided view
-  of the output or of dqkv).  Its small-matrix GEMMs take about half the time of Numba loops at
+- $P^d v$, $P^{d\top} g$, $dS\, k$ and $dS^\top q$ contract along $T$ against a `(T, d)` block of
+  `qkv` or $g$ as it lies: BLAS reads the strided view in place (NumPy's matmul with a row stride,
+  `out=` a strided view of the output or of `dqkv`).  Its small-matrix GEMMs take about half the time of Numba loops at
   these sizes (benchmarks/NOTES-timing.md), so these stay with BLAS.
 
 The loops follow kernels/cpu.py's conventions (`_jit`: serial and parallel compilations,
-cache=True, fastmath reassoc and contract only; sums in float64 accumulators; exp by NumPy, whose
+`cache=True`, fastmath reassoc and contract only; sums in float64 accumulators; exp by NumPy, whose
 exp runs in SIMD registers).  Each loop runs over the (batch, head) pairs (`prange`), and each pair
 is computed from start to end by one thread, so the results do not depend on the thread count.
 
-Key prefixes: `n_keys[t]` is 1 + the position of the last key row t may attend (T for a row that
-attends none: its softmax is NaN over all T keys, as in the reference).  The keys after it are
-masked, so their weights P are exactly 0 and they add nothing to the output or to any gradient:
+Key prefixes: `n_keys[t]` is 1 + the position of the last key row `t` may attend ($T$ for a row that
+attends none: its softmax is NaN over all $T$ keys, as in the reference).  The keys after it are
+masked, so their weights $P$ are exactly 0 and they add nothing to the output or to any gradient:
 the loops skip them and write 0 there, which changes no value but the order of the sums (the query
-blocks of kernels/functions.py rest on the same argument).  A causal mask leaves T (T + 1) / 2 of
-the T * T pairs.
+blocks of kernels/functions.py rest on the same argument).  A causal mask leaves $T (T + 1) / 2$ of
+the $T^2$ pairs.
 
 kernels/cpu_ops.py's PackedSelfAttention decides where this path runs (`fused_max_len`: short
-sequences); elsewhere the plain path runs.  The math is the reference's: ops.attention.
-ScaledDotProductAttention on the heads of qkv (ops.attention.PackedSelfAttention).
+sequences); elsewhere the plain path runs.  The math is the reference's:
+`ops.attention.ScaledDotProductAttention` on the heads of `qkv` (`ops.attention.PackedSelfAttention`).
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ from .cpu import _attention_softmax_normalize, _jit, _run
 
 @_jit
 def _packed_attention_scores(qkv, H, scale, neg_inf, mask, n_keys, rowmax, s):
-    """The reference's S = q k^T * scale, S = -inf where not M, and S - max(S) (softmax's shift),
-    per (batch, head), into s (B * H, T, T), reading q and k in the packed qkv; exp is taken after,
-    by NumPy.  Writes n_keys (T,); rowmax (B * H, T) is scratch."""
+    r"""The reference's $S = q k^\top \cdot \mathrm{scale}$, $S = -\infty$ where not $M$, and
+    $S - \max(S)$ (softmax's shift), per (batch, head), into `s` `(B * H, T, T)`, reading $q$ and $k$
+    in the packed `qkv`; exp is taken after, by NumPy.  Writes `n_keys` `(T,)`; `rowmax` `(B * H, T)`
+    is scratch."""
     B, T, three_hd = qkv.shape
     d = three_hd // (3 * H)
     has_mask = mask.shape[0] > 0
@@ -88,8 +91,8 @@ def _packed_attention_scores(qkv, H, scale, neg_inf, mask, n_keys, rowmax, s):
 
 
 def _heads(a, part, H):
-    """The (B, H, T, d) view of one part (0 q, 1 k, 2 v) of a packed (B, T, 3 * H * d) array, or of
-    a (B, T, H * d) one (part None): strided, no copy."""
+    """The `(B, H, T, d)` view of one part (0 q, 1 k, 2 v) of a packed `(B, T, 3 * H * d)` array, or
+    of a `(B, T, H * d)` one (`part` None): strided, no copy."""
     B, T, width = a.shape
     if part is None:
         return a.reshape(B, T, H, width // H).transpose(0, 2, 1, 3)
@@ -97,12 +100,13 @@ def _heads(a, part, H):
 
 
 def packed_attention_forward(qkv, num_heads, scale, mask, keep, keep_prob):
-    """Reference: ops.attention.PackedSelfAttention.forward (the S, P, Pd and out lines of
-    ScaledDotProductAttention.forward, on the heads of qkv).
+    """Reference: `ops.attention.PackedSelfAttention.forward` (the $S$, $P$, $P^d$ and out lines of
+    `ScaledDotProductAttention.forward`, on the heads of `qkv`).
 
-    qkv (B, T, 3 * H * d) C-contiguous; mask None or bool (T, T), True = may attend; keep None or
-    the dropout keep mask (B * H, T, T), bool, as drawn by keep_mask; keep_prob = 1 - dropout_p.
-    -> (out (B, T, H * d), p (B * H, T, T), pd (B * H, T, T) or None without keep, n_keys (T,))."""
+    `qkv` `(B, T, 3 * H * d)` C-contiguous; `mask` None or bool `(T, T)`, True = may attend; `keep`
+    None or the dropout keep mask `(B * H, T, T)`, bool, as drawn by `keep_mask`;
+    `keep_prob = 1 - dropout_p`.  -> (`out` `(B, T, H * d)`, `p` `(B * H, T, T)`, `pd`
+    `(B * H, T, T)` or None without `keep`, `n_keys` `(T,)`)."""
     B, T, three_hd = qkv.shape
     H = num_heads
     f = qkv.dtype.type  # the scalars in qkv's dtype: float32 scores stay float32
@@ -127,10 +131,11 @@ def packed_attention_forward(qkv, num_heads, scale, mask, keep, keep_prob):
 
 @_jit
 def _packed_attention_dscores(qkv, g, H, n_keys, p, keep, inv_keep_prob, scale, rowsum, ds):
-    """The reference's dPd = g v^T, dP = dPd * R / (1 - p), dS = P * (dP - sum_j(dP * P)), per
-    (batch, head), reading g (B, T, H * d) and v in the packed qkv; ds (B * H, T, T) gets
-    dS * scale (the factor of both dq = dS k * scale and dk = dS^T q * scale), 0 after the key
-    prefixes.  rowsum (B * H, T) is scratch."""
+    r"""The reference's $dP^d = g v^\top$, $dP = dP^d \odot R / (1 - p)$,
+    $dS = P \odot (dP - \sum_j (dP \odot P))$, per (batch, head), reading $g$ `(B, T, H * d)` and $v$
+    in the packed `qkv`; `ds` `(B * H, T, T)` gets $dS \cdot \mathrm{scale}$ (the factor of both
+    $dq = dS\, k \cdot \mathrm{scale}$ and $dk = dS^\top q \cdot \mathrm{scale}$), 0 after the key
+    prefixes.  `rowsum` `(B * H, T)` is scratch."""
     B, T, three_hd = qkv.shape
     d = three_hd // (3 * H)
     has_keep = keep.shape[0] > 0
@@ -164,11 +169,11 @@ def _packed_attention_dscores(qkv, g, H, n_keys, p, keep, inv_keep_prob, scale, 
 
 
 def packed_attention_backward(g, qkv, p, pd, n_keys, num_heads, scale, keep, keep_prob):
-    """Reference: ops.attention.PackedSelfAttention.backward (ScaledDotProductAttention.backward on
-    the heads, and the heads' gradients packed as qkv is).
+    """Reference: `ops.attention.PackedSelfAttention.backward` (`ScaledDotProductAttention.backward`
+    on the heads, and the heads' gradients packed as `qkv` is).
 
-    g (B, T, H * d) C-contiguous; qkv, p, pd, n_keys and keep as packed_attention_forward took and
-    gave them.  -> dqkv (B, T, 3 * H * d)."""
+    `g` `(B, T, H * d)` C-contiguous; `qkv`, `p`, `pd`, `n_keys` and `keep` as
+    `packed_attention_forward` took and gave them.  -> `dqkv` `(B, T, 3 * H * d)`."""
     B, T, three_hd = qkv.shape
     H = num_heads
     f = qkv.dtype.type

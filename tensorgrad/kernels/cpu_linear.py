@@ -1,13 +1,13 @@
-"""nn.Linear's products on the CPU's threads: each thread its own block of rows, on one BLAS thread.
+r"""nn.Linear's products on the CPU's threads: each thread its own block of rows, on one BLAS thread.
 
 A product the BLAS library splits over its own threads leaves those threads spinning for a while
-after it returns (OpenBLAS's wait before they sleep is 2^28 CPU cycles, about 0.1 s, unless
-OPENBLAS_THREAD_TIMEOUT says less).  With as many threads as cores, the work that comes next, the
+after it returns (OpenBLAS's wait before they sleep is $2^{28}$ CPU cycles, about 0.1 s, unless
+`OPENBLAS_THREAD_TIMEOUT` says less).  With as many threads as cores, the work that comes next, the
 attention's parts (kernels/cpu_threads.py) and the fused kernels' parallel loops, shares its cores
 with them: in the `large` step each attention ran 35-40 ms slower forward and backward right after a
 product than alone, and the layer norms and ReLUs about twice as slow (benchmarks/NOTES-timing.md).
 Here a large product runs in blocks of rows, one per thread, each block on one BLAS thread, as the
-attention's parts do (cpu_threads.run_parts): the same GEMM rate, and the library's own threads are
+attention's parts do (`cpu_threads.run_parts`): the same GEMM rate, and the library's own threads are
 never woken, so nothing spins after it.
 
 The math is the reference's (ops/linear.py).  The blocks split the outputs, never a sum: each
@@ -15,12 +15,16 @@ output element is one thread's dot product, as in the single call (the BLAS libr
 smaller matrix's sums otherwise, so the two agree to rounding, and in practice to the bit at the
 `large` model's sizes):
 
-    Y  = X W^T + b       blocks of Y's rows (positions)
-    dX = G W             blocks of dX's rows (positions)
-    dW = G^T X           blocks of dW's rows (output features): G[:, o]^T X
-    db = 1^T G           blocks of db's entries (output features)
+$$
+\begin{aligned}
+Y &= X W^\top + b && \text{blocks of } Y\text{'s rows (positions)} \\
+dX &= G\, W && \text{blocks of } dX\text{'s rows (positions)} \\
+dW &= G^\top X && \text{blocks of } dW\text{'s rows (output features): } G_{:, o}^\top X \\
+db &= \mathbf{1}^\top G && \text{blocks of } db\text{'s entries (output features)}
+\end{aligned}
+$$
 
-Products under MIN_SPLIT_FLOPS (the `small` model's), other dtypes, or one thread: the reference
+Products under `MIN_SPLIT_FLOPS` (the `small` model's), other dtypes, or one thread: the reference
 runs as it is.
 """
 
@@ -46,7 +50,7 @@ class Linear(ref_linear.Linear):
         return True
 
     def _parts(self, n, k, out, *arrays):
-        """Blocks of the n rows, one per thread, for a product of (n, k) by (k, out) of one kernel
+        """Blocks of the `n` rows, one per thread, for a product of `(n, k)` by `(k, out)` of one kernel
         dtype worth splitting; one block (the reference runs) otherwise."""
         if 2 * n * k * out < MIN_SPLIT_FLOPS:  # first: the `small` model's products stop here
             return [slice(0, n)]

@@ -31,15 +31,15 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
 
 class PackedSelfAttention(f.PackedSelfAttention):
     """Two CPU paths beside the inherited one (contiguous heads, then the attention kernel op):
-    - short sequences (T <= fused_max_len): cpu_attention.py's fused path, which reads q, k and v in
-      place in the packed qkv and writes the output and dqkv in their packed layouts (no copies);
-    - long ones, large enough to split: the batch in parts (cpu_threads.row_parts, about PART_WORK
+    - short sequences (`T <= fused_max_len`): cpu_attention.py's fused path, which reads q, k and v
+      in place in the packed qkv and writes the output and dqkv in their packed layouts (no copies);
+    - long ones, large enough to split: the batch in parts (`cpu_threads.row_parts`, about `PART_WORK`
       scores each), every part start to end on one thread: its heads' contiguous copies, the
       attention kernel op's lines on them (`_attend`, `_attend_backward`, query blocks and all), and
       its rows of the packed output, or of dqkv, written back.  The inherited path makes those
       copies and writes on the calling thread, over the whole batch, before and after the parts.
       With one thread the parts run one after the other on the calling thread.
-    Elsewhere (other dtypes, masks that are not T * T bools, empty arrays, dropout_p = 1, a batch
+    Elsewhere (other dtypes, masks that are not `T * T` bools, empty arrays, `dropout_p = 1`, a batch
     too small to split): the inherited path."""
 
     __slots__ = ()
@@ -57,7 +57,7 @@ class PackedSelfAttention(f.PackedSelfAttention):
     @classmethod
     def takes(cls, qkv, mask, num_heads, dropout_p=0.0) -> bool:
         """Whether the CPU's own paths take these inputs: qkv of one kernel dtype with no zero-size
-        dim, a mask of T * T bools or none, dropout_p < 1."""
+        dim, a mask of `T * T` bools or none, `dropout_p < 1`."""
         B, T, three_hd = qkv.shape
         if qkv.size == 0 or three_hd % (3 * num_heads) or qkv.dtype not in f._FLOATS or not dropout_p < 1:
             return False
@@ -65,7 +65,7 @@ class PackedSelfAttention(f.PackedSelfAttention):
 
     @classmethod
     def fuses(cls, qkv, mask, num_heads, dropout_p=0.0) -> bool:
-        """Whether the fused path takes these inputs: the CPU's own, and T <= fused_max_len."""
+        """Whether the fused path takes these inputs: the CPU's own, and `T <= fused_max_len`."""
         return cls.takes(qkv, mask, num_heads, dropout_p) and qkv.shape[1] <= cls.fused_max_len
 
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
@@ -99,7 +99,7 @@ class PackedSelfAttention(f.PackedSelfAttention):
 
     def graph_params(self):
         """The reference formula's parameters from this op's saved layouts (the fused path's keep
-        mask is (B * H, T, T); the parts path keeps its masks per part, so dropout there raises)."""
+        mask is `(B * H, T, T)`; the parts path keeps its masks per part, so dropout there raises)."""
         if self.saved[0] is _FUSED:
             _, qkv, _, _, _, keep, H, scale, keep_prob = self.saved
             B, T = qkv.shape[:2]
@@ -111,7 +111,7 @@ class PackedSelfAttention(f.PackedSelfAttention):
         return super().graph_params()
 
     def _forward_in_parts(self, qkv, mask, H, scale, dropout_p, device, parts):
-        """The inherited forward, each part of the batch on one thread: q, k^T and v of its heads
+        r"""The inherited forward, each part of the batch on one thread: $q$, $k^\top$ and $v$ of its heads
         contiguous (as the inherited path lays out the whole batch), the attention kernel op's
         lines, its rows of the output."""
         B, T, three_hd = qkv.shape

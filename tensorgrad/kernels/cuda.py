@@ -9,11 +9,11 @@ Attention has its own kernels and host functions besides, outside this contract:
 cuda_flash.py (flash-attention style: the scores never in memory), used by cuda_ops.py.
 
 Kernels compile on first use for each dtype (float32, float64) and variant (with or without a
-weight, mask, dropout), and are cached on disk (cache=True) for later runs.  A kernel that fails
+weight, mask, dropout), and are cached on disk (`cache=True`) for later runs.  A kernel that fails
 to compile raises kernels.KernelError naming it and the way to run the reference ops.
 
 Without a GPU, the same functions run on NumPy arrays in Numba's CUDA simulator
-(NUMBA_ENABLE_CUDASIM=1); tests/test_cuda_kernels.py runs them there against the reference ops
+(`NUMBA_ENABLE_CUDASIM=1`); tests/test_cuda_kernels.py runs them there against the reference ops
 and compiles every kernel to PTX for sm_80 and sm_90.
 """
 
@@ -28,7 +28,7 @@ xp = array_namespace()  # CuPy (NumPy under the simulator)
 
 # --------------------------------------------------------------------------- layernorm
 def layernorm_forward(x, weight, bias, eps):
-    """(y, mean, rstd) of x (N, C).  Reference: ops.layernorm.LayerNorm.forward."""
+    """`(y, mean, rstd)` of `x` `(N, C)`.  Reference: `ops.layernorm.LayerNorm.forward`."""
     N = x.shape[0]
     y = xp.empty_like(x)
     mean = xp.empty(N, x.dtype)
@@ -63,8 +63,8 @@ def layernorm_backward(dy, x, mean, rstd, weight):
 
 # --------------------------------------------------------------------------- attention softmax
 def attention_softmax_forward(scores, scale, mask, keep, keep_prob):
-    """(p, pd) from scores (R, T, S); p is `scores` itself, overwritten.  pd is None without
-    dropout.  Reference: the S, P, Pd lines of ops.attention.ScaledDotProductAttention.forward."""
+    """`(p, pd)` from `scores` `(R, T, S)`; `p` is `scores` itself, overwritten.  `pd` is None without
+    dropout.  Reference: the $S$, $P$, $P^d$ lines of `ops.attention.ScaledDotProductAttention.forward`."""
     R, T, _ = scores.shape
     pd = None if keep is None else xp.empty_like(scores)
     launch("attention_softmax_forward", rows.attention_softmax_forward_rows, R * T, ROW_BLOCK,
@@ -73,8 +73,8 @@ def attention_softmax_forward(scores, scale, mask, keep, keep_prob):
 
 
 def attention_softmax_backward(dpd, p, keep, keep_prob):
-    """ds = p * (dP - sum_S(dP * p)), written over dpd.  Reference: the dP, dS lines of
-    ops.attention.ScaledDotProductAttention.backward."""
+    r"""$dS = P \odot \big(dP - \sum_S (dP \odot P)\big)$, written over `dpd`.  Reference: the $dP$, $dS$
+    lines of `ops.attention.ScaledDotProductAttention.backward`."""
     R, T, _ = p.shape
     launch("attention_softmax_backward", rows.attention_softmax_backward_rows, R * T, ROW_BLOCK,
            dpd, p, keep, scalar(p.dtype, keep_prob), dpd)  # fmt: skip
@@ -94,8 +94,8 @@ def cross_entropy_forward(logits, targets, ignore_index):
 
 
 def cross_entropy_backward(logits, lse, targets, ignore_index, gscale):
-    """dlogits = (softmax(logits) - onehot(targets)) * gscale[n], 0 on ignored rows.
-    Reference: ops.cross_entropy.CrossEntropy.backward."""
+    r"""$d\mathrm{logits} = (\operatorname{softmax}(\mathrm{logits}) - \operatorname{onehot}(\mathrm{targets}))\, s_n$
+    with $s$ = `gscale`, 0 on ignored rows.  Reference: `ops.cross_entropy.CrossEntropy.backward`."""
     dlogits = xp.empty_like(logits)
     gscale = gscale.astype(logits.dtype, copy=False)
     launch("cross_entropy_backward", rows.cross_entropy_backward_rows, logits.shape[0], ROW_BLOCK,
@@ -125,27 +125,28 @@ def _elementwise(name, kernel, out_like, *args):
 
 
 def relu_forward(x):
-    """max(x, 0).  Reference: ops.activation.ReLU.forward."""
+    r"""$\max(x, 0)$.  Reference: `ops.activation.ReLU.forward`."""
     return _elementwise("relu_forward", ew.relu_forward_elements, x, x)
 
 
 def relu_backward(g, y):
-    """g where y > 0, else 0.  Reference: ops.activation.ReLU.backward."""
+    """$g$ where $y > 0$, else 0.  Reference: `ops.activation.ReLU.backward`."""
     return _elementwise("relu_backward", ew.relu_backward_elements, g, g, y)
 
 
 def gelu_forward(x):
-    """x * Phi(x) (exact erf GELU).  Reference: ops.activation.GELU.forward."""
+    r"""$x\, \Phi(x)$ (exact erf GELU).  Reference: `ops.activation.GELU.forward`."""
     return _elementwise("gelu_forward", ew.gelu_forward_elements, x, x)
 
 
 def gelu_backward(g, x):
-    """g * (Phi(x) + x * phi(x)).  Reference: ops.activation.GELU.backward."""
+    r"""$g\, (\Phi(x) + x\, \varphi(x))$.  Reference: `ops.activation.GELU.backward`."""
     return _elementwise("gelu_backward", ew.gelu_backward_elements, g, g, x)
 
 
 def dropout_forward(x, keep, scale):
-    """x * keep * scale; its backward is the same call on the gradient.  Reference: ops.dropout.Dropout."""
+    r"""$x \cdot \mathrm{keep} \cdot \mathrm{scale}$; its backward is the same call on the gradient.
+    Reference: `ops.dropout.Dropout`."""
     return _elementwise("dropout_forward", ew.dropout_elements, x, x, keep, scalar(x.dtype, scale))
 
 
@@ -182,6 +183,6 @@ __all__ = [
 
 
 def keep_mask(rng, shape, p):
-    """Reference: ops.dropout.keep_mask.  On the GPU the reference's draw, uniform float32 >= p, is
+    r"""Reference: `ops.dropout.keep_mask`.  On the GPU the reference's draw, uniform float32 $\ge p$, is
     already one device kernel of CuPy's generator: the same expression, so the same bits."""
     return rng.generator.random(shape, dtype="float32") >= p

@@ -1,55 +1,73 @@
-"""Attention on the GPU without the scores in memory: flash-attention-style Numba-CUDA kernels.
+r"""Attention on the GPU without the scores in memory: flash-attention-style Numba-CUDA kernels.
 
 The plain CUDA path (kernels/functions.py's ScaledDotProductAttention) writes the scores
-(R, T, S) to global memory, softmaxes them there and multiplies them by v: for the GPT's large
-preset (batch 64, 6 heads, T = 256) that is 25M scores, written and read several times per step.
+`(R, T, S)` to global memory, softmaxes them there and multiplies them by $v$: for the GPT's large
+preset (batch 64, 6 heads, $T = 256$) that is 25M scores, written and read several times per step.
 These kernels never form the scores outside a thread's registers: keys and values stream through
 shared memory one tile at a time, and each thread keeps its own row's softmax as it goes.
 
-The math, per row i of (r, i), with s_ij = (q_i . k_j) * scale (-inf where mask[i, j] is False),
-R the dropout keep mask (drawn by kernels.keep_mask from the generator the reference draws from:
-the same masks from a seed) and kp = 1 - dropout_p (without dropout read R = 1, kp = 1):
+The math, per row $i$ of $(r, i)$, with $s_{ij} = (q_i \cdot k_j)\, \mathrm{scale}$ ($-\infty$ where
+`mask[i, j]` is False), $R$ the dropout keep mask (drawn by `kernels.keep_mask` from the generator the
+reference draws from: the same masks from a seed) and $k_p = 1 - \mathrm{dropout\_p}$ (without
+dropout read $R = 1$, $k_p = 1$):
 
-    Forward (the online softmax: one pass over the keys, tile by tile)
-        m   = running max_j s_ij,   l = running sum_j exp(s_ij - m),
-        o   = running sum_j exp(s_ij - m) R_ij / kp v_j
-        a new tile with max m_t:  m' = max(m, m_t),  alpha = exp(m - m'),
-                                  l <- l * alpha + sum_j exp(s_ij - m'),
-                                  o <- o * alpha + sum_j exp(s_ij - m') R_ij / kp v_j
-        out_i = o / l,   L_i = m + log(l)        (L: the row's logsumexp, kept for the backward)
-    This equals Pd v with P = softmax(s), Pd = P R / kp: every term is exp(s_ij - m_final) /
-    sum_j exp(s_ij - m_final) once the rescalings by alpha have been multiplied out.
+Forward (the online softmax: one pass over the keys, tile by tile):
 
-    Backward (the scores recomputed from q, k and L; P_ij = exp(s_ij - L_i), Pd_ij = P_ij R_ij / kp)
-        D_i   = sum_c dout_ic * out_ic           (= sum_j dP_ij P_ij, the softmax backward's row sum)
-        dP_ij = (dout_i . v_j) R_ij / kp
-        dS_ij = P_ij * (dP_ij - D_i)
-        dq_i  = scale * sum_j dS_ij k_j          (pass over query rows: flash_backward_dq_rows)
-        dk_j  = scale * sum_i dS_ij q_i,   dv_j = sum_i Pd_ij dout_i
-                                                 (pass over key rows: flash_backward_dkdv_rows)
-    These are the lines of ops.attention.ScaledDotProductAttention.backward, with D_i = sum_j
-    dP_ij P_ij = sum_j Pd_ij (dout_i . v_j) = dout_i . out_i.  Two passes, each thread owning the
-    rows it writes: no atomics, the same bits every run.
+$$
+\begin{aligned}
+m &= \text{running } \max_j s_{ij}, \qquad \ell = \text{running } \textstyle\sum_j \exp(s_{ij} - m), \\
+o &= \text{running } \textstyle\sum_j \exp(s_{ij} - m)\, R_{ij} / k_p\; v_j \\
+&\text{a new tile with max } m_t\text{:} \quad m' = \max(m, m_t), \quad \alpha = \exp(m - m'), \\
+&\quad \ell \leftarrow \ell\, \alpha + \textstyle\sum_j \exp(s_{ij} - m'), \\
+&\quad o \leftarrow o\, \alpha + \textstyle\sum_j \exp(s_{ij} - m')\, R_{ij} / k_p\; v_j \\
+\mathrm{out}_i &= o / \ell, \qquad L_i = m + \log \ell
+  \qquad (L\text{: the row's logsumexp, kept for the backward})
+\end{aligned}
+$$
 
-Where it applies (kernels/cuda_ops.py decides): float32 or float64, head dims 1 to D_MAX, no
-zero-size dim, no mask or a (T, S) mask, with or without dropout.  The mask is read per element
-(T * S bools, not the scores); when it is the causal one, tril(ones(T, S)) (checked on the GPU:
+This equals $P^d v$ with $P = \operatorname{softmax}(s)$, $P^d = P R / k_p$: every term is
+$\exp(s_{ij} - m_{\mathrm{final}}) / \sum_j \exp(s_{ij} - m_{\mathrm{final}})$ once the rescalings by
+$\alpha$ have been multiplied out.
+
+Backward (the scores recomputed from $q$, $k$ and $L$; $P_{ij} = \exp(s_{ij} - L_i)$,
+$P^d_{ij} = P_{ij} R_{ij} / k_p$):
+
+$$
+\begin{aligned}
+D_i &= \textstyle\sum_c d\mathrm{out}_{ic}\, \mathrm{out}_{ic}
+  && (= \textstyle\sum_j dP_{ij} P_{ij}\text{, the softmax backward's row sum}) \\
+dP_{ij} &= (d\mathrm{out}_i \cdot v_j)\, R_{ij} / k_p \\
+dS_{ij} &= P_{ij}\, (dP_{ij} - D_i) \\
+dq_i &= \mathrm{scale} \textstyle\sum_j dS_{ij}\, k_j
+  && (\text{pass over query rows: } \texttt{flash\_backward\_dq\_rows}) \\
+dk_j &= \mathrm{scale} \textstyle\sum_i dS_{ij}\, q_i, \quad dv_j = \textstyle\sum_i P^d_{ij}\, d\mathrm{out}_i
+  && (\text{pass over key rows: } \texttt{flash\_backward\_dkdv\_rows})
+\end{aligned}
+$$
+
+These are the lines of `ops.attention.ScaledDotProductAttention.backward`, with
+$D_i = \sum_j dP_{ij} P_{ij} = \sum_j P^d_{ij} (d\mathrm{out}_i \cdot v_j) = d\mathrm{out}_i \cdot \mathrm{out}_i$.
+Two passes, each thread owning the rows it writes: no atomics, the same bits every run.
+
+Where it applies (kernels/cuda_ops.py decides): float32 or float64, head dims 1 to `D_MAX`, no
+zero-size dim, no mask or a `(T, S)` mask, with or without dropout.  The mask is read per element
+(`T * S` bools, not the scores); when it is the causal one, `tril(ones(T, S))` (checked on the GPU:
 the `causal` flag, a one-element array, so the host never waits), tiles that lie wholly after the
-diagonal are skipped.  The dropout keep mask (R * T * S bools, a quarter of the float32 scores)
-is read per element too; it is drawn as on the plain path (CuPy's generator makes R * T * S
-float32 uniforms for the draw, for a moment), and kept for the backward instead of P and Pd.
+diagonal are skipped.  The dropout keep mask (`R * T * S` bools, a quarter of the float32 scores)
+is read per element too; it is drawn as on the plain path (CuPy's generator makes `R * T * S`
+float32 uniforms for the draw, for a moment), and kept for the backward instead of $P$ and $P^d$.
 
-Masked places are left out of every sum (not added as 0 * v_j): so a NaN or inf in a masked key's
-k or v stays out of the result, whether or not its tile is skipped (the reference's P v adds
-0 * NaN = NaN).  A row with every key masked comes out NaN, as in the reference, and gives no
-gradient (the reference's NaN spreads from it to every dk and dv).
+Masked places are left out of every sum (not added as $0 \cdot v_j$): so a NaN or inf in a masked
+key's $k$ or $v$ stays out of the result, whether or not its tile is skipped (the reference's $P v$
+adds $0 \cdot \mathrm{NaN} = \mathrm{NaN}$).  A row with every key masked comes out NaN, as in the
+reference, and gives no gradient (the reference's NaN spreads from it to every $dk$ and $dv$).
 
-Layout: one thread per row (llm.c's first attention kernels), ROWS threads a block; the streamed
-tile of TILE rows sits in shared memory, read by every thread of the block (a broadcast).  A
-thread's own row (its q, its accumulators) sits in a local array of D_MAX.  Arithmetic stays in
+Layout: one thread per row (llm.c's first attention kernels), `ROWS` threads a block; the streamed
+tile of `TILE` rows sits in shared memory, read by every thread of the block (a broadcast).  A
+thread's own row (its $q$, its accumulators) sits in a local array of `D_MAX`.  Arithmetic stays in
 the arrays' dtype (constants by `q.dtype.type`, scale passed in that dtype).
 
-The host functions at the end (attention_forward, attention_backward) allocate the results and
+The host functions at the end (`attention_forward`, `attention_backward`) allocate the results and
 launch the kernels on CuPy's current stream (cuda_launch.py).
 """
 
@@ -70,8 +88,8 @@ TILE = 3 if SIMULATOR else 16  # rows of the streamed tile in shared memory (2 t
 # --------------------------------------------------------------------------- helpers
 @cuda.jit(device=True)
 def load_tile(tile, a, r, start, n, width, t):
-    """tile[jj, c] = a[r, start + jj, c] for jj < n, c < width: the block's threads share the
-    n * width elements, neighbouring threads reading neighbouring elements (coalesced)."""
+    """`tile[jj, c] = a[r, start + jj, c]` for `jj < n`, `c < width`: the block's threads share the
+    `n * width` elements, neighbouring threads reading neighbouring elements (coalesced)."""
     for e in range(t, n * width, ROWS):
         jj = e // width
         c = e - jj * width
@@ -80,8 +98,8 @@ def load_tile(tile, a, r, start, n, width, t):
 
 @cuda.jit(device=True)
 def last_key(causal, first_row, T, S):
-    """The end of the keys a block of query rows from `first_row` on may attend: S, or with the
-    causal mask (key j <= query i) one past its last row."""
+    r"""The end of the keys a block of query rows from `first_row` on may attend: $S$, or with the
+    causal mask (key $j \le$ query $i$) one past its last row."""
     if causal is not None and causal[0]:
         return min(S, first_row + ROWS, T)
     return S
@@ -90,10 +108,13 @@ def last_key(causal, first_row, T, S):
 # --------------------------------------------------------------------------- forward
 @cuda.jit(cache=True)
 def flash_forward_rows(q, k, v, mask, causal, keep, keep_prob, scale, out, lse):
-    """Rows of out (R, T, dv) and lse (R, T).  Must equal ops.attention.ScaledDotProductAttention.forward:
-    out = (P * keep / keep_prob) v with P = softmax(where(mask, q k^T * scale, -inf)) (keep None:
-    no dropout), and lse_i = logsumexp_j s_ij (without dropout: it normalises P).
-    Grid: (R, ceil(T / ROWS)); thread t owns query row i = blockIdx.y * ROWS + t of batch r."""
+    r"""Rows of `out` `(R, T, dv)` and `lse` `(R, T)`.  Must equal
+    `ops.attention.ScaledDotProductAttention.forward`:
+    $\mathrm{out} = (P \odot \mathrm{keep} / \mathrm{keep\_prob})\, v$ with
+    $P = \operatorname{softmax}(\operatorname{where}(\mathrm{mask}, q k^\top \mathrm{scale}, -\infty))$
+    (`keep` None: no dropout), and $\mathrm{lse}_i = \operatorname{logsumexp}_j s_{ij}$ (without
+    dropout: it normalises $P$).
+    Grid: `(R, ceil(T / ROWS))`; thread `t` owns query row `i = blockIdx.y * ROWS + t` of batch `r`."""
     k_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     v_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     q_row = cuda.local.array(D_MAX, dtype=q.dtype)
@@ -172,11 +193,12 @@ def flash_forward_rows(q, k, v, mask, causal, keep, keep_prob, scale, out, lse):
 # --------------------------------------------------------------------------- backward
 @cuda.jit(cache=True)
 def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, keep, keep_prob, scale, dq, delta):
-    """Rows of dq (R, T, d) and delta (R, T): D_i = sum_c dout_ic out_ic, and
-    dq_i = scale * sum_j P_ij (dP_ij - D_i) k_j with P_ij = exp(s_ij - L_i) recomputed and
-    dP_ij = dout_i . v_j * keep_ij / keep_prob (keep None: dout_i . v_j).
-    Must equal the dq of ops.attention.ScaledDotProductAttention.backward.
-    Grid: (R, ceil(T / ROWS)); thread t owns query row i, as in flash_forward_rows."""
+    r"""Rows of `dq` `(R, T, d)` and `delta` `(R, T)`: $D_i = \sum_c d\mathrm{out}_{ic}\, \mathrm{out}_{ic}$,
+    and $dq_i = \mathrm{scale} \sum_j P_{ij} (dP_{ij} - D_i)\, k_j$ with $P_{ij} = \exp(s_{ij} - L_i)$
+    recomputed and $dP_{ij} = (d\mathrm{out}_i \cdot v_j)\, \mathrm{keep}_{ij} / \mathrm{keep\_prob}$
+    (`keep` None: $d\mathrm{out}_i \cdot v_j$).
+    Must equal the $dq$ of `ops.attention.ScaledDotProductAttention.backward`.
+    Grid: `(R, ceil(T / ROWS))`; thread `t` owns query row `i`, as in `flash_forward_rows`."""
     k_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     v_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     q_row = cuda.local.array(D_MAX, dtype=q.dtype)
@@ -238,11 +260,12 @@ def flash_backward_dq_rows(q, k, v, out, dout, lse, mask, causal, keep, keep_pro
 
 @cuda.jit(cache=True)
 def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, keep, keep_prob, scale, dk, dv):
-    """Rows of dk (R, S, d) and dv (R, S, dv): dv_j = sum_i Pd_ij dout_i and
-    dk_j = scale * sum_i P_ij (dP_ij - D_i) q_i, P_ij = exp(s_ij - L_i) recomputed, Pd_ij and dP_ij
-    with the keep mask as in flash_backward_dq_rows, D from it.  Must equal the dk, dv of
-    ops.attention.ScaledDotProductAttention.backward.  Grid: (R, ceil(S / ROWS)); thread t owns
-    key row j = blockIdx.y * ROWS + t, and the query rows stream through shared memory."""
+    r"""Rows of `dk` `(R, S, d)` and `dv` `(R, S, dv)`: $dv_j = \sum_i P^d_{ij}\, d\mathrm{out}_i$ and
+    $dk_j = \mathrm{scale} \sum_i P_{ij} (dP_{ij} - D_i)\, q_i$, $P_{ij} = \exp(s_{ij} - L_i)$
+    recomputed, $P^d_{ij}$ and $dP_{ij}$ with the keep mask as in `flash_backward_dq_rows`, $D$ from
+    it.  Must equal the $dk$, $dv$ of `ops.attention.ScaledDotProductAttention.backward`.  Grid:
+    `(R, ceil(S / ROWS))`; thread `t` owns key row `j = blockIdx.y * ROWS + t`, and the query rows
+    stream through shared memory."""
     q_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     do_tile = cuda.shared.array((TILE, D_MAX), dtype=q.dtype)
     l_tile = cuda.shared.array(TILE, dtype=q.dtype)
@@ -316,7 +339,7 @@ def flash_backward_dkdv_rows(q, k, v, dout, lse, delta, mask, causal, keep, keep
 
 # --------------------------------------------------------------------------- host functions
 def causal_flag(mask):
-    """A one-element bool array on the mask's device: whether mask (T, S) is tril(ones(T, S)).
+    """A one-element bool array on the mask's device: whether `mask` `(T, S)` is `tril(ones(T, S))`.
     It stays on the device (the kernels read it), so asking never waits for the GPU."""
     xp = array_namespace()
     T, S = mask.shape
@@ -324,10 +347,10 @@ def causal_flag(mask):
 
 
 def attention_forward(q, k, v, mask, keep, keep_prob, scale):
-    """(out, lse, causal) from q (R, T, d), k (R, S, d), v (R, S, dv), mask None or bool (T, S),
-    keep None or the dropout keep mask, bool (R, T, S) (drawn by kernels.keep_mask), keep_prob =
-    1 - dropout_p; all C-contiguous, d and dv in 1..D_MAX.  out (R, T, dv), lse (R, T); causal:
-    the mask's causal flag (None without a mask), for attention_backward."""
+    """`(out, lse, causal)` from `q` `(R, T, d)`, `k` `(R, S, d)`, `v` `(R, S, dv)`, `mask` None or bool
+    `(T, S)`, `keep` None or the dropout keep mask, bool `(R, T, S)` (drawn by `kernels.keep_mask`),
+    `keep_prob = 1 - dropout_p`; all C-contiguous, `d` and `dv` in `1..D_MAX`.  `out` `(R, T, dv)`,
+    `lse` `(R, T)`; `causal`: the mask's causal flag (None without a mask), for `attention_backward`."""
     xp = array_namespace()
     R, T, _ = q.shape
     causal = None if mask is None else causal_flag(mask)
@@ -339,7 +362,7 @@ def attention_forward(q, k, v, mask, keep, keep_prob, scale):
 
 
 def attention_backward(q, k, v, out, lse, dout, mask, causal, keep, keep_prob, scale):
-    """(dq, dk, dv) from the forward's inputs and results and dout (R, T, dv), C-contiguous."""
+    """`(dq, dk, dv)` from the forward's inputs and results and `dout` `(R, T, dv)`, C-contiguous."""
     xp = array_namespace()
     R, T, _ = q.shape
     S = k.shape[1]

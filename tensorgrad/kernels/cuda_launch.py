@@ -5,7 +5,7 @@ On a GPU the arrays are CuPy's: outputs are allocated with CuPy, inputs reach Nu
 on the same stream, after the work that made its inputs), and every kernel is launched on CuPy's
 current stream, so it is ordered with the CuPy work around it and a training step never waits.
 
-Under Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1, set before numba.cuda is imported; the
+Under Numba's CUDA simulator (`NUMBA_ENABLE_CUDASIM=1`, set before `numba.cuda` is imported; the
 tests' GPU-free check) the same kernels run as Python threads on NumPy arrays: `xp` is NumPy,
 there is no stream, and blocks are small so that a row spans several strides of a block.
 """

@@ -17,7 +17,7 @@ _FLASH = "flash"  # first of the saved values when the forward took the flash pa
 
 def _flash_applies(q, k, v) -> bool:
     """Whether the flash kernels take these inputs (the op's `accepts` has already held: one
-    kernel dtype, one batch shape, no mask or a mask of T * S elements): head dims 1 to
+    kernel dtype, one batch shape, no mask or a mask of `T * S` elements): head dims 1 to
     cuda_flash.D_MAX, and no zero-size dim (those keep the plain path's behaviour)."""
     return 1 <= q.shape[-1] <= cuda_flash.D_MAX and 1 <= v.shape[-1] <= cuda_flash.D_MAX and q.size != 0 and k.size != 0
 
@@ -28,15 +28,15 @@ class LayerNorm(f.LayerNorm):
 
 
 class ScaledDotProductAttention(f.ScaledDotProductAttention):
-    """The flash kernels (cuda_flash.py): one pass over the keys with the online softmax forward,
-    saving out and the rows' logsumexp L instead of the (T, S) weights, and a backward that
-    recomputes the weights from q, k and L; no mask or any (T, S) mask (the causal one skipping the
+    r"""The flash kernels (cuda_flash.py): one pass over the keys with the online softmax forward,
+    saving out and the rows' logsumexp $L$ instead of the `(T, S)` weights, and a backward that
+    recomputes the weights from $q$, $k$ and $L$; no mask or any (T, S) mask (the causal one skipping the
     tiles past the diagonal), and dropout with the keep mask drawn as the plain path draws it.  A
     head dim over D_MAX or a zero-size dim: the inherited path (GEMMs and the softmax kernels).
 
-    The flash path saves its output (for D_i = dout_i . out_i), as PyTorch's fused attention does:
-    writing the output in place before the backward raises there, as in PyTorch (the plain path
-    saves the weights and does not)."""
+    The flash path saves its output (for $D_i = d\mathrm{out}_i \cdot \mathrm{out}_i$), as PyTorch's
+    fused attention does: writing the output in place before the backward raises there, as in
+    PyTorch (the plain path saves the weights and does not)."""
 
     __slots__ = ()
     kernels = cuda

@@ -1,11 +1,11 @@
 """Row kernels for CUDA: one thread block per row, the row's sums and maxima taken in shared memory.
 
 Layernorm, the attention softmax and cross-entropy all reduce along a row and then write the
-row.  Here a block of ROW_BLOCK threads owns a row: thread t reads elements t, t + ROW_BLOCK, ...
+row.  Here a block of `ROW_BLOCK` threads owns a row: thread `t` reads elements `t, t + ROW_BLOCK, ...`
 (neighbouring threads read neighbouring elements, so the loads coalesce), keeps a partial sum in
 a register, and the block adds the partials in a fixed tree in shared memory (`block_sum`).  The
 tree never depends on timing, so every run gives the same bits.  The style follows the shared
-memory kernels of llm.c's dev/cuda (layernorm_forward_kernel2, softmax_forward_kernel4).
+memory kernels of llm.c's dev/cuda (`layernorm_forward_kernel2`, `softmax_forward_kernel4`).
 
 Warp shuffles would be faster than shared memory for the last 32 partials, but Numba's CUDA
 simulator (the tests' GPU-free check) has no shuffles, so every reduction here is in shared memory.
@@ -15,7 +15,7 @@ arrive in that dtype (see cuda.py), so a float32 kernel compiles to float32 inst
 (tests/test_cuda_kernels.py checks the PTX for that).
 
 Sums over rows (layernorm's dweight and dbias) are columns, not rows: `column_partials` sums
-fixed chunks of rows into a (chunks, C) array and `sum_partials` adds the chunks in order.  The
+fixed chunks of rows into a `(chunks, C)` array and `sum_partials` adds the chunks in order.  The
 chunking depends only on the shape, so the result does not depend on the GPU or on timing (no
 float atomics).
 """
@@ -37,7 +37,7 @@ ROW_CHUNKS = 4 if SIMULATOR else 256
 @cuda.jit(device=True)
 def block_sum(shared, value):
     """The sum of `value` over the block's threads (every thread gets it).  A fixed tree:
-    shared[t] += shared[t + half] for half = ROW_BLOCK/2, ..., 1."""
+    `shared[t] += shared[t + half]` for `half = ROW_BLOCK/2, ..., 1`."""
     t = cuda.threadIdx.x
     shared[t] = value
     cuda.syncthreads()
@@ -72,9 +72,17 @@ def block_max(shared, value):
 # --------------------------------------------------------------------------- layernorm
 @cuda.jit(cache=True)
 def layernorm_forward_rows(x, weight, bias, eps, y, mean, rstd):
-    """Row n of x (N, C) -> y, mean[n], rstd[n].  Must equal ops.layernorm.LayerNorm.forward:
-        mean = sum(x) / C,  var = sum((x - mean)^2) / C,  rstd = 1 / sqrt(var + eps)
-        y = (x - mean) * rstd * w + b          (w, b left out when None)
+    r"""Row `n` of `x` `(N, C)` -> `y`, `mean[n]`, `rstd[n]`.  Must equal `ops.layernorm.LayerNorm.forward`:
+
+    $$
+    \begin{aligned}
+    \mathrm{mean} &= \textstyle\sum x / C, \quad
+    \mathrm{var} = \textstyle\sum (x - \mathrm{mean})^2 / C, \quad
+    \mathrm{rstd} = 1 / \sqrt{\mathrm{var} + \varepsilon} \\
+    y &= (x - \mathrm{mean})\, \mathrm{rstd}\, w + b \qquad (w, b \text{ left out when None})
+    \end{aligned}
+    $$
+
     Grid: one block per row."""
     shared = cuda.shared.array(ROW_BLOCK, dtype=x.dtype)
     n = cuda.blockIdx.x
@@ -109,9 +117,17 @@ def layernorm_forward_rows(x, weight, bias, eps, y, mean, rstd):
 
 @cuda.jit(cache=True)
 def layernorm_backward_rows(dy, x, mean, rstd, weight, dx):
-    """Row n of dx.  Must equal the dx of ops.layernorm.LayerNorm.backward:
-        xhat = (x - mean) * rstd,  dxhat = dy * w   (dy when w is None)
-        dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+    r"""Row `n` of `dx`.  Must equal the $dx$ of `ops.layernorm.LayerNorm.backward`:
+
+    $$
+    \begin{aligned}
+    \hat x &= (x - \mathrm{mean})\, \mathrm{rstd}, \quad d\hat x = dy\, w
+      \quad (dy \text{ when } w \text{ is None}) \\
+    dx &= \mathrm{rstd}\, \big(d\hat x - \operatorname{mean}(d\hat x)
+      - \hat x \operatorname{mean}(d\hat x\, \hat x)\big)
+    \end{aligned}
+    $$
+
     Grid: one block per row."""
     sum_dxhat = cuda.shared.array(ROW_BLOCK, dtype=x.dtype)
     sum_dxhat_xhat = cuda.shared.array(ROW_BLOCK, dtype=x.dtype)
@@ -144,9 +160,9 @@ def layernorm_backward_rows(dy, x, mean, rstd, weight, dx):
 
 @cuda.jit(cache=True)
 def layernorm_param_partials(dy, x, mean, rstd, rows_per_chunk, dweight_part, dbias_part):
-    """dweight_part[k, c] = sum of dy * xhat over chunk k of the rows, dbias_part[k, c] = sum of dy:
-    the first half of LayerNorm.backward's  dw = sum_n g * xhat,  db = sum_n g.
-    Grid: (column blocks, chunks); thread c of a block walks its chunk's rows in order."""
+    r"""`dweight_part[k, c]` = sum of $dy\, \hat x$ over chunk $k$ of the rows, `dbias_part[k, c]` = sum of
+    $dy$: the first half of `LayerNorm.backward`'s $dw = \sum_n g\, \hat x$, $db = \sum_n g$.
+    Grid: `(column blocks, chunks)`; thread `c` of a block walks its chunk's rows in order."""
     c = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     k = cuda.blockIdx.y
     N, C = x.shape
@@ -166,7 +182,7 @@ def layernorm_param_partials(dy, x, mean, rstd, rows_per_chunk, dweight_part, db
 
 @cuda.jit(cache=True)
 def sum_partials(part, out):
-    """out[c] = part[0, c] + part[1, c] + ... in that order (the second half of a column sum).
+    """`out[c] = part[0, c] + part[1, c] + ...` in that order (the second half of a column sum).
     Grid: enough threads for the columns."""
     c = cuda.grid(1)
     if c >= out.shape[0]:
@@ -180,12 +196,18 @@ def sum_partials(part, out):
 # --------------------------------------------------------------------------- attention softmax
 @cuda.jit(cache=True)
 def attention_softmax_forward_rows(scores, scale, mask, keep, keep_prob, p, pd):
-    """Row (r, i) of scores (R, T, S) -> p (may be scores itself) and pd.  Must equal the S, P, Pd
-    lines of ops.attention.ScaledDotProductAttention.forward:
-        S = scores * scale, -inf where not mask[i, j]
-        P = exp(S - max_j S) / sum_j exp(S - max_j S)
-        Pd = P * keep / keep_prob                  (only when keep is not None)
-    Grid: one block per row, R * T blocks; row b is (r, i) = divmod(b, T)."""
+    r"""Row `(r, i)` of `scores` `(R, T, S)` -> `p` (may be `scores` itself) and `pd`.  Must equal the
+    $S$, $P$, $P^d$ lines of `ops.attention.ScaledDotProductAttention.forward`:
+
+    $$
+    \begin{aligned}
+    S &= \mathrm{scores} \cdot \mathrm{scale}, \quad -\infty \text{ where not } \mathrm{mask}[i, j] \\
+    P &= \exp(S - \max_j S) \,/\, \textstyle\sum_j \exp(S - \max_j S) \\
+    P^d &= P \odot \mathrm{keep} / \mathrm{keep\_prob} && (\text{only when } \texttt{keep} \text{ is not None})
+    \end{aligned}
+    $$
+
+    Grid: one block per row, `R * T` blocks; row `b` is `(r, i) = divmod(b, T)`."""
     shared = cuda.shared.array(ROW_BLOCK, dtype=scores.dtype)
     b = cuda.blockIdx.x
     t = cuda.threadIdx.x
@@ -222,11 +244,17 @@ def attention_softmax_forward_rows(scores, scale, mask, keep, keep_prob, p, pd):
 
 @cuda.jit(cache=True)
 def attention_softmax_backward_rows(dpd, p, keep, keep_prob, ds):
-    """Row (r, i) of ds (may be dpd itself).  Must equal the dP, dS lines of
-    ops.attention.ScaledDotProductAttention.backward:
-        dP = dpd * keep / keep_prob            (dpd when keep is None)
-        dS = P * (dP - sum_j(dP * P))          (the softmax backward)
-    Grid: one block per row, R * T blocks."""
+    r"""Row `(r, i)` of `ds` (may be `dpd` itself).  Must equal the $dP$, $dS$ lines of
+    `ops.attention.ScaledDotProductAttention.backward`:
+
+    $$
+    \begin{aligned}
+    dP &= dP^d \odot \mathrm{keep} / \mathrm{keep\_prob} && (dP^d \text{ when } \texttt{keep} \text{ is None}) \\
+    dS &= P \odot \big(dP - \textstyle\sum_j (dP \odot P)\big) && (\text{the softmax backward})
+    \end{aligned}
+    $$
+
+    Grid: one block per row, `R * T` blocks."""
     shared = cuda.shared.array(ROW_BLOCK, dtype=p.dtype)
     b = cuda.blockIdx.x
     t = cuda.threadIdx.x
@@ -254,11 +282,17 @@ def attention_softmax_backward_rows(dpd, p, keep, keep_prob, ds):
 # --------------------------------------------------------------------------- cross-entropy
 @cuda.jit(cache=True)
 def cross_entropy_forward_rows(logits, targets, ignore_index, losses, lse):
-    """Row n of logits (N, C) -> losses[n], lse[n].  Must equal ops.cross_entropy.CrossEntropy.forward
-    with reduction="none":
-        lse = max + log(sum_c exp(x_c - max))          (logsumexp)
-        loss = lse - x[t],  0 where t == ignore_index
-    A target outside [0, C) (not ignored) gives NaN rather than a read outside the row; the
+    r"""Row `n` of `logits` `(N, C)` -> `losses[n]`, `lse[n]`.  Must equal
+    `ops.cross_entropy.CrossEntropy.forward` with `reduction="none"`:
+
+    $$
+    \begin{aligned}
+    \mathrm{lse} &= \max + \log \textstyle\sum_c \exp(x_c - \max) && (\text{logsumexp}) \\
+    \mathrm{loss} &= \mathrm{lse} - x_t, \quad 0 \text{ where } t = \mathtt{ignore\_index}
+    \end{aligned}
+    $$
+
+    A target outside $[0, C)$ (not ignored) gives NaN rather than a read outside the row; the
     caller reports bad ids.  Grid: one block per row."""
     shared = cuda.shared.array(ROW_BLOCK, dtype=logits.dtype)
     n = cuda.blockIdx.x
@@ -291,8 +325,13 @@ def cross_entropy_forward_rows(logits, targets, ignore_index, losses, lse):
 
 @cuda.jit(cache=True)
 def cross_entropy_backward_rows(logits, lse, targets, ignore_index, gscale, dlogits):
-    """Row n of dlogits.  Must equal ops.cross_entropy.CrossEntropy.backward:
-        dx = (softmax(x) - onehot(t)) * gscale[n],  softmax(x) = exp(x - lse);  0 on ignored rows
+    r"""Row `n` of `dlogits`.  Must equal `ops.cross_entropy.CrossEntropy.backward`:
+
+    $$
+    dx = \big(\operatorname{softmax}(x) - \operatorname{onehot}(t)\big)\, \mathrm{gscale}_n, \quad
+    \operatorname{softmax}(x) = \exp(x - \mathrm{lse}); \quad 0 \text{ on ignored rows}
+    $$
+
     Grid: one block per row (no reduction: the row's lse comes from the forward)."""
     n = cuda.blockIdx.x
     t = cuda.threadIdx.x

@@ -104,8 +104,8 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
     @staticmethod
     def accepts(q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
-        """q, k, v of one batch shape (none broadcast) and one kernel dtype; a mask of T * S
-        elements in at least 2 dims ((T, S), (1, 1, T, S), ...) or none."""
+        """`q, k, v` of one batch shape (none broadcast) and one kernel dtype; a mask of `T * S`
+        elements in at least 2 dims (`(T, S)`, `(1, 1, T, S)`, ...) or none."""
         T, S = q.shape[-2], k.shape[-2]
         if mask is not None and not (mask.ndim >= 2 and mask.size == T * S):
             return False
@@ -168,8 +168,8 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
     # ------------------------------------------------------------------ one part of the rows
     def _attend(self, q, k, v, mask, keep, scale, keep_prob, blocks):
-        """The forward's lines on q, k, v (..., T, d) (the whole batch, or a part of its rows) and the
-        keep mask (..., T, S) or None -> (out (..., T, dv), what backward needs)."""
+        """The forward's lines on `q, k, v` `(..., T, d)` (the whole batch, or a part of its rows) and the
+        keep mask `(..., T, S)` or None -> (`out` `(..., T, dv)`, what backward needs)."""
         xp = self.xp
         if blocks is not None:
             return self._blocked_forward(q, k, v, mask, scale, keep, keep_prob, blocks)
@@ -183,7 +183,7 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         return out, (p, weights, keep)
 
     def _attend_backward(self, g, q, k, v, saved, scale, keep_prob, blocks):
-        """The backward's lines on g, q, k, v (..., T, d), as `_attend` had them -> (dq, dk, dv)."""
+        """The backward's lines on `g, q, k, v` `(..., T, d)`, as `_attend` had them -> `(dq, dk, dv)`."""
         if blocks is not None:
             return self._blocked_backward(g, q, k, v, *saved, scale, keep_prob, blocks)
         xp = self.xp
@@ -199,8 +199,8 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
     # ------------------------------------------------------------------ query blocks
     def _query_blocks(self, mask, T, S):
-        """[(t0, t1, n)]: the query rows t0:t1 of each block and n, the number of leading keys any of
-        its rows may attend; None where the blocks would leave out less than a fifth of the scores
+        """`[(t0, t1, n)]`: the query rows `t0:t1` of each block and `n`, the number of leading keys any
+        of its rows may attend; None where the blocks would leave out less than a fifth of the scores
         (no mask, a short sequence, a mask that lets the last keys be seen early)."""
         if not self.query_block or mask is None or T <= self.query_block or S == 0:
             return None
@@ -214,8 +214,9 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         return blocks
 
     def _blocked_forward(self, q, k, v, mask, scale, keep, keep_prob, blocks):
-        """The forward's lines per query block, each over its n keys: S_b = q_b k_n^T * scale, masked;
-        P_b = softmax(S_b); Pd_b = P_b * R_b / keep_prob; out_b = Pd_b v_n."""
+        r"""The forward's lines per query block, each over its $n$ keys:
+        $S_b = q_b k_n^\top \cdot \mathrm{scale}$, masked; $P_b = \operatorname{softmax}(S_b)$;
+        $P^d_b = P_b \odot R_b / \mathrm{keep\_prob}$; $\mathrm{out}_b = P^d_b v_n$."""
         xp = self.xp
         batch, R = q.shape[:-2], math.prod(q.shape[:-2])
         out = xp.empty(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
@@ -233,8 +234,8 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         return out, (ps, weights, keeps)
 
     def _blocked_backward(self, g, q, k, v, ps, weights, keeps, scale, keep_prob, blocks):
-        """The backward's lines per query block: each block adds its part of dv and dk (over its n
-        keys) and writes its rows of dq."""
+        """The backward's lines per query block: each block adds its part of $dv$ and $dk$ (over its $n$
+        keys) and writes its rows of $dq$."""
         xp = self.xp
         batch = q.shape[:-2]
         # C-ordered gradients, whatever the layout of q, k, v (k may be a transposed view of k^T):
@@ -257,7 +258,7 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
 
 
 class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
-    """The reference op with q, k^T and v laid out contiguously for the batched products (NumPy's
+    r"""The reference op with $q$, $k^\top$ and $v$ laid out contiguously for the batched products (NumPy's
     stacked matmul of small matrices is slower on transposed views), and the heads' attention op
     taken from the kernel registry (the device's kernel where it accepts them, else the reference)."""
 

@@ -10,18 +10,26 @@ from .. import autograd, backend
 def adamw_update_(
     p, g, m, v, *, step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, xp
 ) -> None:
-    """One AdamW step on backend arrays, in place on p (param), m (exp_avg), v (exp_avg_sq).
+    r"""One AdamW step on backend arrays, in place on $p$ (param), $m$ (`exp_avg`), $v$ (`exp_avg_sq`).
 
-        p <- p * (1 - lr * wd)                       decoupled decay: not part of the gradient
-        m <- m + (1 - b1) * (g - m)                  = b1 m + (1 - b1) g      (torch's lerp_)
-        v <- v * b2 + (1 - b2) * g * g               = b2 v + (1 - b2) g^2    (mul_, addcmul_)
-        mhat = m / (1 - b1^t),  vhat = v / (1 - b2^t)                       (bias corrections)
-        p <- p - lr * mhat / (sqrt(vhat) + eps)
+    $$
+    \begin{aligned}
+    p &\leftarrow p\, (1 - \mathrm{lr} \cdot \mathrm{wd})
+      && \text{decoupled decay: not part of the gradient} \\
+    m &\leftarrow m + (1 - \beta_1)(g - m) = \beta_1 m + (1 - \beta_1)\, g
+      && (\text{torch's } \texttt{lerp\_}) \\
+    v &\leftarrow v\, \beta_2 + (1 - \beta_2)\, g\, g = \beta_2 v + (1 - \beta_2)\, g^2
+      && (\texttt{mul\_}, \texttt{addcmul\_}) \\
+    \hat m &= m / (1 - \beta_1^t), \quad \hat v = v / (1 - \beta_2^t)
+      && (\text{bias corrections}) \\
+    p &\leftarrow p - \mathrm{lr} \cdot \hat m / (\sqrt{\hat v} + \varepsilon)
+    \end{aligned}
+    $$
 
     written in torch's order of operations (its single-tensor CPU path): the bias
-    corrections are host floats, folded into step_size = lr / (1 - b1^t) and a divisor
-    sqrt(1 - b2^t) of sqrt(v), so the arrays see only multiplies, adds, one sqrt and one
-    divide, all in their own dtype (a Python float never upcasts a float32 array).
+    corrections are host floats, folded into $\mathrm{step\_size} = \mathrm{lr} / (1 - \beta_1^t)$ and
+    a divisor $\sqrt{1 - \beta_2^t}$ of $\sqrt v$, so the arrays see only multiplies, adds, one sqrt
+    and one divide, all in their own dtype (a Python float never upcasts a float32 array).
     Arrays of any shape work, so a fused version can call this on one flat buffer.
     """
     if weight_decay != 0:
@@ -53,18 +61,20 @@ class AdamWParamsUpdate:
     """AdamW on a list of parameters at once, each in its own array (the fused optimizer step,
     optim/adamw.py): a parameter keeps its storage, so everything that shares it sees the step.
     The gradients and the moments are flat arrays over the whole list, the parameters' parts one
-    after another in its order (params[k]'s part is offsets[k]:offsets[k + 1]).
+    after another in its order (`params[k]`'s part is `offsets[k]:offsets[k + 1]`).
 
-    Made once for a list of arrays of one device and one float dtype, `AdamWParamsUpdate(device,
-    params)`, then called for any run params[first:end] of them, in place on those parameters and
-    on the run's part of m and v:
+    Made once for a list of arrays of one device and one float dtype,
+    `AdamWParamsUpdate(device, params)`, then called for any run `params[first:end]` of them, in place
+    on those parameters and on the run's part of `m` and `v`:
 
-        update(first, end, g, m, v, step=..., lr=..., beta1=..., beta2=..., eps=..., weight_decay=...)
+    ```
+    update(first, end, g, m, v, step=..., lr=..., beta1=..., beta2=..., eps=..., weight_decay=...)
+    ```
 
     This is the reference: each parameter of the run is updated in its own array by `AdamWUpdate`
-    (the device's adamw_step kernel where it takes the arrays, through the engine's kernel
-    registry) with its parts of g, m and v, one parameter after another; the numbers are
-    adamw_update_'s, element by element the same as on the concatenated arrays, and parameters that
+    (the device's `adamw_step` kernel where it takes the arrays, through the engine's kernel
+    registry) with its parts of `g`, `m` and `v`, one parameter after another; the numbers are
+    `adamw_update_`'s, element by element the same as on the concatenated arrays, and parameters that
     share storage are updated one after the other, as by the per-parameter loop.  A device's kernel
     op (kernels/functions.py) does the whole run in one pass through a table of the arrays' addresses."""
 

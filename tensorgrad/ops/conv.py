@@ -1,19 +1,23 @@
-"""2-d convolution, transposed convolution and unfold (im2col itself), by im2col / col2im.
+r"""2-d convolution, transposed convolution and unfold (im2col itself), by im2col / col2im.
 
-Notation: x (N, C, H, W), kernel (KH, KW), stride (sh, sw), dilation (dh, dw).  After zero
-padding, output pixel (oh, ow) sees the input pixels
+Notation: $x$ `(N, C, H, W)`, kernel `(KH, KW)`, stride `(sh, sw)`, dilation `(dh, dw)`.  After
+zero padding, output pixel $(o_h, o_w)$ sees the input pixels
 
-    x[n, c, oh * sh + i * dh, ow * sw + j * dw]      for each kernel tap (i, j).
+$$
+x[n,\ c,\ o_h s_h + i\, d_h,\ o_w s_w + j\, d_w] \qquad \text{for each kernel tap } (i, j).
+$$
 
-im2col ("windows") copies those pixels into a matrix cols (N, C, KH, KW, OH, OW); it is built
-one tap at a time: for a fixed tap (i, j) the pixels form a strided slice of x,
+im2col ("windows") copies those pixels into a matrix `cols` `(N, C, KH, KW, OH, OW)`; it is built
+one tap at a time: for a fixed tap $(i, j)$ the pixels form a strided slice of $x$,
 
-    cols[:, :, i, j] = x[:, :, i*dh : i*dh + sh*(OH-1) + 1 : sh, j*dw : j*dw + sw*(OW-1) + 1 : sw]
+```
+cols[:, :, i, j] = x[:, :, i*dh : i*dh + sh*(OH-1) + 1 : sh, j*dw : j*dw + sw*(OW-1) + 1 : sw]
+```
 
 so the convolution is one matrix product per group.  col2im ("add_windows") is its adjoint:
 it adds each tap's slice back where it came from.  Windows overlap (stride < kernel), so a
 pixel receives the sum over every (output pixel, tap) that read it: a scatter-add, done here
-as KH * KW strided `+=` (no slice repeats a pixel, so each `+=` is exact).
+as `KH * KW` strided `+=` (no slice repeats a pixel, so each `+=` is exact).
 """
 
 from __future__ import annotations
@@ -24,12 +28,12 @@ from .shape import Stack
 
 
 def _tap(i, d, s, n_out):
-    """The strided slice of the padded input that kernel tap i reads for all n_out outputs."""
+    """The strided slice of the padded input that kernel tap `i` reads for all `n_out` outputs."""
     return slice(i * d, i * d + s * (n_out - 1) + 1, s)
 
 
 def windows(xp, x, kernel, stride, dilation, out_size):
-    """im2col: cols[n, c, i, j, oh, ow] = x[n, c, oh*sh + i*dh, ow*sw + j*dw] (x already padded)."""
+    """im2col: `cols[n, c, i, j, oh, ow] = x[n, c, oh*sh + i*dh, ow*sw + j*dw]` (`x` already padded)."""
     (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, out_size
     cols = xp.empty(x.shape[:2] + (kh, kw, oh, ow), dtype=x.dtype)
     for i in range(kh):
@@ -39,7 +43,7 @@ def windows(xp, x, kernel, stride, dilation, out_size):
 
 
 def add_windows(xp, cols, shape, stride, dilation):
-    """col2im, the adjoint of windows: dx[n, c, oh*sh + i*dh, ow*sw + j*dw] += cols[n, c, i, j, oh, ow]."""
+    """col2im, the adjoint of windows: `dx[n, c, oh*sh + i*dh, ow*sw + j*dw] += cols[n, c, i, j, oh, ow]`."""
     kh, kw, oh, ow = cols.shape[2:]
     (sh, sw), (dh, dw) = stride, dilation
     dx = xp.zeros(shape, dtype=cols.dtype)
@@ -50,7 +54,7 @@ def add_windows(xp, cols, shape, stride, dilation):
 
 
 def grouped(xp, a, b):
-    """out[g] = a[g] @ b[g] for every group g, as 2-d products (a (G, m, k), b (G, k, n)).
+    """`out[g] = a[g] @ b[g]` for every group `g`, as 2-d products (`a` `(G, m, k)`, `b` `(G, k, n)`).
 
     2-d products go to BLAS whatever their operands' layout; a 3-d `@` with a transposed
     operand can fall back to a much slower loop."""
@@ -60,7 +64,7 @@ def grouped(xp, a, b):
 
 
 def zero_pad(xp, x, padding):
-    """x (N, C, H, W) with padding ((top, bottom), (left, right)) of zeros."""
+    """`x` `(N, C, H, W)` with padding `((top, bottom), (left, right))` of zeros."""
     (pt, pb), (pl, pr) = padding
     if not (pt or pb or pl or pr):
         return x
@@ -71,15 +75,15 @@ def zero_pad(xp, x, padding):
 
 
 def _grouped_graph(a, b):
-    """grouped() for Tensors: out[g] = a[g] @ b[g], 2-d recorded Matmuls joined by a Stack."""
+    """`grouped()` for Tensors: `out[g] = a[g] @ b[g]`, 2-d recorded Matmuls joined by a Stack."""
     if a.shape[0] == 1:
         return (a[0] @ b[0]).unsqueeze(0)
     return Stack.apply(*[a[g] @ b[g] for g in range(a.shape[0])], axis=0)
 
 
 def _weight_grad_graph(dy, x, w_shape, kernel, stride, padding, dilation, groups):
-    """Conv2d's dW[g] = dY[g] @ cols[g]^T as Tensor ops: cols the recorded Unfold (im2col) of x,
-    dy laid out as (G, Og, P): bilinear in dy and x, so a second pass sees both."""
+    r"""Conv2d's $dW_g = dY_g\, \mathrm{cols}_g^\top$ as Tensor ops: `cols` the recorded Unfold (im2col)
+    of $x$, $dy$ laid out as `(G, Og, P)`: bilinear in $dy$ and $x$, so a second pass sees both."""
     n, o, oh, ow = dy.shape
     c = x.shape[1]
     k = (c // groups) * kernel[0] * kernel[1]
@@ -90,32 +94,49 @@ def _weight_grad_graph(dy, x, w_shape, kernel, stride, padding, dilation, groups
 
 
 def crop(x, padding):
-    """The inverse of zero_pad's placement: the (H, W) interior of a padded array."""
+    """The inverse of `zero_pad`'s placement: the `(H, W)` interior of a padded array."""
     (pt, pb), (pl, pr) = padding
     return x[:, :, pt : x.shape[2] - pb, pl : x.shape[3] - pr]
 
 
 class Conv2d(Function):
-    """y[n, o, oh, ow] = b[o] + sum_{c, i, j} w[o, c, i, j] * xpad[n, g*Cg + c, oh*sh + i*dh, ow*sw + j*dw]
+    r"""Each output pixel, for $o$ in group $g$:
 
-    for o in group g (groups split the C input and O output channels into G blocks; block g of
-    the output sees only block g of the input: Cg = C / G, Og = O / G).  With cols = windows(xpad)
-    as a (G, K, P) matrix, K = Cg*KH*KW rows (channel, tap) and P = N*OH*OW columns (pixel), and
-    w as (G, Og, K), the forward is one product per group:
+    $$
+    y[n, o, o_h, o_w] = b[o] + \sum_{c, i, j} w[o, c, i, j]\;
+    x_{\mathrm{pad}}[n,\ g C_g + c,\ o_h s_h + i\, d_h,\ o_w s_w + j\, d_w]
+    $$
 
-        Y[g] = W[g] @ cols[g]                                  (Og, P)
+    (groups split the $C$ input and $O$ output channels into $G$ blocks; block
+    $g$ of the output sees only block $g$ of the input: $C_g = C / G$, $O_g = O / G$).  With
+    $\mathrm{cols} = \operatorname{windows}(x_{\mathrm{pad}})$ as a `(G, K, P)` matrix,
+    $K = C_g \cdot KH \cdot KW$ rows (channel, tap) and $P = N \cdot OH \cdot OW$ columns (pixel), and
+    $w$ as `(G, Og, K)`, the forward is one product per group:
+
+    $$
+    Y_g = W_g\, \mathrm{cols}_g \qquad (O_g, P)
+    $$
 
     and the backward is the two products of a matmul's backward, then col2im:
 
-        dW[g] = dY[g] @ cols[g]^T                             (Og, K)
-        dcols[g] = W[g]^T @ dY[g]                             (K, P)
-        dxpad = add_windows(dcols);  dx = crop(dxpad)         (scatter-add of the windows)
-        db[o] = sum_{n, oh, ow} dy[n, o, oh, ow]
+    $$
+    \begin{aligned}
+    dW_g &= dY_g\, \mathrm{cols}_g^\top && (O_g, K) \\
+    d\mathrm{cols}_g &= W_g^\top dY_g && (K, P) \\
+    dx_{\mathrm{pad}} &= \operatorname{add\_windows}(d\mathrm{cols}), \quad
+      dx = \operatorname{crop}(dx_{\mathrm{pad}}) && (\text{scatter-add of the windows}) \\
+    db[o] &= \sum_{n, o_h, o_w} dy[n, o, o_h, o_w]
+    \end{aligned}
+    $$
 
-    In plain math dx is a correlation of dy (spread out by the stride, zeros between) with the
+    In plain math $dx$ is a correlation of $dy$ (spread out by the stride, zeros between) with the
     kernel flipped in both spatial dims and its in/out channels swapped:
-        dx[n, c, h, w] = sum_{o, i, j} w[o, c, i, j] dy[n, o, (h + p - i*dh) / sh, ...]
-    over the taps where (h + p - i*dh) / sh is a whole output index: each input pixel collects
+
+    $$
+    dx[n, c, h, w] = \sum_{o, i, j} w[o, c, i, j]\; dy\big[n, o, (h + p - i\, d_h) / s_h, \dots\big]
+    $$
+
+    over the taps where $(h + p - i\, d_h) / s_h$ is a whole output index: each input pixel collects
     the gradient of every output pixel whose window covered it, weighted by the tap that read it.
     """
 
@@ -155,11 +176,12 @@ class Conv2d(Function):
         return dx, dw, db
 
     def backward_graph(self, dy, z):
-        """Tensor-level (create_graph): dx = the transposed convolution of dy with the same weights
-        (a recorded ConvTranspose2d, no padding, its output padded to xpad's size, then cropped by a
-        recorded slice: the same products and col2im as the array backward), dW = dY @ cols^T per
-        group with cols a recorded Unfold of x (`_weight_grad_graph`), db = sum of dy.  Each is
-        bilinear in dy and (w or x): a second pass sees d(dx)/dw, d(dw)/dx and d/d(dy)."""
+        r"""Tensor-level (create_graph): $dx$ = the transposed convolution of $dy$ with the same weights
+        (a recorded ConvTranspose2d, no padding, its output padded to `xpad`'s size, then cropped by a
+        recorded slice: the same products and col2im as the array backward),
+        $dW = dY\, \mathrm{cols}^\top$ per group with `cols` a recorded Unfold of $x$
+        (`_weight_grad_graph`), $db = \sum dy$.  Each is bilinear in $dy$ and ($w$ or $x$): a second
+        pass sees $\partial(dx)/\partial w$, $\partial(dw)/\partial x$ and $\partial/\partial(dy)$."""
         x, w = self.parents[:2]
         _, wm, xpad_shape, w_shape, padding, stride, dilation = self.saved
         groups = wm.shape[0]
@@ -182,20 +204,31 @@ class Conv2d(Function):
 
 
 class ConvTranspose2d(Function):
-    """The adjoint of Conv2d's input map, as a layer: each input pixel spreads its channels,
-    weighted by w (C, Og, KH, KW), over a window of the (larger) output.  With x as (G, Cg, P)
-    (P = N*H*W input pixels) and w as (G, Cg, Og*KH*KW):
+    r"""The adjoint of Conv2d's input map, as a layer: each input pixel spreads its channels,
+    weighted by $w$ `(C, Og, KH, KW)`, over a window of the (larger) output.  With $x$ as
+    `(G, Cg, P)` ($P = N \cdot H \cdot W$ input pixels) and $w$ as `(G, Cg, Og*KH*KW)`:
 
-        cols[g] = W[g]^T @ X[g]                                (Og*KH*KW, P)
-        ypad = add_windows(cols)  (col2im: output pixel h*sh + i*dh gets tap i of input pixel h)
-        y = crop(ypad, padding) + b     (the full size (H-1)*sh + dh*(KH-1) + 1 + output_padding,
-                                         less padding on each side)
+    $$
+    \begin{aligned}
+    \mathrm{cols}_g &= W_g^\top X_g && (O_g \cdot KH \cdot KW,\ P) \\
+    y_{\mathrm{pad}} &= \operatorname{add\_windows}(\mathrm{cols})
+      && (\text{col2im: output pixel } h s_h + i\, d_h \text{ gets tap } i \text{ of input pixel } h) \\
+    y &= \operatorname{crop}(y_{\mathrm{pad}}, \mathtt{padding}) + b
+    \end{aligned}
+    $$
 
-    Its backward is therefore a plain convolution of dy with the same weights:
-        dcols = windows(zero_pad(dy, padding))                 (im2col, the adjoint of col2im)
-        dX[g] = W[g] @ dcols[g]                                (Cg, P)
-        dW[g] = X[g] @ dcols[g]^T                              (Cg, Og*KH*KW)
-        db[o] = sum_{n, oh, ow} dy[n, o, oh, ow]
+    (the full size $(H-1) s_h + d_h (KH-1) + 1 + \mathtt{output\_padding}$, less `padding` on each
+    side).  Its backward is therefore a plain convolution of $dy$ with the same weights:
+
+    $$
+    \begin{aligned}
+    d\mathrm{cols} &= \operatorname{windows}(\operatorname{zero\_pad}(dy, \mathtt{padding}))
+      && (\text{im2col, the adjoint of col2im}) \\
+    dX_g &= W_g\, d\mathrm{cols}_g && (C_g, P) \\
+    dW_g &= X_g\, d\mathrm{cols}_g^\top && (C_g,\ O_g \cdot KH \cdot KW) \\
+    db[o] &= \sum_{n, o_h, o_w} dy[n, o, o_h, o_w]
+    \end{aligned}
+    $$
     """
 
     def forward(self, x, w, b, stride, padding, output_padding, dilation, groups):
@@ -236,10 +269,11 @@ class ConvTranspose2d(Function):
         return dx, dw, db
 
     def backward_graph(self, dy, z):
-        """Tensor-level (create_graph): dx = the convolution of dy (padded as the forward cropped
+        r"""Tensor-level (create_graph): $dx$ = the convolution of $dy$ (padded as the forward cropped
         it) with the same weights, a recorded Conv2d (the same windows and products as the array
-        backward); dW = X @ dcols^T per group with dcols a recorded Unfold of dy; db = sum of dy.
-        Bilinear: a second pass sees d(dx)/dw, d(dw)/dx and d/d(dy)."""
+        backward); $dW = X\, d\mathrm{cols}^\top$ per group with `dcols` a recorded Unfold of $dy$;
+        $db = \sum dy$.  Bilinear: a second pass sees $\partial(dx)/\partial w$,
+        $\partial(dw)/\partial x$ and $\partial/\partial(dy)$."""
         x, w = self.parents[:2]
         xm, wm, x_shape, w_shape, pads, stride, dilation, full = self.saved
         n, c, h, wd = x_shape
@@ -266,11 +300,15 @@ class ConvTranspose2d(Function):
 
 
 class Unfold(Function):
-    """F.unfold (im2col as an op): y[n, (c, i, j), (oh, ow)] = cols[n, c, i, j, oh, ow], the windows
-    of the zero-padded input flattened to (N, C * KH * KW, OH * OW).
+    r"""`F.unfold` (im2col as an op): `y[n, (c, i, j), (oh, ow)] = cols[n, c, i, j, oh, ow]`, the
+    windows of the zero-padded input flattened to `(N, C * KH * KW, OH * OW)`.
 
     Every output element is one input pixel (or a padding zero), so the backward is col2im:
-        dx = crop(add_windows(dy viewed as (N, C, KH, KW, OH, OW)))
+
+    $$
+    dx = \operatorname{crop}\big(\operatorname{add\_windows}(dy \text{ viewed as } (N, C, KH, KW, OH, OW))\big)
+    $$
+
     (a pixel read by several windows receives the sum of their gradients).
     """
 
@@ -287,16 +325,17 @@ class Unfold(Function):
         return crop(add_windows(self.xp, g.reshape(cols_shape), xpad_shape, stride, dilation), padding)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = col2im of g as one recorded op, Fold (below; the same
-        code, the same values), linear in g; Fold's adjoint is this Unfold again."""
+        """Tensor-level (create_graph): $dx$ = col2im of $g$ as one recorded op, Fold (below; the same
+        code, the same values), linear in $g$; Fold's adjoint is this Unfold again."""
         cols_shape, xpad_shape, stride, dilation, padding = self.saved
         return Fold.apply(g, cols_shape=cols_shape, xpad_shape=xpad_shape, stride=stride, dilation=dilation,
                           padding=padding)  # fmt: skip
 
 
 class Fold(Function):
-    """dx = crop(add_windows(g viewed as the windows)), Unfold's backward as an op (what Unfold's
-    Tensor-level formula records).  Linear in g, the adjoint of im2col:  d(g) = Unfold of v."""
+    r"""$dx = \operatorname{crop}(\operatorname{add\_windows}(g \text{ viewed as the windows}))$, Unfold's
+    backward as an op (what Unfold's Tensor-level formula records).  Linear in $g$, the adjoint of
+    im2col: $d(g)$ = Unfold of $v$."""
 
     def forward(self, g, cols_shape, xpad_shape, stride, dilation, padding):
         self.save_for_backward(cols_shape, stride, dilation, padding)
@@ -308,7 +347,7 @@ class Fold(Function):
         return Unfold(self.xp).forward(v, kernel, stride, padding, dilation, out_size)
 
     def backward_graph(self, v, z):
-        """Tensor-level (create_graph): d(g) = the recorded Unfold of v (whose formula is this Fold)."""
+        """Tensor-level (create_graph): $d(g)$ = the recorded Unfold of $v$ (whose formula is this Fold)."""
         cols_shape, stride, dilation, padding = self.saved
         return Unfold.apply(v, kernel=tuple(cols_shape[2:4]), stride=stride, padding=padding, dilation=dilation,
                             out_size=tuple(cols_shape[4:6]))  # fmt: skip

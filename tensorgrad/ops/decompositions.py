@@ -1,8 +1,9 @@
-"""Matrix functions and decompositions with a backward of their own: inv, solve, solve_triangular,
+r"""Matrix functions and decompositions with a backward of their own: inv, solve, solve_triangular,
 det, slogdet, cholesky, cholesky_solve, eigh / eigvalsh, svd / svdvals, qr and pinv, batched over the leading dims.
 
-Notation: A^T swaps the last two dims, <X, Y> = sum_ij X_ij Y_ij (so tr(G^T dY) = <G, dY>), and an
-op's gradient gA is read off from the first-order change of the output:  <G, dY> = <gA, dA>.
+Notation: $A^\top$ swaps the last two dims, $\langle X, Y\rangle = \sum_{ij} X_{ij} Y_{ij}$
+(so $\operatorname{tr}(G^\top dY) = \langle G, dY\rangle$), and an op's gradient $g_A$ is read off
+from the first-order change of the output: $\langle G, dY\rangle = \langle g_A, dA\rangle$.
 Ops with several outputs (slogdet, eigh, qr, svd) return them packed into one array that tg.linalg
 slices apart, so one node holds the decomposition and its backward sees every output's gradient.
 The factorizations come from numpy.linalg / cupy.linalg through `backend.linalg`; a triangular
@@ -31,10 +32,16 @@ def tri(xp, x, upper, strict=False):
 
 
 def triangular_solve(xp, a, b, upper, unitriangular=False):
-    """X with A X = B, A (..., n, n) triangular (only its triangle read; a unit diagonal taken as
-    ones where unitriangular), B (..., n, k): substitution, row by row,
-        lower:  x_i = (b_i - sum_{j<i} a_ij x_j) / a_ii        (i = 0, 1, ..., n-1)
-        upper:  x_i = (b_i - sum_{j>i} a_ij x_j) / a_ii        (i = n-1, ..., 0)
+    r"""$X$ with $A X = B$, $A$ `(..., n, n)` triangular (only its triangle read; a unit diagonal taken
+    as ones where `unitriangular`), $B$ `(..., n, k)`: substitution, row by row,
+
+    $$
+    \begin{aligned}
+    \text{lower:}&\quad x_i = \Big(b_i - \sum_{j<i} a_{ij} x_j\Big) / a_{ii} && (i = 0, 1, \dots, n-1) \\
+    \text{upper:}&\quad x_i = \Big(b_i - \sum_{j>i} a_{ij} x_j\Big) / a_{ii} && (i = n-1, \dots, 0)
+    \end{aligned}
+    $$
+
     A zero on the diagonal gives inf / nan, as LAPACK's trsm (no error)."""
     n = a.shape[-1]
     batch = xp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -56,18 +63,18 @@ def triangular_solve(xp, a, b, upper, unitriangular=False):
 
 
 def _eye(g, n):
-    """The n x n identity as a constant of g's dtype."""
+    r"""The $n \times n$ identity as a constant of `g`'s dtype."""
     return graph_constant(g, backend.namespace(g.device).eye(n, dtype=g._data.dtype))
 
 
 def _diag_embed_graph(v):
-    """diag_embed for a Tensor v, as the array helper computes it: v[..., :, None] * I."""
+    """`diag_embed` for a Tensor `v`, as the array helper computes it: `v[..., :, None] * I`."""
     return v.unsqueeze(-1) * _eye(v, v.shape[-1])
 
 
 def _svd_graph(a):
-    """(U, S, V^T) of the Tensor a, thin, from one recorded SVD (its array backward takes a second
-    pass through them)."""
+    r"""$(U, S, V^\top)$ of the Tensor `a`, thin, from one recorded SVD (its array backward takes a
+    second pass through them)."""
     m, n = a.shape[-2], a.shape[-1]
     k = min(m, n)
     batch = tuple(a.shape[:-2])
@@ -79,19 +86,22 @@ def _svd_graph(a):
 
 
 def skew(m):
-    """(M - M^T) / 2, the antisymmetric part."""
+    r"""$(M - M^\top) / 2$, the antisymmetric part."""
     return (m - mT(m)) / 2
 
 
 def diag_embed(xp, v):
-    """(..., n) -> (..., n, n) with v on the diagonal."""
+    """`(..., n)` -> `(..., n, n)` with `v` on the diagonal."""
     return v[..., :, None] * xp.eye(v.shape[-1], dtype=v.dtype)
 
 
 class Inv(Function):
-    """Y = A^-1.  From A Y = I:  dA Y + A dY = 0, so dY = -Y dA Y and
+    r"""$Y = A^{-1}$.  From $A Y = I$: $dA\, Y + A\, dY = 0$, so $dY = -Y\, dA\, Y$ and
 
-        <G, dY> = -tr(G^T Y dA Y) = <-Y^T G Y^T, dA>          gA = -Y^T G Y^T
+    $$
+    \langle G, dY\rangle = -\operatorname{tr}(G^\top Y\, dA\, Y) = \langle -Y^\top G Y^\top, dA\rangle,
+    \qquad g_A = -Y^\top G Y^\top
+    $$
     """
 
     def forward(self, a, error):
@@ -104,16 +114,19 @@ class Inv(Function):
         return -mT(y) @ g @ mT(y)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): gA = -Y^T G Y^T with Y = A^-1 the output tensor, in the graph
-        (its node carries the second pass's d/dY on to A: dY = -Y dA Y)."""
+        r"""Tensor-level (create_graph): $g_A = -Y^\top G Y^\top$ with $Y = A^{-1}$ the output tensor, in
+        the graph (its node carries the second pass's $\partial/\partial Y$ on to $A$: $dY = -Y\, dA\, Y$)."""
         return -z.mT @ g @ z.mT
 
 
 class Solve(Function):
-    """X = A^-1 B (A (..., n, n), B (..., n, k), one batch shape).  From A X = B:
-    dA X + A dX = dB, so dX = A^-1 (dB - dA X) and
+    r"""$X = A^{-1} B$ ($A$ `(..., n, n)`, $B$ `(..., n, k)`, one batch shape).  From $A X = B$:
+    $dA\, X + A\, dX = dB$, so $dX = A^{-1} (dB - dA\, X)$ and
 
-        <G, dX> = <A^-T G, dB - dA X>:      gB = A^-T G = solve(A^T, G),      gA = -gB X^T
+    $$
+    \langle G, dX\rangle = \langle A^{-\top} G, dB - dA\, X\rangle:
+    \qquad g_B = A^{-\top} G = \operatorname{solve}(A^\top, G), \qquad g_A = -g_B X^\top
+    $$
     """
 
     def forward(self, a, b, error):
@@ -127,18 +140,20 @@ class Solve(Function):
         return (-gb @ mT(x) if self.needs_grad(0) else None), gb
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): gB = solve(A^T, G) (a recorded Solve of the input tensor),
-        gA = -gB X^T with X the output tensor: a second pass differentiates both solves."""
+        r"""Tensor-level (create_graph): $g_B = \operatorname{solve}(A^\top, G)$ (a recorded Solve of the
+        input tensor), $g_A = -g_B X^\top$ with $X$ the output tensor: a second pass differentiates both
+        solves."""
         a = self.parents[0]
         gb = Solve.apply(a.mT, g, error=None)
         return (-gb @ z.mT if self.needs_grad(0) else None), gb
 
 
 class SolveTriangular(Function):
-    """X = A^-1 B with A triangular (upper or lower; with a unit diagonal where unitriangular),
-    only A's triangle read.  As for Solve,  gB = A^-T G  (A^T is triangular the other way) and
-    gA = -gB X^T, of which only the triangle that was read counts (the rest of A is not an input
-    of the op): gA = triu(-gB X^T) or tril(-gB X^T), without the diagonal where unitriangular."""
+    r"""$X = A^{-1} B$ with $A$ triangular (upper or lower; with a unit diagonal where `unitriangular`),
+    only $A$'s triangle read.  As for Solve, $g_B = A^{-\top} G$ ($A^\top$ is triangular the other way)
+    and $g_A = -g_B X^\top$, of which only the triangle that was read counts (the rest of $A$ is not an
+    input of the op): $g_A = \operatorname{triu}(-g_B X^\top)$ or $\operatorname{tril}(-g_B X^\top)$,
+    without the diagonal where `unitriangular`."""
 
     def forward(self, a, b, upper, unitriangular):
         x = triangular_solve(self.xp, a, b, upper, unitriangular)
@@ -153,9 +168,9 @@ class SolveTriangular(Function):
         return ga, gb
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): gB = A^-T G (a recorded SolveTriangular of the input tensor's
-        transpose), gA = the read triangle of -gB X^T with X the output tensor (a recorded triu /
-        tril): a second pass differentiates both."""
+        r"""Tensor-level (create_graph): $g_B = A^{-\top} G$ (a recorded SolveTriangular of the input
+        tensor's transpose), $g_A$ = the read triangle of $-g_B X^\top$ with $X$ the output tensor (a
+        recorded triu / tril): a second pass differentiates both."""
         a = self.parents[0]
         _, _, upper, unit = self.saved
         gb = SolveTriangular.apply(a.mT, g, upper=not upper, unitriangular=unit)
@@ -167,14 +182,19 @@ class SolveTriangular(Function):
 
 
 class Det(Function):
-    """d = det A.  Jacobi's formula:  d(det A) = tr(adj(A) dA),  so  gA = g adj(A)^T  (= g d A^-T
-    where A is invertible).  adj(A) is computed from the SVD A = U S V^T, so that a singular A
-    (where A^-T does not exist) has its gradient too:  adj(A) = adj(V^T) adj(S) adj(U), and for an
-    orthogonal Q adj(Q) = det(Q) Q^T, so
+    r"""$d = \det A$.  Jacobi's formula: $d(\det A) = \operatorname{tr}(\operatorname{adj}(A)\, dA)$, so
+    $g_A = g \operatorname{adj}(A)^\top$ ($= g\, d\, A^{-\top}$ where $A$ is invertible).
+    $\operatorname{adj}(A)$ is computed from the SVD $A = U S V^\top$, so that a singular $A$ (where
+    $A^{-\top}$ does not exist) has its gradient too:
+    $\operatorname{adj}(A) = \operatorname{adj}(V^\top) \operatorname{adj}(S) \operatorname{adj}(U)$,
+    and for an orthogonal $Q$, $\operatorname{adj}(Q) = \det(Q)\, Q^\top$, so
 
-        adj(A)^T = det(U) det(V) U diag(c) V^T,      c_i = prod_{j != i} s_j
+    $$
+    \operatorname{adj}(A)^\top = \det(U) \det(V)\, U \operatorname{diag}(c)\, V^\top,
+    \qquad c_i = \prod_{j \ne i} s_j
+    $$
 
-    (c from the products of the s_j before and after i: no division by a zero s_i).
+    ($c$ from the products of the $s_j$ before and after $i$: no division by a zero $s_i$).
     """
 
     def forward(self, a):
@@ -187,10 +207,11 @@ class Det(Function):
         return g[..., None, None] * adjugate_t(self.xp, a)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): gA = g adj(A)^T as in `adjugate_t`, with U, s, V^T from a
-        recorded SVD of the input tensor and the products before and after each s_i recorded
-        exclusive cumprods (no division), the sign det(U) det(V) a constant (piecewise constant):
-        a second pass differentiates adj(A) through them, singular A included."""
+        r"""Tensor-level (create_graph): $g_A = g \operatorname{adj}(A)^\top$ as in `adjugate_t`, with
+        $U, s, V^\top$ from a recorded SVD of the input tensor and the products before and after each
+        $s_i$ recorded exclusive cumprods (no division), the sign $\det(U) \det(V)$ a constant (piecewise
+        constant): a second pass differentiates $\operatorname{adj}(A)$ through them, singular $A$
+        included."""
         xp = self.xp
         a = self.parents[0]
         if a.shape[-1] == 0 or a._data.size == 0:
@@ -206,7 +227,7 @@ class Det(Function):
 
 
 def adjugate_t(xp, a):
-    """adj(A)^T from the SVD (see Det)."""
+    r"""$\operatorname{adj}(A)^\top$ from the SVD (see Det)."""
     n = a.shape[-1]
     if n == 0 or a.size == 0:
         return xp.zeros_like(a)
@@ -219,10 +240,15 @@ def adjugate_t(xp, a):
 
 
 class SlogDet(Function):
-    """(sign, log|det A|), packed along a last dim of 2.  The sign is piecewise constant (no
-    gradient); d log|det A| = tr(adj(A) dA) / det A = tr(A^-1 dA), so
+    r"""$(\operatorname{sign}, \log\lvert\det A\rvert)$, packed along a last dim of 2.  The sign is
+    piecewise constant (no gradient);
+    $d \log\lvert\det A\rvert = \operatorname{tr}(\operatorname{adj}(A)\, dA) / \det A$, which is
+    $\operatorname{tr}(A^{-1} dA)$, so
 
-        gA = g A^-T = g U diag(1 / s) V^T            (A = U S V^T; inf where A is singular)
+    $$
+    g_A = g A^{-\top} = g\, U \operatorname{diag}(1 / s)\, V^\top
+    \qquad (A = U S V^\top;\ \infty \text{ where } A \text{ is singular})
+    $$
     """
 
     def forward(self, a):
@@ -241,9 +267,9 @@ class SlogDet(Function):
         return g[..., 1, None, None] * ((u * inv_s[..., None, :]) @ vh)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): gA = g U diag(1 / s) V^T with U, s, V^T from a recorded SVD of
-        the input tensor (inf where s = 0, a constant mask; the sign's part is 0): a second pass
-        differentiates A^-T through the SVD's backward."""
+        r"""Tensor-level (create_graph): $g_A = g\, U \operatorname{diag}(1 / s)\, V^\top$ with
+        $U, s, V^\top$ from a recorded SVD of the input tensor ($\infty$ where $s = 0$, a constant mask;
+        the sign's part is 0): a second pass differentiates $A^{-\top}$ through the SVD's backward."""
         a = self.parents[0]
         if a._data.size == 0:
             return graph_constant(g, self.xp.zeros_like(a._data))
@@ -254,16 +280,20 @@ class SlogDet(Function):
 
 
 class Cholesky(Function):
-    """L lower with L L^T = A (A symmetric positive-definite; only its lower triangle read).
+    r"""$L$ lower with $L L^\top = A$ ($A$ symmetric positive-definite; only its lower triangle read).
 
-    dA = dL L^T + L dL^T, so  L^-1 dA L^-T = L^-1 dL + (L^-1 dL)^T  with L^-1 dL lower triangular:
-    L^-1 dL = Phi(L^-1 dA L^-T), Phi(X) = the lower triangle of X with its diagonal halved.  Phi is
-    its own adjoint (an elementwise mask), so
+    $dA = dL\, L^\top + L\, dL^\top$, so $L^{-1} dA\, L^{-\top} = L^{-1} dL + (L^{-1} dL)^\top$ with
+    $L^{-1} dL$ lower triangular: $L^{-1} dL = \Phi(L^{-1} dA\, L^{-\top})$, $\Phi(X)$ = the lower
+    triangle of $X$ with its diagonal halved.  $\Phi$ is its own adjoint (an elementwise mask), so
 
-        <G, dL> = <L^T G, Phi(L^-1 dA L^-T)> = <L^-T Phi(L^T G) L^-1, dA>
+    $$
+    \langle G, dL\rangle = \langle L^\top G, \Phi(L^{-1} dA\, L^{-\top})\rangle
+    = \langle L^{-\top} \Phi(L^\top G) L^{-1}, dA\rangle
+    $$
 
-    and, dA being symmetric, gA is the symmetric part:  S = L^-T Phi(L^T G) L^-1,  gA = (S + S^T)/2
-    (as PyTorch, which returns the gradient of the symmetric matrix, not of the lower triangle).
+    and, $dA$ being symmetric, $g_A$ is the symmetric part: $S = L^{-\top} \Phi(L^\top G) L^{-1}$,
+    $g_A = (S + S^\top)/2$ (as PyTorch, which returns the gradient of the symmetric matrix, not of the
+    lower triangle).
     """
 
     def forward(self, a, error):
@@ -283,9 +313,9 @@ class Cholesky(Function):
         return (s + mT(s)) / 2
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the same steps with L the output tensor (in the graph):
-        Phi(L^T G) by recorded matmul, tril and diagonal, the two solves recorded SolveTriangulars,
-        then the symmetric part: a second pass differentiates L through Cholesky's own node."""
+        r"""Tensor-level (create_graph): the same steps with $L$ the output tensor (in the graph):
+        $\Phi(L^\top G)$ by recorded matmul, tril and diagonal, the two solves recorded SolveTriangulars,
+        then the symmetric part: a second pass differentiates $L$ through Cholesky's own node."""
         lower = z
         p = (lower.mT @ g).tril()
         if p.shape[-1]:
@@ -296,17 +326,26 @@ class Cholesky(Function):
 
 
 class Eigh(Function):
-    """A = V diag(L) V^T (A symmetric, its lower or upper triangle read; L ascending), packed as
-    V with L as an extra last row: (..., n + 1, n).  Assumes distinct eigenvalues.
+    r"""$A = V \operatorname{diag}(L)\, V^\top$ ($A$ symmetric, its lower or upper triangle read; $L$
+    ascending), packed as $V$ with $L$ as an extra last row: `(..., n + 1, n)`.  Assumes distinct
+    eigenvalues.
 
-    Perturbation theory:  dL_i = v_i^T dA v_i  and  dV = V (F o (V^T dA V)),  F_ij = 1/(L_j - L_i)
-    (i != j; 0 on the diagonal, o the elementwise product).  With M = V^T G_V:
+    Perturbation theory: $dL_i = v_i^\top dA\, v_i$ and $dV = V (F \odot (V^\top dA\, V))$,
+    $F_{ij} = 1/(L_j - L_i)$ ($i \ne j$; 0 on the diagonal, $\odot$ the elementwise product).
+    With $M = V^\top G_V$:
 
-        <G_L, dL> + <G_V, dV> = <V (diag(G_L) + F o M) V^T, dA>
+    $$
+    \langle G_L, dL\rangle + \langle G_V, dV\rangle
+    = \langle V (\operatorname{diag}(G_L) + F \odot M) V^\top, dA\rangle
+    $$
 
-    and, dA being symmetric, the symmetric part: F is antisymmetric, so sym(F o M) = F o skew(M):
+    and, $dA$ being symmetric, the symmetric part: $F$ is antisymmetric, so
+    $\operatorname{sym}(F \odot M) = F \odot \operatorname{skew}(M)$:
 
-        gA = V (diag(G_L) + skew(V^T G_V) / E) V^T,      E_ij = L_j - L_i  (1 on the diagonal)
+    $$
+    g_A = V \big(\operatorname{diag}(G_L) + \operatorname{skew}(V^\top G_V) / E\big) V^\top,
+    \qquad E_{ij} = L_j - L_i \ \ (1 \text{ on the diagonal})
+    $$
     """
 
     def forward(self, a, uplo):
@@ -326,9 +365,9 @@ class Eigh(Function):
         return v @ inner @ mT(v)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the same formula with V and L read from the output tensor (in
+        r"""Tensor-level (create_graph): the same formula with $V$ and $L$ read from the output tensor (in
         the graph: a second pass differentiates them through Eigh's own node, distinct eigenvalues
-        assumed as there), E = L_j - L_i plus the identity (a constant)."""
+        assumed as there), $E = L_j - L_i$ plus the identity (a constant)."""
         n = z.shape[-1]
         v, values = z[..., :n, :], z[..., n, :]
         gv, gl = g[..., :n, :], g[..., n, :]
@@ -339,9 +378,12 @@ class Eigh(Function):
 
 
 class Eigvalsh(Function):
-    """L, the eigenvalues of a symmetric A (ascending).  dL_i = v_i^T dA v_i, so
+    r"""$L$, the eigenvalues of a symmetric $A$ (ascending).  $dL_i = v_i^\top dA\, v_i$, so
 
-        gA = sum_i g_i v_i v_i^T = V diag(g) V^T     (repeated eigenvalues are fine here)
+    $$
+    g_A = \sum_i g_i\, v_i v_i^\top = V \operatorname{diag}(g)\, V^\top
+    \qquad (\text{repeated eigenvalues are fine here})
+    $$
     """
 
     def forward(self, a, uplo):
@@ -354,8 +396,9 @@ class Eigvalsh(Function):
         return (v * g[..., None, :]) @ mT(v)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): gA = V diag(g) V^T with V from a recorded Eigh of the input
-        tensor (the same factorisation): a second pass differentiates V through Eigh's backward."""
+        r"""Tensor-level (create_graph): $g_A = V \operatorname{diag}(g)\, V^\top$ with $V$ from a recorded
+        Eigh of the input tensor (the same factorisation): a second pass differentiates $V$ through
+        Eigh's backward."""
         a = self.parents[0]
         n = a.shape[-1]
         v = Eigh.apply(a, uplo=self.saved[1])[..., :n, :]
@@ -363,10 +406,12 @@ class Eigvalsh(Function):
 
 
 class Svdvals(Function):
-    """s, the singular values of A (descending).  With A = U diag(s) V^T (thin), ds_i = u_i^T dA v_i
-    (distinct singular values), so
+    r"""$s$, the singular values of $A$ (descending).  With $A = U \operatorname{diag}(s)\, V^\top$
+    (thin), $ds_i = u_i^\top dA\, v_i$ (distinct singular values), so
 
-        gA = sum_i g_i u_i v_i^T = U diag(g) V^T
+    $$
+    g_A = \sum_i g_i\, u_i v_i^\top = U \operatorname{diag}(g)\, V^\top
+    $$
     """
 
     def forward(self, a):
@@ -379,27 +424,31 @@ class Svdvals(Function):
         return (u * g[..., None, :]) @ vh
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): gA = U diag(g) V^T with U, V^T from a recorded SVD of the input
-        tensor: a second pass differentiates them through SVD's backward."""
+        r"""Tensor-level (create_graph): $g_A = U \operatorname{diag}(g)\, V^\top$ with $U, V^\top$ from a
+        recorded SVD of the input tensor: a second pass differentiates them through SVD's backward."""
         u, _, vh = _svd_graph(self.parents[0])
         return (u * g.unsqueeze(-2)) @ vh
 
 
 class QR(Function):
-    """A = Q R (A (..., m, n), k = min(m, n); Q (..., m, k) with orthonormal columns, R (..., k, n)
-    upper triangular), packed as Q and R flattened side by side: (..., m k + k n).  Assumes full
-    rank (R's diagonal nonzero).
+    r"""$A = Q R$ ($A$ `(..., m, n)`, $k = \min(m, n)$; $Q$ `(..., m, k)` with orthonormal columns, $R$
+    `(..., k, n)` upper triangular), packed as $Q$ and $R$ flattened side by side: `(..., m k + k n)`.
+    Assumes full rank ($R$'s diagonal nonzero).
 
-    m >= n:  dA = dQ R + Q dR with Q^T dQ antisymmetric and dR R^-1 upper triangular.  The standard
-    derivation (Walter and Lehmann; Seeger et al.) gives, with M = R G_R^T - G_Q^T Q,
+    $m \ge n$: $dA = dQ\, R + Q\, dR$ with $Q^\top dQ$ antisymmetric and $dR\, R^{-1}$ upper triangular.
+    The standard derivation (Walter and Lehmann; Seeger et al.) gives, with $M = R G_R^\top - G_Q^\top Q$,
 
-        gA = (G_Q + Q copyltu(M)) R^-T,      copyltu(M) = tril(M) + tril(M, -1)^T
+    $$
+    g_A = \big(G_Q + Q \operatorname{copyltu}(M)\big) R^{-\top},
+    \qquad \operatorname{copyltu}(M) = \operatorname{tril}(M) + \operatorname{tril}(M, -1)^\top
+    $$
 
-    (M's lower triangle mirrored onto the upper).
-    m < n:  A = [X | Y] with X (m, m) = Q U and Y = Q V, R = [U | V].  Y's change enters Q only
-    through X, so gY = Q G_V and X takes the square case with G_Q + Y G_V^T in place of G_Q.
-    mode='r' (R alone) has no backward, as in PyTorch; nor has mode='complete' with m > n (Q's
-    last m - n columns are not determined by A).
+    ($M$'s lower triangle mirrored onto the upper).
+    $m < n$: $A = [X \mid Y]$ with $X$ `(m, m)` $= Q U$ and $Y = Q V$, $R = [U \mid V]$.  $Y$'s change
+    enters $Q$ only through $X$, so $g_Y = Q G_V$ and $X$ takes the square case with
+    $G_Q + Y G_V^\top$ in place of $G_Q$.
+    `mode='r'` ($R$ alone) has no backward, as in PyTorch; nor has `mode='complete'` with $m > n$
+    ($Q$'s last $m - n$ columns are not determined by $A$).
     """
 
     def forward(self, a, mode, r_only=False):
@@ -452,7 +501,7 @@ class QR(Function):
 
 
 def qr_backward_tall_graph(q, r, gq, gr):
-    """qr_backward_tall with Tensors: recorded matmuls, tril and a SolveTriangular."""
+    """`qr_backward_tall` with Tensors: recorded matmuls, tril and a SolveTriangular."""
     m_ = r @ gr.mT - gq.mT @ q
     copyltu = m_.tril() + m_.tril(-1).mT
     b = gq + q @ copyltu
@@ -460,7 +509,7 @@ def qr_backward_tall_graph(q, r, gq, gr):
 
 
 def qr_backward_tall(xp, q, r, gq, gr):
-    """gA of A = Q R for m >= n (see QR)."""
+    r"""$g_A$ of $A = Q R$ for $m \ge n$ (see QR)."""
     m_ = r @ mT(gr) - mT(gq) @ q
     copyltu = xp.tril(m_) + mT(xp.tril(m_, -1))
     b = gq + q @ copyltu
@@ -468,19 +517,23 @@ def qr_backward_tall(xp, q, r, gq, gr):
 
 
 class Pinv(Function):
-    """X = A^+, the Moore-Penrose pseudo-inverse (A (..., m, n)): from the SVD, the singular values
-    above max(atol, rtol * s_max) inverted, the others dropped.  Where the rank stays constant
-    (Golub and Pereyra),
+    r"""$X = A^+$, the Moore-Penrose pseudo-inverse ($A$ `(..., m, n)`): from the SVD, the singular
+    values above $\max(\mathtt{atol}, \mathtt{rtol} \cdot s_{\max})$ inverted, the others dropped.
+    Where the rank stays constant (Golub and Pereyra),
 
-        dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X
+    $$
+    dX = -X\, dA\, X + X X^\top dA^\top (I - A X) + (I - X A)\, dA^\top X^\top X
+    $$
 
-    and reading each term off with <G, .>:
+    and reading each term off with $\langle G, \cdot\rangle$:
 
-        gA = -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)
+    $$
+    g_A = -X^\top G X^\top + (I - A X)\, G^\top X X^\top + X^\top X\, G^\top (I - X A)
+    $$
 
-    With hermitian, X is the pseudo-inverse of the symmetric matrix of A's lower triangle, and gA
-    is the formula above with that X and A itself, as PyTorch's (for a symmetric A, the usual case,
-    it is the gradient; PyTorch's own tests call it on symmetrized inputs only).
+    With `hermitian`, $X$ is the pseudo-inverse of the symmetric matrix of $A$'s lower triangle, and
+    $g_A$ is the formula above with that $X$ and $A$ itself, as PyTorch's (for a symmetric $A$, the
+    usual case, it is the gradient; PyTorch's own tests call it on symmetrized inputs only).
     """
 
     def forward(self, a, atol, rtol, hermitian=False):
@@ -506,8 +559,8 @@ class Pinv(Function):
         return -mT(x) @ g @ mT(x) + (eye_m - a @ x) @ gt @ x @ mT(x) + mT(x) @ x @ gt @ (eye_n - x @ a)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the same three terms with the input tensor A and X the output
-        tensor (in the graph), the identities constants: a second pass differentiates X through
+        """Tensor-level (create_graph): the same three terms with the input tensor $A$ and $X$ the output
+        tensor (in the graph), the identities constants: a second pass differentiates $X$ through
         Pinv's own node (constant rank)."""
         a, x = self.parents[0], z
         eye_m, eye_n = _eye(g, a.shape[-2]), _eye(g, a.shape[-1])
@@ -516,11 +569,14 @@ class Pinv(Function):
 
 
 class CholeskySolve(Function):
-    """X = A^-1 B from A's Cholesky factor: A = L L^T (lower) or U^T U (upper), only the factor's
-    triangle read.  Two triangular solves forward.  As for Solve, gB = A^-1 G (two more) and
-    gA = -gB X^T; A is a product of the factor, and dA = dL L^T + L dL^T gives
+    r"""$X = A^{-1} B$ from $A$'s Cholesky factor: $A = L L^\top$ (lower) or $U^\top U$ (upper), only the
+    factor's triangle read.  Two triangular solves forward.  As for Solve, $g_B = A^{-1} G$ (two more)
+    and $g_A = -g_B X^\top$; $A$ is a product of the factor, and $dA = dL\, L^\top + L\, dL^\top$ gives
 
-        <gA, dA> = <(gA + gA^T) L, dL>:      gL = (gA + gA^T) L        (upper: gU = U (gA + gA^T))
+    $$
+    \langle g_A, dA\rangle = \langle (g_A + g_A^\top) L, dL\rangle:
+    \qquad g_L = (g_A + g_A^\top) L \qquad (\text{upper: } g_U = U (g_A + g_A^\top))
+    $$
 
     over the whole factor, as PyTorch's (whose gradient is not restricted to the triangle read).
     """
@@ -564,19 +620,28 @@ class CholeskySolve(Function):
 
 
 class SVD(Function):
-    """A = U diag(S) V^T (A (..., m, n), k = min(m, n); S descending), packed as U, S and V^T
-    flattened side by side.  Assumes distinct, nonzero singular values (the gradient through U and
-    V has 1 / (s_j^2 - s_i^2) and 1 / s_i in it); the signs of u_i, v_i are LAPACK's.
+    r"""$A = U \operatorname{diag}(S)\, V^\top$ ($A$ `(..., m, n)`, $k = \min(m, n)$; $S$ descending),
+    packed as $U$, $S$ and $V^\top$ flattened side by side.  Assumes distinct, nonzero singular values
+    (the gradient through $U$ and $V$ has $1 / (s_j^2 - s_i^2)$ and $1 / s_i$ in it); the signs of
+    $u_i, v_i$ are LAPACK's.
 
-    Perturbing A (thin U (m, k), V (n, k)), with F_ij = 1 / (s_j^2 - s_i^2) (i != j), J = U^T gU,
-    K = V^T gV, and skew(X) = X - X^T (the standard derivation, e.g. Townsend's notes):
+    Perturbing $A$ (thin $U$ `(m, k)`, $V$ `(n, k)`), with $F_{ij} = 1 / (s_j^2 - s_i^2)$ ($i \ne j$),
+    $J = U^\top g_U$, $K = V^\top g_V$, and $\operatorname{skew}(X) = X - X^\top$ (the standard
+    derivation, e.g. Townsend's notes):
 
-        gA = U [ (F o skew(J)) S + diag(gS) + S (F o skew(K)) ] V^T
-             + (I - U U^T) gU S^-1 V^T          (m > k: the part of gU outside U's columns)
-             + U S^-1 gV^T (I - V V^T)          (n > k: likewise for V)
+    $$
+    \begin{aligned}
+    g_A ={}& U \big[ (F \odot \operatorname{skew}(J)) S + \operatorname{diag}(g_S)
+      + S (F \odot \operatorname{skew}(K)) \big] V^\top \\
+    &+ (I - U U^\top)\, g_U S^{-1} V^\top && (m > k\text{: the part of } g_U
+      \text{ outside } U\text{'s columns}) \\
+    &+ U S^{-1} g_V^\top (I - V V^\top) && (n > k\text{: likewise for } V)
+    \end{aligned}
+    $$
 
-    (gV = gVh^T.)  With full_matrices, the columns of U (or V) past k are not determined by A: only
-    the first k take part, as in PyTorch.  With no gradient through U and V this is U diag(gS) V^T.
+    ($g_V = g_{V^\top}^\top$.)  With `full_matrices`, the columns of $U$ (or $V$) past $k$ are not
+    determined by $A$: only the first $k$ take part, as in PyTorch.  With no gradient through $U$ and
+    $V$ this is $U \operatorname{diag}(g_S)\, V^\top$.
     """
 
     def forward(self, a, full_matrices):
@@ -611,7 +676,7 @@ class SVD(Function):
         return ga
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the formula above with U, S, V^T read from the output tensor
+        r"""Tensor-level (create_graph): the formula above with $U, S, V^\top$ read from the output tensor
         (in the graph: a second pass differentiates them through this node again, and this formula
         at the next order), the identity a constant.  Distinct, nonzero singular values, as above."""
         u_a, s_a, vh_a = self.saved

@@ -9,24 +9,28 @@ from .shape import IndexBackward
 
 
 class Einsum(Function):
-    """z = einsum("A,B,C->O", a, b, c): z[O] = sum over the labels not in O of a[A] b[B] c[C].
+    r"""$z$ = `einsum("A,B,C->O", a, b, c)`: $z[O] = \sum_{\text{labels not in } O} a[A]\, b[B]\, c[C]$.
 
     (The equation arrives explicit: every "..." spelled out as letters, the output given.)
-    z is linear in each operand, and dz[O]/da[A] = the product of the others, b[B] c[C], summed
-    over the labels that are in neither A nor O.  So the gradient of an operand contracts the
-    output gradient with the other operands:
+    $z$ is linear in each operand, and $\partial z[O]/\partial a[A]$ = the product of the others,
+    $b[B]\, c[C]$, summed over the labels that are in neither $A$ nor $O$.  So the gradient of an
+    operand contracts the output gradient with the other operands:
 
-        da[A] = einsum("O,B,C->A", g, b, c)
+    $$
+    da[A] = \mathrm{einsum}(\texttt{"O,B,C->A"}, g, b, c)
+    $$
 
     Three details make that one line exact:
-    - a label that appears only in A (summed away in the forward, e.g. j in "ij->i") is absent
-      from the right-hand side, and da does not depend on it: compute without it, then
-      broadcast da along it;
-    - a repeated label in A ("ii->i" reads a diagonal) means only the diagonal of a is used:
-      compute da over the distinct labels, then write it onto the diagonal of zeros;
-    - a size-1 axis of a that broadcast against a longer one (size n in the others) gets
-      the gradient summed over the n copies.
-    float16 operands are computed in float32 (backend.widen) and the results rounded once, as
+
+    - a label that appears only in $A$ (summed away in the forward, e.g. $j$ in "ij->i") is absent
+      from the right-hand side, and $da$ does not depend on it: compute without it, then
+      broadcast $da$ along it;
+    - a repeated label in $A$ ("ii->i" reads a diagonal) means only the diagonal of $a$ is used:
+      compute $da$ over the distinct labels, then write it onto the diagonal of zeros;
+    - a size-1 axis of $a$ that broadcast against a longer one (size $n$ in the others) gets
+      the gradient summed over the $n$ copies.
+
+    float16 operands are computed in float32 (`backend.widen`) and the results rounded once, as
     PyTorch's: NumPy's einsum of float16 would add the terms of a sum in float16.
     """
 
@@ -71,11 +75,12 @@ class Einsum(Function):
         return dx
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): each operand's gradient as above, with Tensor ops: the
-        contraction a recorded Einsum of g and the other operand tensors (so a second pass sees
-        d(da)/dg = the others, d(da)/db = g and the rest: an einsum again), the reshape, the sums
-        over broadcast axes and the broadcast recorded, and the write onto a diagonal a recorded
-        IndexBackward (distinct places: the same values as the assignment).  Widened, cast back."""
+        r"""Tensor-level (create_graph): each operand's gradient as above, with Tensor ops: the
+        contraction a recorded Einsum of $g$ and the other operand tensors (so a second pass sees
+        $\partial(da)/\partial g$ = the others, $\partial(da)/\partial b = g$ and the rest: an einsum
+        again), the reshape, the sums over broadcast axes and the broadcast recorded, and the write
+        onto a diagonal a recorded IndexBackward (distinct places: the same values as the
+        assignment).  Widened, cast back."""
         terms, output = self.saved[1], self.saved[2]
         dtype = g.dtype
         g, operands = widened(g), [widened(o) for o in self.parents]

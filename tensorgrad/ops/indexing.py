@@ -1,16 +1,20 @@
-"""Ops that read or write elements at integer positions: gather, scatter, index_select, index_put.
+r"""Ops that read or write elements at integer positions: gather, scatter, index_select, index_put.
 
 The one rule behind every backward here: an output element that is a copy of an input
 element sends its gradient back to that element, and when several outputs copy the same
 element (a repeated index) their gradients add up.  So the adjoint of a gather is a
-scatter-*add* of the output gradient, done by backend.add_at (repeats accumulate), and
+scatter-*add* of the output gradient, done by `backend.add_at` (repeats accumulate), and
 the adjoint of a scatter is a gather of the output gradient.
 
-`along(xp, index, dim)` spells "index along dim" as NumPy advanced indexing: position p of
-`index` addresses x at p with coordinate `dim` replaced by index[p],
+`along(xp, index, dim)` spells "index along dim" as NumPy advanced indexing: position $p$ of
+`index` addresses $x$ at $p$ with coordinate `dim` replaced by `index[p]`,
 
-    gather:   z[i][j][k] = x[i][index[i][j][k]][k]        (dim = 1)
-    scatter:  z[i][index[i][j][k]][k] = src[i][j][k]
+$$
+\begin{aligned}
+\text{gather:}&\quad z_{ijk} = x_{i,\ \mathrm{index}_{ijk},\ k} && (\mathtt{dim} = 1) \\
+\text{scatter:}&\quad z_{i,\ \mathrm{index}_{ijk},\ k} = \mathrm{src}_{ijk}
+\end{aligned}
+$$
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from .shape import Index, IndexBackward
 
 
 def along(xp, index, dim):
-    """The advanced index (r_0, .., index, .., r_n) with r_a = arange over axis a of index."""
+    r"""The advanced index $(r_0, \dots, \mathrm{index}, \dots, r_n)$ with $r_a$ = arange over axis
+    $a$ of `index`."""
     parts = []
     for a, n in enumerate(index.shape):
         parts.append(index if a == dim else xp.arange(n).reshape((n,) + (1,) * (index.ndim - a - 1)))
@@ -30,15 +35,15 @@ def along(xp, index, dim):
 
 
 def leading(index_shape):
-    """The slice of src that scatter reads: src[:index.shape[0], :index.shape[1], ...]."""
+    """The slice of `src` that scatter reads: `src[:index.shape[0], :index.shape[1], ...]`."""
     return tuple(slice(0, n) for n in index_shape)
 
 
 def scatter_reduce_at(xp, target, index, values, reduce):
-    """target[index] = reduce(target[index], values), repeated indices combining (unbuffered).
+    """`target[index] = reduce(target[index], values)`, repeated indices combining (unbuffered).
 
-    reduce is "sum", "prod", "amax" or "amin".  Every device has an unbuffered sum, max and min
-    (backend.reduce_at: ufunc.at on the host, cupyx.scatter_* on CuPy); CuPy has no unbuffered
+    `reduce` is "sum", "prod", "amax" or "amin".  Every device has an unbuffered sum, max and min
+    (`backend.reduce_at`: `ufunc.at` on the host, `cupyx.scatter_*` on CuPy); CuPy has no unbuffered
     product, so there it is done in rounds (`multiply_at_in_rounds`).
     """
     if backend.has_reduce_at(xp, reduce):
@@ -47,14 +52,17 @@ def scatter_reduce_at(xp, target, index, values, reduce):
 
 
 def multiply_at_in_rounds(xp, target, index, values):
-    """target[index] *= values with repeated indices all multiplied in, from buffered updates only.
+    r"""`target[index] *= values` with repeated indices all multiplied in, from buffered updates only.
 
     A plain fancy-indexed update `view[flat] *= vals` is buffered: when a position appears twice
     in `flat`, only one of its values is applied.  So the updates are split into rounds in which
     no position appears twice.  Number the occurrences of each target position in index order,
-    0, 1, 2, ... (its rank); round k multiplies in every occurrence of rank k:
+    0, 1, 2, ... (its rank); round $k$ multiplies in every occurrence of rank $k$:
 
-        target[p] <- (((target[p] * v_0) * v_1) * ... * v_m)      for p's values v_0 .. v_m
+    $$
+    \mathrm{target}_p \leftarrow (((\mathrm{target}_p \cdot v_0) \cdot v_1) \cdots v_m)
+    \qquad \text{for } p\text{'s values } v_0, \dots, v_m
+    $$
 
     Each round is exact, and the product is taken in index order, as ufunc.at takes it.  The ranks
     come from a stable sort of the flat positions: rank = place in the sorted order - place of the
@@ -75,10 +83,10 @@ def multiply_at_in_rounds(xp, target, index, values):
 
 
 class Gather(Function):
-    """z = x[along(index, dim)]   (z[i][j][k] = x[i][index[i][j][k]][k] for dim = 1).
+    r"""$z$ = `x[along(index, dim)]` ($z_{ijk} = x_{i,\ \mathrm{index}_{ijk},\ k}$ for `dim = 1`).
 
-    Each z element is one x element:  dx = zeros_like(x);  dx[along(index, dim)] += g
-    (a scatter-add: an x element gathered twice receives both gradients).
+    Each $z$ element is one $x$ element: $dx$ = `zeros_like(x)`; `dx[along(index, dim)] += g`
+    (a scatter-add: an $x$ element gathered twice receives both gradients).
     """
 
     def forward(self, x, index, dim):
@@ -93,16 +101,16 @@ class Gather(Function):
         return dx, None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = the scatter-add of g at the gathered places, a recorded
-        IndexBackward (whose adjoint is a gather again): linear in g, free of x."""
+        """Tensor-level (create_graph): $dx$ = the scatter-add of $g$ at the gathered places, a recorded
+        IndexBackward (whose adjoint is a gather again): linear in $g$, free of $x$."""
         shape, _, idx = self.saved
         return IndexBackward.apply(g, shape=shape, index=idx, advanced=True), None
 
 
 class IndexSelect(Function):
-    """z = x.take(index, axis=dim): whole slices of x along dim, picked by a 1-d index.
+    """$z$ = `x.take(index, axis=dim)`: whole slices of $x$ along `dim`, picked by a 1-d index.
 
-    dx = zeros_like(x);  dx[..., index, ...] += g   (slices picked twice add their gradients).
+    $dx$ = `zeros_like(x)`; `dx[..., index, ...] += g` (slices picked twice add their gradients).
     """
 
     def forward(self, x, index, dim):
@@ -116,15 +124,16 @@ class IndexSelect(Function):
         return dx, None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = the scatter-add of g's slices at `index`, a recorded
-        IndexBackward: linear in g, free of x."""
+        """Tensor-level (create_graph): $dx$ = the scatter-add of $g$'s slices at `index`, a recorded
+        IndexBackward: linear in $g$, free of $x$."""
         shape, _, index, dim = self.saved
         return IndexBackward.apply(g, shape=shape, index=(slice(None),) * dim + (index,), advanced=True), None
 
 
 def _into_src(g, idx, src_shape, index_shape):
-    """dsrc = zeros(src_shape) with g[idx] in its leading index_shape block, as recorded ops: an
-    Index (the gather) and, when src is larger than index, an IndexBackward writing the block."""
+    r"""$d\mathrm{src}$ = `zeros(src_shape)` with `g[idx]` in its leading `index_shape` block, as recorded
+    ops: an Index (the gather) and, when `src` is larger than `index`, an IndexBackward writing the
+    block."""
     part = Index.apply(g, index=idx, advanced=True)
     if tuple(src_shape) == tuple(index_shape):
         return part
@@ -132,12 +141,14 @@ def _into_src(g, idx, src_shape, index_shape):
 
 
 class Scatter(Function):
-    """z = x, then z[along(index, dim)] = src (src cut to index's shape, or one number).
+    """$z = x$, then `z[along(index, dim)] = src` (`src` cut to `index`'s shape, or one number).
 
-    The overwritten places of z no longer depend on x, and each written element is one src
+    The overwritten places of $z$ no longer depend on $x$, and each written element is one `src`
     element:
-        dx = g with g[along(index, dim)] = 0
-        dsrc[:index.shape] = g[along(index, dim)]     (zero beyond index's shape)
+
+    - $dx = g$ with `g[along(index, dim)] = 0`;
+    - `dsrc[:index.shape] = g[along(index, dim)]` (zero beyond `index`'s shape).
+
     With a repeated index the last write wins and PyTorch leaves the order undefined; the
     gradient, like PyTorch's, is the gather above for every src element.
     """
@@ -161,9 +172,9 @@ class Scatter(Function):
         return dx, None, dsrc
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g with the written places 0 (a recorded MaskedFill, the
-        mask a constant), dsrc = g read at the written places into src's shape (`_into_src`):
-        linear in g, free of x and src."""
+        r"""Tensor-level (create_graph): $dx = g$ with the written places 0 (a recorded MaskedFill, the
+        mask a constant), $d\mathrm{src}$ = $g$ read at the written places into `src`'s shape
+        (`_into_src`): linear in $g$, free of $x$ and `src`."""
         idx, src_shape, index_shape = self.saved
         written = self.xp.zeros(g.shape, dtype=bool)
         written[idx] = True
@@ -173,9 +184,9 @@ class Scatter(Function):
 
 
 class ScatterAdd(Function):
-    """z = x, then z[along(index, dim)] += src (repeats accumulate).
+    """$z = x$, then `z[along(index, dim)] += src` (repeats accumulate).
 
-    z is x plus sums of src elements:  dx = g;  dsrc[:index.shape] = g[along(index, dim)].
+    $z$ is $x$ plus sums of `src` elements: $dx = g$; `dsrc[:index.shape] = g[along(index, dim)]`.
     """
 
     def forward(self, x, index, src, dim):
@@ -192,26 +203,30 @@ class ScatterAdd(Function):
         return g, None, dsrc
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g, dsrc = g read at the places added to, into src's
-        shape (`_into_src`): linear in g."""
+        r"""Tensor-level (create_graph): $dx = g$, $d\mathrm{src}$ = $g$ read at the places added to, into
+        `src`'s shape (`_into_src`): linear in $g$."""
         idx, src_shape, index_shape = self.saved
         return g, None, _into_src(g, idx, src_shape, index_shape)
 
 
 class ScatterReduce(Function):
-    """z[p] = reduce over the group of position p: {x[p] if include_self} and every src element
-    scattered to p (src[q] with along(index, dim)[q] == p).  Positions no src reaches keep x[p].
+    r"""$z_p$ = `reduce` over the group of position $p$: $x_p$ (if `include_self`) and every `src`
+    element scattered to $p$ (`src[q]` with `along(index, dim)[q] == p`).  Positions no `src` reaches
+    keep $x_p$.
 
-    reduce is "sum", "prod", "mean", "amax" or "amin".  With G_p the group and g = dL/dz:
-        sum:   dL/de = g[p]                         for every e in G_p
-        mean:  dL/de = g[p] / |G_p|
-        amax / amin: dL/de = g[p] / (number of members equal to z[p]) if e == z[p], else 0
-               (ties share the gradient evenly, as PyTorch does)
-        prod:  dL/de = g[p] * (product of the other members of G_p), computed without dividing
-               by zero: with P = product of the nonzero members and Z = number of zeros,
-               the product of the others is P / e if Z == 0; P if Z == 1 and e == 0; else 0.
-    x[p] is a member only with include_self; when it is not, dx[p] = 0 at reached positions
-    and g[p] elsewhere (z[p] = x[p] there).
+    `reduce` is "sum", "prod", "mean", "amax" or "amin".  With $G_p$ the group and
+    $g = \partial L/\partial z$:
+
+    - sum: $\partial L/\partial e = g_p$ for every $e \in G_p$;
+    - mean: $\partial L/\partial e = g_p / \lvert G_p\rvert$;
+    - amax / amin: $\partial L/\partial e = g_p / (\text{number of members equal to } z_p)$ if
+      $e = z_p$, else 0 (ties share the gradient evenly, as PyTorch does);
+    - prod: $\partial L/\partial e = g_p \cdot (\text{product of the other members of } G_p)$,
+      computed without dividing by zero: with $P$ = product of the nonzero members and $Z$ = number
+      of zeros, the product of the others is $P / e$ if $Z = 0$; $P$ if $Z = 1$ and $e = 0$; else 0.
+
+    $x_p$ is a member only with `include_self`; when it is not, $dx_p = 0$ at reached positions
+    and $g_p$ elsewhere ($z_p = x_p$ there).
     """
 
     def forward(self, x, index, src, dim, reduce, include_self):
@@ -280,14 +295,16 @@ class ScatterReduce(Function):
         return dx, None, dsrc
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the backward above with Tensor ops.  sum, mean: g (or g / |G|,
-        the count a constant) and its recorded read at the scattered places; amax, amin: g times
-        the constant tie-sharing weights (piecewise constant: d/dx = 0, as PyTorch's).  prod: the
-        product of the other members is P / e where the group has no zero, P where e is its one
-        zero, 0 else, with P (the product of the nonzero members) a recorded ScatterReduce("prod")
-        of x and src with their zeros set to 1 (the same products in the same order, so the same
-        values; this formula again at the next order) and e the input tensors: a second pass sees
-        d(dx)/dsrc and d(dsrc)/dsrc through P.  The masks (reached, the zeros) are constants."""
+        r"""Tensor-level (create_graph): the backward above with Tensor ops.  sum, mean: $g$ (or
+        $g / \lvert G\rvert$, the count a constant) and its recorded read at the scattered places; amax,
+        amin: $g$ times the constant tie-sharing weights (piecewise constant: $\partial/\partial x = 0$,
+        as PyTorch's).  prod: the product of the other members is $P / e$ where the group has no zero,
+        $P$ where $e$ is its one zero, 0 else, with $P$ (the product of the nonzero members) a recorded
+        `ScatterReduce("prod")` of $x$ and `src` with their zeros set to 1 (the same products in the
+        same order, so the same values; this formula again at the next order) and $e$ the input
+        tensors: a second pass sees $\partial(dx)/\partial\mathrm{src}$ and
+        $\partial(d\mathrm{src})/\partial\mathrm{src}$ through $P$.  The masks (reached, the zeros)
+        are constants."""
         xp = self.xp
         xa, sa, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz, dim = self.saved
         x, index, src = self.parents[:3]
@@ -327,10 +344,11 @@ class ScatterReduce(Function):
 
 
 class IndexPutAccumulate(Function):
-    """z = x, then z[index] += v (index_put(..., accumulate=True): NumPy advanced indexing, v
-    broadcast to x[index]'s shape, repeated positions accumulating: backend.add_at).
+    """$z = x$, then `z[index] += v` (`index_put(..., accumulate=True)`: NumPy advanced indexing, $v$
+    broadcast to `x[index]`'s shape, repeated positions accumulating: `backend.add_at`).
 
-    z is x plus sums of v elements:  dx = g;  dv = g[index]  (summed back to v's shape by the engine).
+    $z$ is $x$ plus sums of $v$ elements: $dx = g$; $dv$ = `g[index]` (summed back to $v$'s shape by
+    the engine).
     """
 
     def forward(self, x, v, index):
@@ -348,8 +366,8 @@ class IndexPutAccumulate(Function):
         return g, dv
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g, dv = g[index] (a recorded Index; the engine sums it
-        back to v's shape with recorded ops): linear in g."""
+        """Tensor-level (create_graph): $dx = g$, $dv$ = `g[index]` (a recorded Index; the engine sums it
+        back to $v$'s shape with recorded ops): linear in $g$."""
         index, v_ndim = self.saved
         dv = Index.apply(g, index=index, advanced=True) if self.needs_grad(1) else None
         if dv is not None and dv.ndim < v_ndim:

@@ -1,11 +1,13 @@
-"""In-place ops as nodes of the graph: y += b, y *= s, y /= s, y.clamp_(lo, hi), and every write of
-values (y[index] = v, copy_, fill_, zero_, masked_fill_, normal_ / uniform_ on a graph tensor).
+r"""In-place ops as nodes of the graph: `y += b`, `y *= s`, `y /= s`, `y.clamp_(lo, hi)`, and every
+write of values (`y[index] = v`, `copy_`, `fill_`, `zero_`, `masked_fill_`, `normal_` / `uniform_` on
+a graph tensor).
 
 Each forward writes into its first argument, the target's storage, and returns it; the engine's
 `rebase_history` then makes the node the target's history (tensor_methods/inplace.py drives it).
-The node's first parent is the target's version *before* the write, y_old; its backward returns
-the gradient for y_old and for each other input, as any op's does.  What the storage held before
-the write is gone, so an op whose backward needs y_old's values keeps a copy, and only when
+The node's first parent is the target's version *before* the write, $y_{\mathrm{old}}$; its backward
+returns the gradient for $y_{\mathrm{old}}$ and for each other input, as any op's does.  What the
+storage held before the write is gone, so an op whose backward needs $y_{\mathrm{old}}$'s values
+keeps a copy, and only when
 that gradient is wanted (PyTorch's rule for the original self of an in-place op).
 """
 
@@ -16,9 +18,11 @@ from .shape import Index
 
 
 class AddInplace(Function):
-    """y_new = y_old + sign * b   (y += b: sign 1; y -= b: sign -1), in y's storage and dtype.
+    r"""$y_{\mathrm{new}} = y_{\mathrm{old}} + \mathrm{sign} \cdot b$ (`y += b`: sign 1; `y -= b`:
+    sign -1), in $y$'s storage and dtype.
 
-    dy_old = g,  db = sign * g   (summed back to b's shape by the engine: the adjoint of broadcast).
+    $dy_{\mathrm{old}} = g$, $db = \mathrm{sign} \cdot g$ (summed back to $b$'s shape by the engine:
+    the adjoint of broadcast).
     """
 
     def forward(self, y, b, sign):
@@ -31,17 +35,19 @@ class AddInplace(Function):
         return g, (g if sign == 1 else -g) if self.needs_grad(1) else None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dy_old = g, db = +-g (a recorded Neg): linear in g, free of
-        y_old and b, so no value the write overwrote is needed."""
+        r"""Tensor-level (create_graph): $dy_{\mathrm{old}} = g$, $db = \pm g$ (a recorded Neg): linear in
+        $g$, free of $y_{\mathrm{old}}$ and $b$, so no value the write overwrote is needed."""
         (sign,) = self.saved
         return g, (g if sign == 1 else -g) if self.needs_grad(1) else None
 
 
 class MulInplace(Function):
-    """y_new = y_old * s.   dy_old = g * s,   ds = g * y_old.
+    r"""$y_{\mathrm{new}} = y_{\mathrm{old}} \cdot s$.  $dy_{\mathrm{old}} = g \cdot s$,
+    $ds = g \cdot y_{\mathrm{old}}$.
 
-    s is saved as it is (a tensor's array: the version counter catches a later write to it);
-    y_old is overwritten by the op itself, so its values are copied first, when ds is wanted.
+    $s$ is saved as it is (a tensor's array: the version counter catches a later write to it);
+    $y_{\mathrm{old}}$ is overwritten by the op itself, so its values are copied first, when $ds$ is
+    wanted.
     """
 
     double_backward_reason = (
@@ -59,10 +65,10 @@ class MulInplace(Function):
         return g * s, (g * y_old if self.needs_grad(1) else None)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph) where the multiplier needs no gradient: dy_old = g * s (the
-        input tensor s, or the number), linear in g.  Where it does, ds = g * y_old needs y_old in
-        the graph, whose values the write overwrote: the node then raises lazily, with the class's
-        reason, if a second pass reaches it."""
+        r"""Tensor-level (create_graph) where the multiplier needs no gradient: $dy_{\mathrm{old}} = g \cdot s$
+        (the input tensor $s$, or the number), linear in $g$.  Where it does, $ds = g \cdot y_{\mathrm{old}}$
+        needs $y_{\mathrm{old}}$ in the graph, whose values the write overwrote: the node then raises
+        lazily, with the class's reason, if a second pass reaches it."""
         if self.needs_grad(1):
             return Function.backward_graph(self, g, z)
         s = self.parents[1]
@@ -70,9 +76,11 @@ class MulInplace(Function):
 
 
 class DivInplace(Function):
-    """y_new = y_old / s.   dy_old = g / s,   ds = -g * y_old / s**2 = -(g / s) * y_new.
+    r"""$y_{\mathrm{new}} = y_{\mathrm{old}} / s$.  $dy_{\mathrm{old}} = g / s$,
+    $ds = -g\, y_{\mathrm{old}} / s^2 = -(g / s)\, y_{\mathrm{new}}$.
 
-    As Div: the result z = y_new is saved for ds, as a copy (the storage may be written again).
+    As Div: the result $z = y_{\mathrm{new}}$ is saved for $ds$, as a copy (the storage may be written
+    again).
     """
 
     double_backward_reason = (
@@ -91,8 +99,9 @@ class DivInplace(Function):
         return dy, (-dy * z if self.needs_grad(1) else None)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph) where the divisor needs no gradient: dy_old = g / s (the input
-        tensor s, or the number), linear in g.  Where it does, the node raises lazily (the reason)."""
+        r"""Tensor-level (create_graph) where the divisor needs no gradient: $dy_{\mathrm{old}} = g / s$
+        (the input tensor $s$, or the number), linear in $g$.  Where it does, the node raises lazily
+        (the reason)."""
         if self.needs_grad(1):
             return Function.backward_graph(self, g, z)
         s = self.parents[1]
@@ -100,11 +109,18 @@ class DivInplace(Function):
 
 
 class ClampInplace(Function):
-    """y_new = min(max(y_old, lo), hi) (lo, hi: tensors or numbers, None for no bound), as Clamp.
+    r"""$y_{\mathrm{new}} = \min(\max(y_{\mathrm{old}}, \mathrm{lo}), \mathrm{hi})$ (`lo`, `hi`: tensors
+    or numbers, None for no bound), as Clamp.
 
-    Each input gets g where it is the one y_new equals (Clamp's derivation):
-        dy_old = g [lo <= y_old <= hi],   dlo = g [y_old < lo <= hi],   dhi = g [max(y_old, lo) > hi].
-    The masks are computed before the write, so y_old itself need not be kept.
+    Each input gets $g$ where it is the one $y_{\mathrm{new}}$ equals (Clamp's derivation):
+
+    $$
+    dy_{\mathrm{old}} = g\, [\mathrm{lo} \le y_{\mathrm{old}} \le \mathrm{hi}], \quad
+    d\mathrm{lo} = g\, [y_{\mathrm{old}} < \mathrm{lo} \le \mathrm{hi}], \quad
+    d\mathrm{hi} = g\, [\max(y_{\mathrm{old}}, \mathrm{lo}) > \mathrm{hi}]
+    $$
+
+    The masks are computed before the write, so $y_{\mathrm{old}}$ itself need not be kept.
     """
 
     def forward(self, y, lo, hi):
@@ -127,8 +143,8 @@ class ClampInplace(Function):
         return dy, (None if below is None else g * below), (None if above is None else g * above)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): each gradient is g times its constant 0/1 mask (computed
-        before the write, as Clamp's): linear in g, no overwritten value needed."""
+        """Tensor-level (create_graph): each gradient is $g$ times its constant 0/1 mask (computed
+        before the write, as Clamp's): linear in $g$, no overwritten value needed."""
         keep, below, above = self.saved
         xp = self.xp
         mask = lambda m: graph_constant(g, xp.asarray(m, dtype=g._data.dtype))  # noqa: E731
@@ -137,13 +153,15 @@ class ClampInplace(Function):
 
 
 class SetItem(Function):
-    """y_new = y_old with y_new[index] = v (v a tensor or a number, broadcast to y[index]'s shape).
+    r"""$y_{\mathrm{new}} = y_{\mathrm{old}}$ with `y_new[index] = v` ($v$ a tensor or a number,
+    broadcast to `y[index]`'s shape).
 
-    copy_(src) and fill_(v) are SetItem at index `...` (every element); masked_fill_(mask, v) at
-    the boolean index mask.  The written places no longer depend on y_old, and each of them is
-    an element of v:
-        dy_old = g with g[index] = 0,     dv = g[index]   (summed back to v's shape by the engine).
-    With a repeated integer index the last write wins and, as in PyTorch, dv gathers g at every
+    `copy_(src)` and `fill_(v)` are SetItem at index `...` (every element); `masked_fill_(mask, v)` at
+    the boolean index `mask`.  The written places no longer depend on $y_{\mathrm{old}}$, and each of
+    them is an element of $v$:
+    $dy_{\mathrm{old}} = g$ with `g[index] = 0`, $dv$ = `g[index]` (summed back to $v$'s shape by the
+    engine).
+    With a repeated integer index the last write wins and, as in PyTorch, $dv$ gathers $g$ at every
     position of the index.
     """
 
@@ -166,9 +184,9 @@ class SetItem(Function):
         return dy, dv
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dy_old = g with the written places 0 (a recorded MaskedFill,
-        the mask a constant), dv = g[index] (a recorded Index, whose adjoint scatter-adds back):
-        linear in g, no overwritten value needed."""
+        r"""Tensor-level (create_graph): $dy_{\mathrm{old}} = g$ with the written places 0 (a recorded
+        MaskedFill, the mask a constant), $dv$ = `g[index]` (a recorded Index, whose adjoint
+        scatter-adds back): linear in $g$, no overwritten value needed."""
         index, v_ndim = self.saved
         dy = dv = None
         if self.needs_grad(0):

@@ -14,21 +14,26 @@ from .scan import widened
 
 
 def cross3(xp, a, b, axis):
-    """a x b along `axis` (size 3):  z_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}  (indices mod 3)."""
+    r"""$a \times b$ along `axis` (size 3): $z_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}$ (indices mod 3)."""
     next1, next2 = xp.asarray([1, 2, 0]), xp.asarray([2, 0, 1])
     take = xp.take
     return take(a, next1, axis=axis) * take(b, next2, axis=axis) - take(a, next2, axis=axis) * take(b, next1, axis=axis)
 
 
 class Cross(Function):
-    """z = a x b along dim (size 3):  z_i = sum_jk eps_ijk a_j b_k  (eps the Levi-Civita symbol).
+    r"""$z = a \times b$ along `dim` (size 3): $z_i = \sum_{jk} \varepsilon_{ijk}\, a_j b_k$
+    ($\varepsilon$ the Levi-Civita symbol).
 
-    dz_i/da_j = sum_k eps_ijk b_k, so da_j = sum_ik g_i eps_ijk b_k = sum_ik eps_jki b_k g_i
-    (eps is invariant under cyclic shifts), which is the j-th component of b x g:
+    $\partial z_i/\partial a_j = \sum_k \varepsilon_{ijk}\, b_k$, so
+    $da_j = \sum_{ik} g_i\, \varepsilon_{ijk}\, b_k = \sum_{ik} \varepsilon_{jki}\, b_k g_i$
+    ($\varepsilon$ is invariant under cyclic shifts), which is the $j$-th component of $b \times g$:
 
-        da = b x g          db = g x a     (the same argument with the roles of a and b swapped)
+    $$
+    da = b \times g, \qquad db = g \times a
+    \qquad (\text{the same argument with the roles of } a \text{ and } b \text{ swapped})
+    $$
 
-    a and b broadcast against each other; the engine sums da, db back to their shapes.
+    $a$ and $b$ broadcast against each other; the engine sums $da$, $db$ back to their shapes.
     """
 
     def forward(self, a, b, dim):
@@ -43,8 +48,9 @@ class Cross(Function):
         return da, db
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): da = b x g, db = g x a, recorded Crosses of the input tensors
-        and g (bilinear: a second pass sees d(da)/db and d(db)/da, crosses again)."""
+        r"""Tensor-level (create_graph): $da = b \times g$, $db = g \times a$, recorded Crosses of the
+        input tensors and $g$ (bilinear: a second pass sees $\partial(da)/\partial b$ and
+        $\partial(db)/\partial a$, crosses again)."""
         a, b = self.parents[:2]
         dim = self.saved[2]
         da = Cross.apply(b, g, dim=dim) if self.needs_grad(0) else None
@@ -53,22 +59,32 @@ class Cross(Function):
 
 
 class VectorNorm(Function):
-    """z = ||x||_p over `dims` = (sum |x|^p)^(1/p), with the limits PyTorch takes:
-    p = 0: the number of nonzero elements;  p = inf: max |x|;  p = -inf: min |x|.
+    r"""$z = \lVert x\rVert_p$ over `dims` $= \big(\sum \lvert x\rvert^p\big)^{1/p}$, with the limits
+    PyTorch takes: $p = 0$: the number of nonzero elements; $p = \infty$: $\max \lvert x\rvert$;
+    $p = -\infty$: $\min \lvert x\rvert$.
 
-    With a = |x| and d|x|/dx = sign(x):
-        p = 0:        z is piecewise constant                     dx = 0
-        p = 1:        z = sum a                                   dx = g sign(x)
-        p = 2:        z = sqrt(sum x^2),  dz/dx = x / z           dx = g x / z
-        p = +-inf:    z = a at the extreme element(s)             dx = g sign(x) [a == z] / #{a == z}
-                      (ties share the gradient equally, as PyTorch)
-        other p:      dz/dx = (1/p) (sum a^p)^(1/p - 1) p a^(p-1) sign(x)
-                            = sign(x) a^(p-1) / z^(p-1)           dx = g sign(x) (a / z)^(p-1)
-    z = 0 (all of x zero) has no derivative; PyTorch's subgradient there is 0 (for p >= 1; for
-    p < 1 its formula gives 0 at the x that are 0).  g and z are broadcast back over `dims`.
-    Over a single element z = |x| exactly, as PyTorch computes it (the formulas above still hold).
-    float16 is computed in float32 (backend.widen), z and dx rounded once, as PyTorch's: the
-    squares of float16 values in the hundreds would overflow a float16 sum.
+    With $a = \lvert x\rvert$ and $d\lvert x\rvert/dx = \operatorname{sign}(x)$:
+
+    $$
+    \begin{array}{lll}
+    p = 0: & z \text{ is piecewise constant} & dx = 0 \\
+    p = 1: & z = \sum a & dx = g \operatorname{sign}(x) \\
+    p = 2: & z = \sqrt{\textstyle\sum x^2},\ \ \partial z/\partial x = x / z & dx = g\, x / z \\
+    p = \pm\infty: & z = a \text{ at the extreme element(s)}
+      & dx = g \operatorname{sign}(x)\, [a = z] \,/\, \#\{a = z\} \\
+    \text{other } p: & \partial z/\partial x = \frac{1}{p} \big(\sum a^p\big)^{1/p - 1} p\, a^{p-1}
+      \operatorname{sign}(x) & \\
+    & \phantom{\partial z/\partial x} = \operatorname{sign}(x)\, a^{p-1} / z^{p-1}
+      & dx = g \operatorname{sign}(x)\, (a / z)^{p-1}
+    \end{array}
+    $$
+
+    (for $p = \pm\infty$ ties share the gradient equally, as PyTorch.)
+    $z = 0$ (all of $x$ zero) has no derivative; PyTorch's subgradient there is 0 (for $p \ge 1$; for
+    $p < 1$ its formula gives 0 at the $x$ that are 0).  $g$ and $z$ are broadcast back over `dims`.
+    Over a single element $z = \lvert x\rvert$ exactly, as PyTorch computes it (the formulas above
+    still hold).  float16 is computed in float32 (`backend.widen`), $z$ and $dx$ rounded once, as
+    PyTorch's: the squares of float16 values in the hundreds would overflow a float16 sum.
     """
 
     def forward(self, x, ord, dims, keepdim):
@@ -119,11 +135,11 @@ class VectorNorm(Function):
         return backend.narrow(dx, dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the backward above with Tensor ops, z recomputed from the
+        r"""Tensor-level (create_graph): the backward above with Tensor ops, $z$ recomputed from the
         input tensor as the forward computes it (the same branch, as recorded ops: Abs, Sum, Sqrt,
-        Pow, Amax / Amin), the signs, the ties and the masks (z = 0, x = 0) constants; widened,
-        cast back once.  A second pass differentiates z and the ratio: for p = 2,
-        d(dx)/dx = g (I - x x^T / z^2) / z."""
+        Pow, Amax / Amin), the signs, the ties and the masks ($z = 0$, $x = 0$) constants; widened,
+        cast back once.  A second pass differentiates $z$ and the ratio: for $p = 2$,
+        $\partial(dx)/\partial x = g\, (I - x x^\top / z^2) / z$."""
         xp = self.xp
         x_array, z_array, ord, dims, dtype = self.saved
         x, g = widened(self.parents[0]), widened(g).reshape(z_array.shape)
@@ -149,8 +165,8 @@ class VectorNorm(Function):
 
 
 def _norm_graph(x, ord, dims, shape, count):
-    """VectorNorm's z (kept dims) as Tensor ops of the (widened) input tensor x, as the forward
-    computes it for ord not in (0, 1, +-inf)."""
+    r"""VectorNorm's $z$ (kept dims) as Tensor ops of the (widened) input tensor $x$, as the forward
+    computes it for `ord` not in $(0, 1, \pm\infty)$."""
     a = x.abs()
     with backend.quiet():
         if count == 1:
@@ -165,14 +181,21 @@ def _norm_graph(x, ord, dims, shape, count):
 
 
 class SingularValueNorm(Function):
-    """The matrix norms of the singular values of A (..., m, n):  with A = U diag(s) V^T (thin SVD),
-        "nuc": z = sum_i s_i       2: z = max_i s_i       -2: z = min_i s_i
+    r"""The matrix norms of the singular values of $A$ `(..., m, n)`: with
+    $A = U \operatorname{diag}(s)\, V^\top$ (thin SVD),
 
-    For distinct singular values, first-order perturbation of A = U diag(s) V^T gives
-    ds_i = u_i^T dA v_i, i.e. ds_i/dA = u_i v_i^T.  With w_i = dz/ds_i (1 for every i for "nuc";
-    for 2 / -2, 1 at the largest / smallest s_i, ties sharing it equally, as PyTorch's amax / amin):
+    $$
+    \text{"nuc"}: z = \sum_i s_i, \qquad 2: z = \max_i s_i, \qquad -2: z = \min_i s_i
+    $$
 
-        dA = sum_i g w_i u_i v_i^T = U diag(g w) V^T
+    For distinct singular values, first-order perturbation of $A = U \operatorname{diag}(s)\, V^\top$
+    gives $ds_i = u_i^\top dA\, v_i$, i.e. $\partial s_i/\partial A = u_i v_i^\top$.  With
+    $w_i = \partial z/\partial s_i$ (1 for every $i$ for "nuc"; for 2 / -2, 1 at the largest /
+    smallest $s_i$, ties sharing it equally, as PyTorch's amax / amin):
+
+    $$
+    dA = \sum_i g\, w_i\, u_i v_i^\top = U \operatorname{diag}(g\, w)\, V^\top
+    $$
     """
 
     def forward(self, a, ord):
@@ -195,11 +218,11 @@ class SingularValueNorm(Function):
         return (u * (g[..., None] * w)[..., None, :]) @ vh
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dA = U diag(g w) V^T with U, V^T from a recorded SVD of the
-        input tensor (decompositions.SVD, the same thin factorisation), w constant (the ties'
-        shares): a second pass differentiates U and V through SVD's own backward (distinct,
-        nonzero singular values, as that backward assumes and PyTorch's does); a third raises
-        lazily at SVD, which has no Tensor-level formula."""
+        r"""Tensor-level (create_graph): $dA = U \operatorname{diag}(g\, w)\, V^\top$ with $U, V^\top$ from
+        a recorded SVD of the input tensor (`decompositions.SVD`, the same thin factorisation), $w$
+        constant (the ties' shares): a second pass differentiates $U$ and $V$ through SVD's own
+        backward (distinct, nonzero singular values, as that backward assumes and PyTorch's does); a
+        third raises lazily at SVD, which has no Tensor-level formula."""
         u_a, s_a, vh_a, z_a, ord = self.saved
         a = self.parents[0]
         m, k, n = u_a.shape[-2], s_a.shape[-1], vh_a.shape[-1]

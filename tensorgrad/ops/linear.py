@@ -6,16 +6,20 @@ from ..autograd import Function
 
 
 class Linear(Function):
-    """y = x W^T + b  for x (..., in), W (out, in), b (out,) or None.
+    r"""$y = x W^\top + b$ for $x$ `(..., in)`, $W$ `(out, in)`, $b$ `(out,)` or None.
 
-    All leading dims of x are folded into one, X (N, in) with N = prod(...), so the whole op
-    is one GEMM and the weight gradient sums over every position inside that GEMM
-    (no (..., out, in) intermediate to reduce):
+    All leading dims of $x$ are folded into one, $X$ `(N, in)` with $N = \prod(\dots)$, so the whole
+    op is one GEMM and the weight gradient sums over every position inside that GEMM
+    (no `(..., out, in)` intermediate to reduce):
 
-        Y  = X W^T + b          (N, in) @ (in, out)
-        dX = G W                (N, out) @ (out, in)
-        dW = G^T X              (out, N) @ (N, in)     = sum_n g_n x_n^T
-        db = sum_n G_n = 1^T G  (N,) @ (N, out)
+    $$
+    \begin{aligned}
+    Y &= X W^\top + b && (N, \mathrm{in}) \cdot (\mathrm{in}, \mathrm{out}) \\
+    dX &= G\, W && (N, \mathrm{out}) \cdot (\mathrm{out}, \mathrm{in}) \\
+    dW &= G^\top X = \textstyle\sum_n g_n x_n^\top && (\mathrm{out}, N) \cdot (N, \mathrm{in}) \\
+    db &= \textstyle\sum_n G_n = \mathbf{1}^\top G && (N,) \cdot (N, \mathrm{out})
+    \end{aligned}
+    $$
 
     The bias gradient is written as the product with a vector of ones: BLAS's matrix-vector
     product runs the sum over rows in one pass, 3-4x faster than NumPy's reduction over axis 0
@@ -39,9 +43,9 @@ class Linear(Function):
         return dx, dw, db
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dX = G W, dW = G^T X, db = sum_n G_n as recorded MatMuls,
-        reshapes and a Sum of the tensors (the input and weight from `parents`), each with its own
-        formula: bilinear in (G, W) and (G, X), so a second pass sees every cross term."""
+        r"""Tensor-level (create_graph): $dX = G\, W$, $dW = G^\top X$, $db = \sum_n G_n$ as recorded
+        MatMuls, reshapes and a Sum of the tensors (the input and weight from `parents`), each with its
+        own formula: bilinear in $(G, W)$ and $(G, X)$, so a second pass sees every cross term."""
         x, weight, bias = (self.parents + (None,))[:3]
         g2 = g.reshape(-1, g.shape[-1])  # (N, out)
         dx = (g2 @ weight).reshape(*x.shape) if self.needs_grad(0) else None

@@ -1,4 +1,4 @@
-"""Padding (F.pad): constant, reflect, replicate and circular modes."""
+"""Padding (`F.pad`): constant, reflect, replicate and circular modes."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ from .shape import IndexBackward
 
 
 def source_positions(xp, n, before, after, mode):
-    """For padded positions j = -before .. n + after - 1 of an axis of length n, the position
-    of the input element each one copies:
-        reflect:   j < 0 -> -j;          j >= n -> 2 (n - 1) - j     (the edge is not repeated)
-        replicate: clip(j, 0, n - 1)
-        circular:  j mod n
+    r"""For padded positions $j = -\mathrm{before}, \dots, n + \mathrm{after} - 1$ of an axis of length
+    $n$, the position of the input element each one copies:
+
+    - reflect: $j < 0 \to -j$; $j \ge n \to 2 (n - 1) - j$ (the edge is not repeated);
+    - replicate: $\operatorname{clip}(j, 0, n - 1)$;
+    - circular: $j \bmod n$.
+
     A negative amount crops.  Circular padding (as PyTorch's) crops first and wraps around what is
-    left: the m = n - c0 - c1 positions from c0 = max(-before, 0), so j' = -max(before, 0) ..
-    m + max(after, 0) - 1 copies c0 + (j' mod m).
+    left: the $m = n - c_0 - c_1$ positions from $c_0 = \max(-\mathrm{before}, 0)$, so
+    $j' = -\max(\mathrm{before}, 0), \dots, m + \max(\mathrm{after}, 0) - 1$ copies
+    $c_0 + (j' \bmod m)$.
     """
     if mode == "circular":
         c0 = max(-before, 0)
@@ -28,9 +31,9 @@ def source_positions(xp, n, before, after, mode):
 
 
 class ConstantPad(Function):
-    """z = x surrounded by `value`: pads[a] = (before, after) elements added on axis a (negative
-    amounts crop).  z[before + i] = x[i] where both exist, so dx[i] = g[before + i]: the slice
-    of g that x filled (zero for cropped elements)."""
+    r"""$z$ = $x$ surrounded by `value`: `pads[a] = (before, after)` elements added on axis $a$
+    (negative amounts crop).  $z_{\mathrm{before} + i} = x_i$ where both exist, so
+    $dx_i = g_{\mathrm{before} + i}$: the slice of $g$ that $x$ filled (zero for cropped elements)."""
 
     def forward(self, x, pads, value):
         xp = self.xp
@@ -49,20 +52,20 @@ class ConstantPad(Function):
         return dx
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g padded by the negated amounts with zeros, a recorded
-        ConstantPad (the slice of g that x filled, and zeros where x was cropped): linear in g,
+        """Tensor-level (create_graph): $dx$ = $g$ padded by the negated amounts with zeros, a recorded
+        ConstantPad (the slice of $g$ that $x$ filled, and zeros where $x$ was cropped): linear in $g$,
         and this formula is again a ConstantPad's, so every order works."""
         pads = self.saved[4]
         return ConstantPad.apply(g, pads=tuple((-b, -a) for b, a in pads), value=0)
 
 
 class IndexPad(Function):
-    """reflect / replicate / circular padding: along each padded axis a, z = x.take(src_a, axis=a)
-    with src_a = source_positions(...), one axis after the other.
+    r"""reflect / replicate / circular padding: along each padded axis $a$, $z$ =
+    `x.take(src_a, axis=a)` with `src_a = source_positions(...)`, one axis after the other.
 
-    A take copies x[src[j]] to z[j]; several j share a source near the edges, so the backward
-    of each take is a scatter-add, applied to the axes in reverse order:
-        dx = zeros;  dx[..., src_a, ...] += g
+    A take copies $x_{\mathrm{src}_j}$ to $z_j$; several $j$ share a source near the edges, so the
+    backward of each take is a scatter-add, applied to the axes in reverse order:
+    $dx$ = zeros; `dx[..., src_a, ...] += g`.
     """
 
     def forward(self, x, pads, mode):
@@ -87,7 +90,7 @@ class IndexPad(Function):
 
     def backward_graph(self, g, z):
         """Tensor-level (create_graph): the same scatter-adds, each a recorded IndexBackward (the
-        adjoint of a take: its own formula takes again), in reverse order: linear in g."""
+        adjoint of a take: its own formula takes again), in reverse order: linear in $g$."""
         steps, _ = self.saved
         for axis, shape, src in reversed(steps):
             g = IndexBackward.apply(g, shape=shape, index=(slice(None),) * axis + (src,), advanced=True)

@@ -1,20 +1,20 @@
-"""The values of the range factories (tg.linspace, tg.logspace, tg.arange; histogram's bin edges),
+r"""The values of the range factories (tg.linspace, tg.logspace, tg.arange; histogram's bin edges),
 as PyTorch's CPU kernels compute them, so that equal arguments give equal tensors, bit for bit.
 
-PyTorch's kernels are C++ loops over the index i; what they round, and where, decides the last bit of
-a float and, for an integer dtype, which side of an integer a value truncates to:
+PyTorch's kernels are C++ loops over the index $i$; what they round, and where, decides the last bit
+of a float and, for an integer dtype, which side of an integer a value truncates to:
 
-    linspace   step = (end - start) / (steps - 1) in the dtype's arithmetic (double for integers);
-               start + step * i for the first half, end - step * (steps - 1 - i) for the rest, each
-               one fused multiply-add (the compiler contracts it); integers truncate toward zero.
-               float16: every operation rounded to float16 (c10::Half's operators), no fusing.
-    logspace   step = (end - start) / (steps - 1) in double (the difference in the dtype); the
-               exponent start + step * i (or end - step * (steps - 1 - i)) in plain double
-               arithmetic, base ** exponent in double, then cast (integers truncate).
-    arange     start + step * i in the accumulate type (double for floats, int64 for integers), but
-               vectorised: the loop writes two vectors at a time (4 doubles or 8 floats each), each
-               vector from its first value rounded to the dtype, base + k * step (k = 0 .. width-1);
-               the tail past the last pair of vectors is scalar.  Integers wrap as C casts do.
+- linspace: `step = (end - start) / (steps - 1)` in the dtype's arithmetic (double for integers);
+  `start + step * i` for the first half, `end - step * (steps - 1 - i)` for the rest, each one
+  fused multiply-add (the compiler contracts it); integers truncate toward zero.
+  float16: every operation rounded to float16 (`c10::Half`'s operators), no fusing.
+- logspace: `step = (end - start) / (steps - 1)` in double (the difference in the dtype); the
+  exponent `start + step * i` (or `end - step * (steps - 1 - i)`) in plain double arithmetic,
+  `base ** exponent` in double, then cast (integers truncate).
+- arange: `start + step * i` in the accumulate type (double for floats, int64 for integers), but
+  vectorised: the loop writes two vectors at a time (4 doubles or 8 floats each), each vector from
+  its first value rounded to the dtype, `base + k * step` ($k = 0, \dots, \mathrm{width} - 1$); the
+  tail past the last pair of vectors is scalar.  Integers wrap as C casts do.
 
 NumPy and CuPy have no fused multiply-add: `fma` emulates it, exactly rounded, from Dekker's product
 and Knuth's sum.  Only plain array arithmetic: any device.  Not reproduced: arange's split of more
@@ -29,19 +29,19 @@ from .. import backend
 
 
 def _two_sum(a, b):
-    """(s, t) with s = a + b rounded and s + t = a + b exactly (Knuth)."""
+    """$(s, t)$ with $s = a + b$ rounded and $s + t = a + b$ exactly (Knuth)."""
     s = a + b
     z = s - a
     return s, (a - (s - z)) + (b - z)
 
 
 def fma(xp, a, b, c):
-    """a * b + c for float64 arrays, rounded once, as a fused multiply-add (NumPy and CuPy have none).
+    r"""$a b + c$ for float64 arrays, rounded once, as a fused multiply-add (NumPy and CuPy have none).
 
-    Boldo and Melquiond's emulation: the exact product a * b = p + e (Dekker, with Veltkamp's split
-    into 26-bit halves), the exact sum c + p = s + t (Knuth), then s + (t + e) with t + e rounded to
-    odd (to the neighbour whose last bit is 1 when inexact), which makes the final rounding the one
-    of the exact result, ties included.  Where a * b is not finite: plain a * b + c."""
+    Boldo and Melquiond's emulation: the exact product $a b = p + e$ (Dekker, with Veltkamp's split
+    into 26-bit halves), the exact sum $c + p = s + t$ (Knuth), then $s + (t + e)$ with $t + e$ rounded
+    to odd (to the neighbour whose last bit is 1 when inexact), which makes the final rounding the one
+    of the exact result, ties included.  Where $a b$ is not finite: plain $a b + c$."""
     split = 134217729.0  # 2^27 + 1
     p = a * b
     ta, tb = split * a, split * b
@@ -58,8 +58,9 @@ def fma(xp, a, b, c):
 
 
 def _halves(xp, steps):
-    """(first, k): whether index i is in the first half (i < steps // 2), and the multiple of step
-    that PyTorch adds there (i) or takes from `end` in the second half (steps - 1 - i), as float64."""
+    """`(first, k)`: whether index `i` is in the first half (`i < steps // 2`), and the multiple of
+    `step` that PyTorch adds there (`i`) or takes from `end` in the second half (`steps - 1 - i`), as
+    float64."""
     i = xp.arange(steps, dtype=backend.float64)
     first = i < steps // 2
     return first, xp.where(first, i, steps - 1 - i)
@@ -90,9 +91,9 @@ def linspace(xp, start, end, steps: int, dtype):
 
 
 def logspace(xp, start, end, steps: int, base: float, dtype):
-    """base ** e for `steps` exponents e from start to end, as torch.logspace computes them on the
-    CPU.  start and end are Python numbers in the dtype (integers for an integer dtype); with one
-    step, start is the value itself (base ** start, computed by the caller)."""
+    """`base ** e` for `steps` exponents `e` from `start` to `end`, as `torch.logspace` computes them
+    on the CPU.  `start` and `end` are Python numbers in the dtype (integers for an integer dtype);
+    with one step, `start` is the value itself (`base ** start`, computed by the caller)."""
     if steps <= 1:
         return xp.full((steps,), start if steps else 0, dtype=dtype)
     first, k = _halves(xp, steps)
@@ -116,8 +117,8 @@ _VECTOR_BYTES, _VECTORS_PER_STEP = 32, 2
 
 
 def arange(xp, start, step, size: int, dtype):
-    """`size` values start + step * i, as torch.arange computes them on the CPU: in int64 for an
-    integer dtype (start and step already truncated to integers; the values wrap to the dtype), in
+    """`size` values `start + step * i`, as `torch.arange` computes them on the CPU: in int64 for an
+    integer dtype (`start` and `step` already truncated to integers; the values wrap to the dtype), in
     double for a float one, vector by vector (see the module's docstring)."""
     if dtype.kind in "iu":
         with backend.quiet():  # int64 arithmetic wraps, as in C++

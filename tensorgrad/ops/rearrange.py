@@ -1,5 +1,5 @@
 """Ops that copy elements to new places in a fixed pattern: repeat, flip, roll, diagonal,
-diag_embed, unfold.  Each output element is a copy of one input element, so each backward sends g back
+diag_embed, unfold.  Each output element is a copy of one input element, so each backward sends $g$ back
 along the same pattern; where one input element is copied many times (repeat, overlapping
 unfold windows), its copies' gradients add up."""
 
@@ -11,11 +11,12 @@ from .shape import Index, IndexBackward
 
 
 class Repeat(Function):
-    """z = tile(x, reps): x (with leading 1s added up to len(reps) dims) repeated reps[a] times
-    along each axis a, so z[r_0 * s_0 + i_0, ...] = x[i_0, ...] for every tile r.
+    r"""$z$ = `tile(x, reps)`: $x$ (with leading 1s added up to `len(reps)` dims) repeated `reps[a]`
+    times along each axis $a$, so $z[r_0 s_0 + i_0, \dots] = x[i_0, \dots]$ for every tile $r$.
 
-    Every tile is a copy of x:  dx = sum over tiles of g.  Viewing g as (r_0, s_0, r_1, s_1, ...)
-    (tile index, then position in the tile, per axis), that is a sum over the tile axes.
+    Every tile is a copy of $x$: $dx = \sum_{\text{tiles}} g$.  Viewing $g$ as
+    $(r_0, s_0, r_1, s_1, \dots)$ (tile index, then position in the tile, per axis), that is a sum
+    over the tile axes.
     """
 
     def forward(self, x, reps):
@@ -33,7 +34,7 @@ class Repeat(Function):
 
     def backward_graph(self, g, z):
         """Tensor-level (create_graph): the same reshape, sum over the tile axes and reshape, as
-        recorded ops: linear in g."""
+        recorded ops: linear in $g$."""
         x_shape, shape, reps = self.saved
         split = []
         for r, s in zip(reps, shape):
@@ -42,9 +43,10 @@ class Repeat(Function):
 
 
 class Flip(Function):
-    """z = x reversed along dims:  z[i] = x[n - 1 - i].   Reversing twice is the identity:  dx = flip(g).
+    r"""$z$ = $x$ reversed along `dims`: $z_i = x_{n - 1 - i}$.  Reversing twice is the identity:
+    $dx = \operatorname{flip}(g)$.
 
-    (z is a copy, as PyTorch's flip: an in-place write to z leaves x alone.)"""
+    ($z$ is a copy, as PyTorch's flip: an in-place write to $z$ leaves $x$ alone.)"""
 
     def forward(self, x, dims):
         self.save_for_backward(dims)
@@ -55,15 +57,16 @@ class Flip(Function):
         return self.xp.flip(g, axis=dims)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = flip(g), a recorded Flip: linear in g (its formula is
-        this one again)."""
+        r"""Tensor-level (create_graph): $dx = \operatorname{flip}(g)$, a recorded Flip: linear in $g$ (its
+        formula is this one again)."""
         (dims,) = self.saved
         return Flip.apply(g, dims=dims)
 
 
 class Roll(Function):
-    """z = x shifted cyclically:  z[(i + shift) mod n] = x[i] along each dim (the flattened x
-    when dims is None).   dx[i] = g[(i + shift) mod n], i.e. dx = roll(g, -shift)."""
+    r"""$z$ = $x$ shifted cyclically: $z_{(i + \mathrm{shift}) \bmod n} = x_i$ along each dim (the
+    flattened $x$ when `dims` is None).  $dx_i = g_{(i + \mathrm{shift}) \bmod n}$, i.e.
+    $dx = \operatorname{roll}(g, -\mathrm{shift})$."""
 
     def forward(self, x, shifts, dims):
         self.save_for_backward(shifts, dims)
@@ -75,17 +78,20 @@ class Roll(Function):
         return self.xp.roll(g, neg, axis=dims)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = roll(g, -shift), a recorded Roll: linear in g."""
+        r"""Tensor-level (create_graph): $dx = \operatorname{roll}(g, -\mathrm{shift})$, a recorded Roll:
+        linear in $g$."""
         shifts, dims = self.saved
         neg = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
         return Roll.apply(g, shifts=neg, dims=dims)
 
 
 class Diagonal(Function):
-    """z[..., k] = x[..., r_k, c_k] over dims (dim1, dim2), moved last, with r_k = k + max(-offset, 0)
-    and c_k = k + max(offset, 0) (PyTorch's order: the other dims, then the diagonal).
+    r"""$z[\dots, k] = x[\dots, r_k, c_k]$ over dims `(dim1, dim2)`, moved last, with
+    $r_k = k + \max(-\mathrm{offset}, 0)$ and $c_k = k + \max(\mathrm{offset}, 0)$ (PyTorch's order:
+    the other dims, then the diagonal).
 
-    Each z element is one distinct x element:  dx = zeros_like(x);  dx[..., r_k, c_k] = g[..., k].
+    Each $z$ element is one distinct $x$ element: $dx$ = `zeros_like(x)`;
+    $dx[\dots, r_k, c_k] = g[\dots, k]$.
     """
 
     def forward(self, x, offset, dim1, dim2):
@@ -106,19 +112,20 @@ class Diagonal(Function):
         return xp.moveaxis(dmoved, (-2, -1), (dim1, dim2))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): g written onto the diagonal of zeros (a recorded
-        IndexBackward; distinct places), its dims moved back (a recorded permute): linear in g."""
+        """Tensor-level (create_graph): $g$ written onto the diagonal of zeros (a recorded
+        IndexBackward; distinct places), its dims moved back (a recorded permute): linear in $g$."""
         moved_shape, _, rows, cols, dim1, dim2 = self.saved
         dmoved = IndexBackward.apply(g, shape=moved_shape, index=(Ellipsis, rows, cols), advanced=False)
         return dmoved.movedim((-2, -1), (dim1, dim2))
 
 
 class DiagEmbed(Function):
-    """z = zeros with z[..., r_k, c_k] = x[..., k] on dims (dim1, dim2) of z (the last dim of x
-    becomes that diagonal), r_k = k + max(-offset, 0), c_k = k + max(offset, 0): Diagonal's adjoint.
+    r"""$z$ = zeros with $z[\dots, r_k, c_k] = x[\dots, k]$ on dims `(dim1, dim2)` of $z$ (the last
+    dim of $x$ becomes that diagonal), $r_k = k + \max(-\mathrm{offset}, 0)$,
+    $c_k = k + \max(\mathrm{offset}, 0)$: Diagonal's adjoint.
 
-    Each x element lands in one z element and the rest of z is constant:  dx[..., k] = g[..., r_k, c_k]
-    (the diagonal of g).
+    Each $x$ element lands in one $z$ element and the rest of $z$ is constant:
+    $dx[\dots, k] = g[\dots, r_k, c_k]$ (the diagonal of $g$).
     """
 
     def forward(self, x, offset, dim1, dim2):
@@ -137,19 +144,23 @@ class DiagEmbed(Function):
         return self.xp.moveaxis(g, (dim1, dim2), (-2, -1))[..., rows, cols]
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the diagonal of g (a recorded permute and Index): linear in g."""
+        """Tensor-level (create_graph): the diagonal of $g$ (a recorded permute and Index): linear in $g$."""
         rows, cols, dim1, dim2 = self.saved
         return Index.apply(g.movedim((dim1, dim2), (-2, -1)), index=(Ellipsis, rows, cols), advanced=True)
 
 
 class Unfold(Function):
-    """Tensor.unfold(dim, size, step): every window of `size` elements along dim, `step` apart,
-    as a new last axis.  With windows w = 0..n-1 (n = (L - size) // step + 1):
+    r"""`Tensor.unfold(dim, size, step)`: every window of `size` elements along `dim`, `step` apart,
+    as a new last axis.  With windows $w = 0, \dots, n-1$
+    ($n = \lfloor (L - \mathrm{size}) / \mathrm{step}\rfloor + 1$):
 
-        z[..., w, ..., j] = x[..., w * step + j, ...]        window_index[w, j] = w * step + j
+    $$
+    z[\dots, w, \dots, j] = x[\dots, w \cdot \mathrm{step} + j, \dots], \qquad
+    \mathrm{window\_index}[w, j] = w \cdot \mathrm{step} + j
+    $$
 
-    Windows overlap when step < size, so one x element lands in several z elements:
-        dx = zeros_like(x);  dx[..., window_index, ...] += g   (moved back: a scatter-add)
+    Windows overlap when `step < size`, so one $x$ element lands in several $z$ elements:
+    $dx$ = `zeros_like(x)`; `dx[..., window_index, ...] += g` (moved back: a scatter-add).
     """
 
     def forward(self, x, dim, size, step):
@@ -169,7 +180,7 @@ class Unfold(Function):
 
     def backward_graph(self, g, z):
         """Tensor-level (create_graph): the window axis moved back (a recorded permute), then the
-        scatter-add (a recorded IndexBackward): linear in g."""
+        scatter-add (a recorded IndexBackward): linear in $g$."""
         shape, _, window_index, dim = self.saved
         index = (slice(None),) * dim + (window_index,)
         return IndexBackward.apply(g.movedim(-1, dim + 1), shape=shape, index=index, advanced=True)

@@ -19,8 +19,8 @@ from .shape import Cat, IndexBackward
 
 
 def _open_grid(xp, index, dim):
-    """The index tuple that reads index[..., j, ...] along `dim` and every other axis in order:
-    x[_open_grid(...)] == take_along_axis(x, index, dim)."""
+    """The index tuple that reads `index[..., j, ...]` along `dim` and every other axis in order:
+    `x[_open_grid(...)] == take_along_axis(x, index, dim)`."""
     parts = []
     for axis, n in enumerate(index.shape):
         if axis == dim:
@@ -33,11 +33,15 @@ def _open_grid(xp, index, dim):
 
 
 class TakeAlongDim(Function):
-    """z[..., j, ...] = x[..., index[..., j, ...], ...] along `dim` (torch.take_along_dim).
+    r"""`z[..., j, ...] = x[..., index[..., j, ...], ...]` along `dim` (`torch.take_along_dim`).
 
-    z_j depends on x only through x[index_j], with derivative 1, so
-        dx[p] = sum of g_j over every j with index_j = p
-    a scatter-add of g into zeros (an index can repeat: cummax reads one position many times).
+    $z_j$ depends on $x$ only through $x_{\mathrm{index}_j}$, with derivative 1, so
+
+    $$
+    dx_p = \sum_{j:\ \mathrm{index}_j = p} g_j
+    $$
+
+    a scatter-add of $g$ into zeros (an index can repeat: cummax reads one position many times).
     """
 
     def forward(self, x, index, dim):
@@ -50,8 +54,8 @@ class TakeAlongDim(Function):
         return backend.add_at(self.xp, dx, _open_grid(self.xp, index, dim), g)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the scatter-add of g at the read positions, a recorded
-        IndexBackward (its adjoint reads them again): linear in g, free of x (the positions are
+        """Tensor-level (create_graph): the scatter-add of $g$ at the read positions, a recorded
+        IndexBackward (its adjoint reads them again): linear in $g$, free of $x$ (the positions are
         constants, found outside the graph)."""
         shape, index, dim = self.saved
         return IndexBackward.apply(g, shape=shape, index=_open_grid(self.xp, index, dim), advanced=True)
@@ -82,12 +86,17 @@ def cumulative_extreme_indices(xp, x, dim, largest):
 
 # ---------------------------------------------------------------- elementwise max / min
 class Maximum(Function):
-    """z = max(x, y) elementwise.
+    r"""$z = \max(x, y)$ elementwise.
 
-    dz/dx = 1 where x > y, 0 where x < y; at a tie PyTorch splits the gradient in halves.  As in
-    PyTorch's formula, an input's gradient is zeroed only where the other is strictly larger, so
-    where x or y is NaN (z is NaN, no order holds) both get g:
-        dx = g * ([not x < y] - [x == y] / 2),   dy = g * ([not y < x] - [x == y] / 2).
+    $\partial z/\partial x = 1$ where $x > y$, 0 where $x < y$; at a tie PyTorch splits the gradient in
+    halves.  As in PyTorch's formula, an input's gradient is zeroed only where the other is strictly
+    larger, so where $x$ or $y$ is NaN ($z$ is NaN, no order holds) both get $g$
+    ($[\cdot]$ is 1 where the condition holds, else 0):
+
+    $$
+    dx = g \cdot \big([\lnot\, x < y] - [x = y] / 2\big), \qquad
+    dy = g \cdot \big([\lnot\, y < x] - [x = y] / 2\big)
+    $$
     """
 
     def forward(self, x, y):
@@ -102,8 +111,9 @@ class Maximum(Function):
         return dx, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx, dy = g times the constant weights above (piecewise
-        constant in x and y: d(dx)/dx = 0, as PyTorch's): linear in g.  Minimum inherits it."""
+        r"""Tensor-level (create_graph): $dx, dy$ = $g$ times the constant weights above (piecewise
+        constant in $x$ and $y$: $\partial(dx)/\partial x = 0$, as PyTorch's): linear in $g$.  Minimum
+        inherits it."""
         x, y = self.saved
         xp, below = self.xp, self._below
         tie = (x == y).astype(g.dtype) * 0.5
@@ -113,12 +123,13 @@ class Maximum(Function):
 
     @staticmethod
     def _below(a, b):
-        """Where a loses to b (a < b for the maximum): its gradient is 0 there."""
+        """Where $a$ loses to $b$ ($a < b$ for the maximum): its gradient is 0 there."""
         return a < b
 
 
 class Minimum(Maximum):
-    """z = min(x, y) elementwise.   dx = g * ([not x > y] - [x == y] / 2),  dy likewise (NaN: both g)."""
+    r"""$z = \min(x, y)$ elementwise.  $dx = g \cdot \big([\lnot\, x > y] - [x = y] / 2\big)$, $dy$
+    likewise (NaN: both $g$)."""
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
@@ -133,7 +144,7 @@ class Minimum(Maximum):
 
     @staticmethod
     def _below(a, b):
-        """Where a loses to b (a > b for the minimum)."""
+        """Where $a$ loses to $b$ ($a > b$ for the minimum)."""
         return a > b
 
 
@@ -182,11 +193,12 @@ def mode_positions(xp, x, dim):
 
 
 class EvenlyShared(Function):
-    """z = x[p], one value chosen among all of x (median and nanmedian over every element).
+    r"""$z = x_p$, one value chosen among all of $x$ (median and nanmedian over every element).
 
-    As PyTorch's median() (not median(dim)), the gradient is spread evenly over every element equal
-    to the chosen one, since any of them is the median:  with the mask M = [x == z] (M = [x is NaN]
-    when z is NaN),  dx = g * M / sum(M).  (Where x has one such element this is dz/dx = 1 there.)
+    As PyTorch's `median()` (not `median(dim)`), the gradient is spread evenly over every element
+    equal to the chosen one, since any of them is the median: with the mask $M = [x = z]$
+    ($M = [x \text{ is NaN}]$ when $z$ is NaN), $dx = g\, M / \sum M$.  (Where $x$ has one such
+    element this is $\partial z/\partial x = 1$ there.)
     """
 
     def forward(self, x, position):
@@ -201,8 +213,8 @@ class EvenlyShared(Function):
         return backend.narrow(g * hit / hit.sum(), g.dtype)  # the count in float32 for float16
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g M / sum(M), the mask and its count constants (M is
-        piecewise constant in x): linear in g."""
+        r"""Tensor-level (create_graph): $dx = g\, M / \sum M$, the mask and its count constants ($M$ is
+        piecewise constant in $x$): linear in $g$."""
         xp = self.xp
         x, z_array = self.saved
         hit = xp.where(xp.isnan(z_array), xp.isnan(x), x == z_array).astype(backend.accumulation_dtype(g._data.dtype))
@@ -211,21 +223,34 @@ class EvenlyShared(Function):
 
 
 class Quantile(Function):
-    """z[..., j] = the q_j-quantile of x[..., :] (the last axis), as torch.quantile computes it.
+    r"""`z[..., j]` = the $q_j$-quantile of `x[..., :]` (the last axis), as `torch.quantile` computes it.
 
-    With s the sorted row (NaN last) and n the count it ranks over (its length; for nanquantile the
-    count of non-NaN values), the rank r_j = q_j (n - 1), moved to an integer by the interpolation
+    With $s$ the sorted row (NaN last) and $n$ the count it ranks over (its length; for nanquantile the
+    count of non-NaN values), the rank $r_j = q_j (n - 1)$, moved to an integer by the interpolation
     ('lower': floor, 'higher': ceil, 'nearest': round half to even; kept for 'linear', 'midpoint').
-    With a = floor(r), b = ceil(r) and the weight w (r - a for 'linear', 1/2 for 'midpoint', 0 else):
-        z = lerp(s_a, s_b, w) = (1 - w) s_a + w s_b.
-    A row with a NaN gives NaN for quantile (r = n - 1: a NaN), and for nanquantile when all are NaN.
+    With $a = \lfloor r\rfloor$, $b = \lceil r\rceil$ and the weight $w$ ($r - a$ for 'linear', $1/2$
+    for 'midpoint', 0 else):
 
-    Backward.  z is linear in the two neighbours it reads, so the gradient is split between them:
-        dz/ds_a = 1 - w,   dz/ds_b = w,
-    sent back through the sort to their original positions (scatter-add: a = b is one position that
-    gets both, 1 in all).  With 'linear', w depends on q too: dw/dq = dr/dq = n - 1 (floor's
-    derivative is 0), so
-        dz/dq_j = (s_b - s_a) (n - 1),
+    $$
+    z = \operatorname{lerp}(s_a, s_b, w) = (1 - w)\, s_a + w\, s_b
+    $$
+
+    A row with a NaN gives NaN for quantile ($r = n - 1$: a NaN), and for nanquantile when all are NaN.
+
+    Backward.  $z$ is linear in the two neighbours it reads, so the gradient is split between them:
+
+    $$
+    \frac{\partial z}{\partial s_a} = 1 - w, \qquad \frac{\partial z}{\partial s_b} = w
+    $$
+
+    sent back through the sort to their original positions (scatter-add: $a = b$ is one position that
+    gets both, 1 in all).  With 'linear', $w$ depends on $q$ too:
+    $\partial w/\partial q = \partial r/\partial q = n - 1$ (floor's derivative is 0), so
+
+    $$
+    \frac{\partial z}{\partial q_j} = (s_b - s_a)(n - 1)
+    $$
+
     summed over the rows; zero where the rank was replaced (a NaN row, an all-NaN row).
     """
 
@@ -280,12 +305,13 @@ class Quantile(Function):
         return dx, dq
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = the two scatter-adds above as one recorded
-        IndexBackward (the weights g (1 - w) and g w joined along the last axis, so each place
-        adds its lower then its upper share, as the array backward does); dq = the row sum of
-        g (s_b - s_a)(n - 1) where the rank is live, with s_a, s_b recorded TakeAlongDims of x.
-        With 'linear' and q a tensor, w = q (n - 1) - floor(q (n - 1)) is recorded too (floor's
-        derivative 0), so a second pass sees d(dx)/dq and d(dq)/dx; the positions are constants."""
+        r"""Tensor-level (create_graph): $dx$ = the two scatter-adds above as one recorded
+        IndexBackward (the weights $g (1 - w)$ and $g\, w$ joined along the last axis, so each place
+        adds its lower then its upper share, as the array backward does); $dq$ = the row sum of
+        $g (s_b - s_a)(n - 1)$ where the rank is live, with $s_a, s_b$ recorded TakeAlongDims of $x$.
+        With 'linear' and $q$ a tensor, $w = q (n - 1) - \lfloor q (n - 1)\rfloor$ is recorded too
+        (floor's derivative 0), so a second pass sees $\partial(dx)/\partial q$ and
+        $\partial(dq)/\partial x$; the positions are constants."""
         xp = self.xp
         shape, (p_lo, p_hi), w, _, dq_scale = self.saved
         x, q = self.parents[:2]

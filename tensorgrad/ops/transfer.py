@@ -7,9 +7,9 @@ from ..autograd import Function
 
 
 class ToDevice(Function):
-    """z = x copied to another device.   dx = g copied back to x's device.
+    """$z$ = $x$ copied to another device.  $dx$ = $g$ copied back to $x$'s device.
 
-    The output lives on a different device than the input, so Tensor._to_device builds
+    The output lives on a different device than the input, so `Tensor._to_device` builds
     this node by hand instead of through `apply` (which keeps the input's device).
     """
 
@@ -21,6 +21,6 @@ class ToDevice(Function):
         return backend.to_device(g, device)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g moved back to x's device, a recorded move (linear)."""
+        """Tensor-level (create_graph): $dx$ = $g$ moved back to $x$'s device, a recorded move (linear)."""
         (device,) = self.saved
         return g.to(device)
