@@ -51,7 +51,7 @@ CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 def docstrings(path: Path):
     """(line, name, text) of every docstring in the file: module, classes, functions."""
     tree = ast.parse(path.read_text())
-    for node in [tree, *ast.walk(tree)]:
+    for node in ast.walk(tree):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         doc = ast.get_docstring(node, clean=True)
@@ -77,6 +77,9 @@ def formulas(doc: str):
             fence = stripped[:3]
             i += 1
             continue
+        if not stripped:
+            i += 1
+            continue
         indent = len(line) - len(line.lstrip(" "))
         if stripped == "$$":
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "$$"), None)
@@ -98,8 +101,9 @@ def formulas(doc: str):
                 break
             i += 1
             para.append(lines[i])
-            if len(lines[i]) - len(lines[i].lstrip(" ")) >= 4:
-                problems.append(f"docstring line {i + 1} is indented 4+ spaces (a code block in Markdown)")
+            indent = len(lines[i]) - len(lines[i].lstrip(" "))
+            if indent >= 4:
+                problems.append(f"docstring line {i + 1} is indented {indent} spaces (a code block in Markdown)")
         text = CODE_SPAN.sub("", " ".join(p.strip() for p in para))
         for m in INLINE.finditer(text):
             found.append((m[1], False))
@@ -139,12 +143,8 @@ def render(items: list[dict], katex: str) -> list[dict] | None:
     return json.loads(proc.stdout)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    skip = {argv.index("--katex") + 1} if "--katex" in argv else set()
-    paths = [Path(a) for k, a in enumerate(argv) if not a.startswith("--") and k not in skip]
-    if not paths:
-        paths = [p for top in SOURCES for p in sorted((ROOT / top).rglob("*.py"))]
+def check(paths: list[Path], katex: str = "") -> tuple[list[dict], list[str], list[dict] | None]:
+    """(formulas, shape problems, KaTeX errors or None when node / KaTeX is missing) of the files."""
     items, problems = [], []
     for path in paths:
         path = path if path.is_absolute() else (Path.cwd() / path)
@@ -153,7 +153,16 @@ def main(argv: list[str] | None = None) -> int:
             found, bad = formulas(doc)
             problems += [f"{rel}:{line} ({name}): {p}" for p in bad]
             items += [{"tex": tex, "display": display, "where": f"{rel}:{line} ({name})"} for tex, display in found]
-    errors = render(items, katex_path(argv))
+    return items, problems, render(items, katex)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    skip = {argv.index("--katex") + 1} if "--katex" in argv else set()
+    paths = [Path(a) for k, a in enumerate(argv) if not a.startswith("--") and k not in skip]
+    if not paths:
+        paths = [p for top in SOURCES for p in sorted((ROOT / top).rglob("*.py"))]
+    items, problems, errors = check(paths, katex_path(argv))
     for p in problems:
         print(p)
     if errors is None:
