@@ -1,10 +1,10 @@
-"""Losses other than the fused cross-entropy (`ops/cross_entropy.py`), `F.normalize` and the p-norm of the distances.
+r"""Losses other than the fused cross-entropy (`ops/cross_entropy.py`), `F.normalize` and the p-norm of the distances.
 
 The elementwise losses (binary cross-entropy, squared and absolute error) return one loss per
 element; `F.*` reduces them with `mean()` or `sum()`, whose backward spreads $g$ evenly (mean: $g / n$).
 `NLLLoss` reduces itself, because its mean divides by a sum of class weights.
 The sums here (`NLLLoss`'s, the norms') accumulate float16 in float32 (`backend.widen`, `backend.sum`)
-and round once, as PyTorch's.
+and round once, as PyTorch's.  Below, $\ell$ is the loss.
 """
 
 from __future__ import annotations

@@ -211,7 +211,8 @@ class Digamma(Function):
             return g * _trigamma(self.xp, x)
 
     def backward_graph(self, g, z):
-        r"""Tensor-level (`create_graph`): $dx = g\, \psi^{(1)}(x)$, a recorded `Polygamma(1)` of the input tensor."""
+        r"""Tensor-level (`create_graph`): $dx = g\, \psi^{(1)}(x)$ (trigamma), a recorded `Polygamma(1)` of the
+        input tensor."""
         return g * Polygamma.apply(self.parents[0], n=1)
 
 
