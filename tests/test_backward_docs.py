@@ -24,7 +24,11 @@ def test_every_op_has_its_derivation_code_and_checks():
         section = text.split(f"\n### {name}\n", 1)[1].split("\n### ", 1)[0]
         assert "```text" in section and "def forward" in section and "def backward" in section, name
         assert "op-table cases:" in section, name
-    assert "dx    = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))" in text  # the derivation, verbatim
+    layer_norm_dx = (
+        r"dx &= \mathrm{rstd}\, \Big(d\hat x - \mathrm{mean}(d\hat x) "
+        r"- \hat x\, \mathrm{mean}(d\hat x\, \hat x)\Big)."
+    )
+    assert layer_norm_dx in text  # the derivation, verbatim
 
 
 def test_a_new_op_file_is_picked_up(tmp_path):

@@ -1,8 +1,8 @@
-"""Activation functions, each with its derivative: tanh, ReLU, GELU (exact and tanh form) and the
+r"""Activation functions, each with its derivative: tanh, ReLU, GELU (exact and tanh form) and the
 rest of PyTorch's (sigmoid, SiLU, softplus, ...).  Conditions at a kink follow PyTorch (e.g.
-ELU's "x > 0" takes the left branch at 0), so the subgradient at the kink is PyTorch's too.
-No branch of a `where` computes an overflowing exp: the exps take -|x| or are clipped to the
-branch where they are used.
+ELU's "$x > 0$" takes the left branch at 0), so the subgradient at the kink is PyTorch's too.
+No branch of a `where` computes an overflowing exp: the exps take $-|x|$ or are clipped to the
+branch where they are used.  $\sigma$ is the sigmoid.
 """
 
 from __future__ import annotations
@@ -16,31 +16,35 @@ from .shape import Cat
 
 
 def sigmoid(xp, x):
-    """1 / (1 + exp(-x)), without overflow: with e = exp(-|x|) <= 1,
-    x >= 0: 1 / (1 + e);   x < 0: e / (1 + e)   (the same value, multiplied by e / e)."""
+    r"""$1 / (1 + e^{-x})$, without overflow: with $e = e^{-|x|} \le 1$,
+    $x \ge 0$: $1 / (1 + e)$;   $x < 0$: $e / (1 + e)$   (the same value, multiplied by $e / e$)."""
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1, e) / (1 + e)
 
 
 def select(g, cond, a, b):
-    """a where the constant mask `cond` (an array) holds, else b: a recorded Where of the Tensors
-    a and b (each gets the gradient of its own places, the other places 0), for the formulas of
-    the piecewise ops (their branch condition is piecewise constant in x)."""
+    """`a` where the constant mask `cond` (an array) holds, else `b`: a recorded `Where` of the Tensors
+    `a` and `b` (each gets the gradient of its own places, the other places 0), for the formulas of
+    the piecewise ops (their branch condition is piecewise constant in $x$)."""
     return Where.apply(graph_constant(g, cond), a, b)
 
 
 def mask_of(g, mask):
-    """The bool array `mask` as a constant tensor of g's dtype (1 where it holds, else 0)."""
+    """The bool array `mask` as a constant tensor of $g$'s dtype (1 where it holds, else 0)."""
     return graph_constant(g, mask.astype(g.dtype))
 
 
 def softplus(xp, x):
-    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow."""
+    r"""$\log(1 + e^{x}) = \max(x, 0) + \mathrm{log1p}(e^{-|x|})$, without overflow."""
     return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 class Tanh(Function):
-    """z = tanh(x).   dz/dx = 1 - tanh(x)^2   =>   dx = g * (1 - z^2)."""
+    r"""$z = \tanh(x)$.
+
+    $$
+    \frac{dz}{dx} = 1 - \tanh(x)^2 \quad\Longrightarrow\quad dx = g\, (1 - z^2).
+    $$"""
 
     def forward(self, x):
         z = self.xp.tanh(x)
@@ -52,17 +56,18 @@ class Tanh(Function):
         return g * (1 - z * z)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * (1 - z^2) with z = tanh(x) the output tensor, in the
-        graph.  A second pass sees d(dx)/dg = 1 - z^2 and d(dx)/dz = -2 g z, which z's node carries
-        on to x (dz/dx = 1 - z^2): d^2 tanh/dx^2 = -2 z (1 - z^2).  Every op used is itself
-        differentiable, so third and higher orders follow."""
+        r"""Tensor-level (`create_graph`): $dx = g\, (1 - z^2)$ with $z = \tanh(x)$ the output tensor, in the
+        graph.  A second pass sees $\partial(dx)/\partial g = 1 - z^2$ and $\partial(dx)/\partial z = -2 g z$,
+        which $z$'s node carries on to $x$ ($dz/dx = 1 - z^2$):
+        $d^2 \tanh / dx^2 = -2 z\, (1 - z^2)$.  Every op used is itself differentiable, so third and higher
+        orders follow."""
         return g * (1 - z * z)
 
 
 class ReLU(Function):
-    """z = max(x, 0).   dx = g where x > 0, else 0 (the subgradient 0 at x = 0, as PyTorch).
+    r"""$z = \max(x, 0)$.   $dx = g$ where $x > 0$, else 0 (the subgradient 0 at $x = 0$, as PyTorch).
 
-    As PyTorch's threshold_backward, the test is z <= 0 -> 0: a NaN input (z is NaN) passes g on."""
+    As PyTorch's `threshold_backward`, the test is $z \le 0 \to 0$: a NaN input ($z$ is NaN) passes $g$ on."""
 
     def forward(self, x):
         z = self.xp.maximum(x, 0)
@@ -74,21 +79,29 @@ class ReLU(Function):
         return self.xp.where(z <= 0, self.xp.zeros((), dtype=g.dtype), g)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g where z > 0, else 0 (a recorded masked_fill with the
-        mask z <= 0 as a constant, so a NaN input still passes g on).  The mask is piecewise
-        constant in x: d(dx)/dx = 0 wherever it is defined (as PyTorch's threshold_backward
-        double backward), and d(dx)/dg = the mask."""
+        r"""Tensor-level (`create_graph`): $dx = g$ where $z > 0$, else 0 (a recorded `masked_fill` with the
+        mask $z \le 0$ as a constant, so a NaN input still passes $g$ on).  The mask is piecewise
+        constant in $x$: $\partial(dx)/\partial x = 0$ wherever it is defined (as PyTorch's
+        `threshold_backward` double backward), and $\partial(dx)/\partial g$ = the mask."""
         mask = type(g)._make(z._data <= 0, g.device, False)
         return g.masked_fill(mask, 0.0)
 
 
 class GELU(Function):
-    """z = x * Phi(x), Phi the standard normal CDF = (1 + erf(x / sqrt 2)) / 2.
+    r"""$z = x\, \Phi(x)$, $\Phi$ the standard normal CDF $= \big(1 + \mathrm{erf}(x / \sqrt 2)\big) / 2$.
 
-    dz/dx = Phi(x) + x * phi(x),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+    $$
+    \frac{dz}{dx} = \Phi(x) + x\, \varphi(x), \qquad \varphi(x) = \frac{e^{-x^2 / 2}}{\sqrt{2 \pi}}.
+    $$
 
-    approximate="tanh":  z = x/2 (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
-    dz/dx = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+    `approximate="tanh"`:
+
+    $$
+    \begin{aligned}
+    z &= \frac{x}{2} \big(1 + \tanh(u)\big), \qquad u = \sqrt{2/\pi}\, (x + 0.044715\, x^3), \\
+    \frac{dz}{dx} &= \frac{1 + \tanh u}{2} + \frac{x}{2} (1 - \tanh^2 u)\, \sqrt{2/\pi}\, (1 + 3 \cdot 0.044715\, x^2).
+    \end{aligned}
+    $$
     """
 
     def forward(self, x, approximate="none"):
@@ -112,14 +125,14 @@ class GELU(Function):
         return g * (s + x * pdf)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * dz/dx written with Tensor ops of the input tensor
-        (`gelu_graph`): Phi(x) = (1 + erf(x / sqrt 2)) / 2 through a recorded Erf, phi(x) through a
-        recorded Exp, or the tanh form through a recorded Tanh; each has its own formula."""
+        r"""Tensor-level (`create_graph`): $dx = g\, dz/dx$ written with Tensor ops of the input tensor
+        (`gelu_graph`): $\Phi(x) = (1 + \mathrm{erf}(x / \sqrt 2)) / 2$ through a recorded `Erf`, $\varphi(x)$
+        through a recorded `Exp`, or the tanh form through a recorded `Tanh`; each has its own formula."""
         return gelu_graph(g, self.parents[0], self.saved[2])
 
 
 def gelu_graph(g, x, approximate):
-    """GELU's dx = g * dz/dx (see GELU) as Tensor ops of the Tensors g and x, for create_graph
+    r"""GELU's $dx = g\, dz/dx$ (see `GELU`) as Tensor ops of the Tensors `g` and `x`, for `create_graph`
     (the reference op and its kernel both use it)."""
     if approximate == "tanh":
         t = (math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)).tanh()
@@ -131,7 +144,11 @@ def gelu_graph(g, x, approximate):
 
 
 class Sigmoid(Function):
-    """z = 1 / (1 + exp(-x)).   dz/dx = exp(-x) / (1 + exp(-x))^2 = z (1 - z)   =>   dx = g z (1 - z)."""
+    r"""$z = \sigma(x) = 1 / (1 + e^{-x})$.
+
+    $$
+    \frac{dz}{dx} = \frac{e^{-x}}{(1 + e^{-x})^2} = z\, (1 - z) \quad\Longrightarrow\quad dx = g\, z\, (1 - z).
+    $$"""
 
     def forward(self, x):
         z = sigmoid(self.xp, x)
@@ -143,14 +160,18 @@ class Sigmoid(Function):
         return g * z * (1 - z)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g z (1 - z) with z = sigmoid(x) the output tensor, in the
-        graph: a second pass sees d(dx)/dz = g (1 - 2z), carried on to x by z's node (dz/dx =
-        z (1 - z)): d^2 sigmoid/dx^2 = z (1 - z)(1 - 2z)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, z\, (1 - z)$ with $z = \sigma(x)$ the output tensor, in the
+        graph: a second pass sees $\partial(dx)/\partial z = g\, (1 - 2z)$, carried on to $x$ by $z$'s node
+        ($dz/dx = z\, (1 - z)$): $d^2 \sigma / dx^2 = z\, (1 - z)(1 - 2z)$."""
         return g * z * (1 - z)
 
 
 class SiLU(Function):
-    """z = x s, s = sigmoid(x).   dz/dx = s + x s (1 - s) = s (1 + x (1 - s))."""
+    r"""$z = x\, s$, $s = \sigma(x)$.
+
+    $$
+    \frac{dz}{dx} = s + x\, s\, (1 - s) = s\, \big(1 + x\, (1 - s)\big).
+    $$"""
 
     def forward(self, x):
         s = sigmoid(self.xp, x)
@@ -164,8 +185,8 @@ class SiLU(Function):
             return g * s * (1 + x * (1 - s))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g s (1 + x (1 - s)), s = sigmoid(x) recomputed as a
-        recorded Sigmoid of the input tensor (what the forward saved as an array), so every factor
+        r"""Tensor-level (`create_graph`): $dx = g\, s\, (1 + x\, (1 - s))$, $s = \sigma(x)$ recomputed as a
+        recorded `Sigmoid` of the input tensor (what the forward saved as an array), so every factor
         is in the graph."""
         x = self.parents[0]
         s = x.sigmoid()
@@ -173,9 +194,13 @@ class SiLU(Function):
 
 
 class Softplus(Function):
-    """z = log(1 + exp(beta x)) / beta, and z = x where beta x > threshold (PyTorch's linear regime).
+    r"""$z = \log(1 + e^{\beta x}) / \beta$, and $z = x$ where $\beta x >$ `threshold` (PyTorch's linear regime).
 
-    dz/dx = exp(beta x) / (1 + exp(beta x)) = sigmoid(beta x);  1 in the linear regime.
+    $$
+    \frac{dz}{dx} = \frac{e^{\beta x}}{1 + e^{\beta x}} = \sigma(\beta x);
+    $$
+
+    1 in the linear regime.
     """
 
     def forward(self, x, beta=1.0, threshold=20.0):
@@ -189,17 +214,18 @@ class Softplus(Function):
         return self.xp.where(linear, g, g * sigmoid(self.xp, bx))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g where beta x > threshold (the constant mask), else
-        g sigmoid(beta x), with beta x a recorded Mul of the input tensor and a recorded Sigmoid:
-        a second pass sees d(dx)/dx = g beta s (1 - s) off the linear regime, 0 in it (PyTorch's
-        softplus_backward double backward)."""
+        r"""Tensor-level (`create_graph`): $dx = g$ where $\beta x >$ `threshold` (the constant mask), else
+        $g\, \sigma(\beta x)$, with $\beta x$ a recorded `Mul` of the input tensor and a recorded `Sigmoid`:
+        a second pass sees $\partial(dx)/\partial x = g\, \beta\, s\, (1 - s)$ off the linear regime, 0 in it
+        (PyTorch's `softplus_backward` double backward)."""
         _, linear, beta = self.saved
         bx = self.parents[0] * beta
         return select(g, linear, g, g * bx.sigmoid())
 
 
 class Hardtanh(Function):
-    """z = min(max(x, lo), hi).   dz/dx = 1 strictly inside (lo, hi), 0 outside and at the ends."""
+    r"""$z = \min(\max(x, \mathit{lo}), \mathit{hi})$.   $dz/dx = 1$ strictly inside $(\mathit{lo}, \mathit{hi})$,
+    0 outside and at the ends."""
 
     def forward(self, x, min_val=-1.0, max_val=1.0):
         self.save_for_backward(x, min_val, max_val)
@@ -210,14 +236,14 @@ class Hardtanh(Function):
         return g * ((x > lo) & (x < hi))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g times the constant 0/1 mask lo < x < hi (piecewise
-        constant in x: d(dx)/dx = 0, d(dx)/dg = the mask)."""
+        r"""Tensor-level (`create_graph`): $dx = g$ times the constant 0/1 mask $\mathit{lo} < x < \mathit{hi}$
+        (piecewise constant in $x$: $\partial(dx)/\partial x = 0$, $\partial(dx)/\partial g$ = the mask)."""
         x, lo, hi = self.saved
         return g * mask_of(g, (x > lo) & (x < hi))
 
 
 class Hardsigmoid(Function):
-    """z = min(max(x / 6 + 1/2, 0), 1).   dz/dx = 1/6 for -3 < x < 3, else 0."""
+    r"""$z = \min(\max(x / 6 + 1/2, 0), 1)$.   $dz/dx = 1/6$ for $-3 < x < 3$, else 0."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -228,16 +254,21 @@ class Hardsigmoid(Function):
         return g * ((x > -3) & (x < 3)) / 6
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g [-3 < x < 3] / 6, the mask a constant (d(dx)/dx = 0)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, [-3 < x < 3] / 6$, the mask a constant
+        ($\partial(dx)/\partial x = 0$)."""
         (x,) = self.saved
         return g * mask_of(g, (x > -3) & (x < 3)) / 6
 
 
 class Softsign(Function):
-    """z = x / (1 + |x|).   dz/dx = ((1 + |x|) - x sign(x)) / (1 + |x|)^2 = 1 / (1 + |x|)^2.
+    r"""$z = x / (1 + |x|)$.
 
-    At x = +-inf PyTorch's softsign (x / (|x| + 1), differentiated as that quotient) gives
-    inf / inf = nan for z and for dz/dx; so do these.
+    $$
+    \frac{dz}{dx} = \frac{(1 + |x|) - x\, \mathrm{sign}(x)}{(1 + |x|)^2} = \frac{1}{(1 + |x|)^2}.
+    $$
+
+    At $x = \pm\infty$ PyTorch's softsign ($x / (|x| + 1)$, differentiated as that quotient) gives
+    $\infty / \infty$ = NaN for $z$ and for $dz/dx$; so do these.
     """
 
     def forward(self, x):
@@ -252,19 +283,20 @@ class Softsign(Function):
             return self.xp.where(d == self.xp.inf, self.xp.nan, g / (d * d))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / d^2 with d = 1 + |x| a recorded Abs of the input
-        tensor, nan where d is inf (the constant mask, as the array backward): a second pass sees
-        d(dx)/dx = -2 g sign(x) / d^3 (PyTorch's composite x / (|x| + 1) differentiated twice)."""
+        r"""Tensor-level (`create_graph`): $dx = g / d^2$ with $d = 1 + |x|$ a recorded `Abs` of the input
+        tensor, NaN where $d$ is inf (the constant mask, as the array backward): a second pass sees
+        $\partial(dx)/\partial x = -2 g\, \mathrm{sign}(x) / d^3$ (PyTorch's composite $x / (|x| + 1)$
+        differentiated twice)."""
         (d_array,) = self.saved
         d = 1 + self.parents[0].abs()
         return (g / (d * d)).masked_fill(graph_constant(g, d_array == self.xp.inf), float("nan"))
 
 
 class ELU(Function):
-    """z = x for x > 0, alpha (exp(x) - 1) otherwise.
+    r"""$z = x$ for $x > 0$, $\alpha\, (e^{x} - 1)$ otherwise.
 
-    dz/dx = 1 for x > 0;  alpha exp(x) = z + alpha otherwise (NaN at a NaN x, as PyTorch's
-    vectorized CPU loop gives; its scalar loop, which short arrays take, passes g on instead).
+    $dz/dx = 1$ for $x > 0$;  $\alpha\, e^{x} = z + \alpha$ otherwise (NaN at a NaN $x$, as PyTorch's
+    vectorized CPU loop gives; its scalar loop, which short arrays take, passes $g$ on instead).
     """
 
     def forward(self, x, alpha=1.0):
@@ -278,18 +310,19 @@ class ELU(Function):
         return self.xp.where(pos, g, g * (z + alpha))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g where x > 0 (the constant mask), else g (z + alpha)
-        with z the output tensor, in the graph: a second pass sees d(dx)/dz = g off the positive
-        side, carried on to x by z's node (dz/dx = z + alpha = alpha exp(x)): d^2 elu/dx^2 =
-        alpha exp(x) for x <= 0, 0 above (PyTorch's elu_backward double backward, is_result)."""
+        r"""Tensor-level (`create_graph`): $dx = g$ where $x > 0$ (the constant mask), else $g\, (z + \alpha)$
+        with $z$ the output tensor, in the graph: a second pass sees $\partial(dx)/\partial z = g$ off the
+        positive side, carried on to $x$ by $z$'s node ($dz/dx = z + \alpha = \alpha\, e^{x}$):
+        $d^2 \mathrm{elu} / dx^2 = \alpha\, e^{x}$ for $x \le 0$, 0 above (PyTorch's `elu_backward` double
+        backward, `is_result`)."""
         pos, _, alpha = self.saved
         return select(g, pos, g, g * (z + alpha))
 
 
 class CELU(Function):
-    """z = x for x > 0, alpha (exp(x / alpha) - 1) otherwise (continuously differentiable at 0).
+    r"""$z = x$ for $x > 0$, $\alpha\, (e^{x / \alpha} - 1)$ otherwise (continuously differentiable at 0).
 
-    dz/dx = 1 for x > 0;  exp(x / alpha) = z / alpha + 1 otherwise (NaN at a NaN x, as ELU).
+    $dz/dx = 1$ for $x > 0$;  $e^{x / \alpha} = z / \alpha + 1$ otherwise (NaN at a NaN $x$, as `ELU`).
     """
 
     def forward(self, x, alpha=1.0):
@@ -303,15 +336,17 @@ class CELU(Function):
         return self.xp.where(pos, g, g * (z / alpha + 1))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g where x > 0 (the constant mask), else g (z / alpha + 1)
-        with z the output tensor, in the graph: a second pass sees d(dx)/dz = g / alpha, carried on
-        to x by z's node (dz/dx = exp(x / alpha)): d^2 celu/dx^2 = exp(x / alpha) / alpha for x <= 0."""
+        r"""Tensor-level (`create_graph`): $dx = g$ where $x > 0$ (the constant mask), else $g\, (z / \alpha + 1)$
+        with $z$ the output tensor, in the graph: a second pass sees $\partial(dx)/\partial z = g / \alpha$,
+        carried on to $x$ by $z$'s node ($dz/dx = e^{x / \alpha}$):
+        $d^2 \mathrm{celu} / dx^2 = e^{x / \alpha} / \alpha$ for $x \le 0$."""
         pos, _, alpha = self.saved
         return select(g, pos, g, g * (z / alpha + 1))
 
 
 class LeakyReLU(Function):
-    """z = x for x > 0, slope * x otherwise.   dx = g for x > 0, slope * g otherwise."""
+    r"""$z = x$ for $x > 0$, $\mathit{slope} \cdot x$ otherwise.   $dx = g$ for $x > 0$, $\mathit{slope} \cdot g$
+    otherwise."""
 
     def forward(self, x, negative_slope=0.01):
         pos = x > 0
@@ -323,17 +358,20 @@ class LeakyReLU(Function):
         return self.xp.where(pos, g, g * slope)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g where x > 0, else g slope (the mask a constant):
-        linear in g, free of x (d(dx)/dx = 0)."""
+        r"""Tensor-level (`create_graph`): $dx = g$ where $x > 0$, else $g \cdot \mathit{slope}$ (the mask a
+        constant): linear in $g$, free of $x$ ($\partial(dx)/\partial x = 0$)."""
         pos, slope = self.saved
         return select(g, pos, g, g * slope)
 
 
 class Mish(Function):
-    """z = x tanh(sp), sp = softplus(x) = log(1 + exp(x)).
+    r"""$z = x \tanh(\mathit{sp})$, $\mathit{sp} = \mathrm{softplus}(x) = \log(1 + e^{x})$.
 
-    dsp/dx = sigmoid(x), dtanh(u)/du = 1 - tanh(u)^2, so with t = tanh(sp):
-    dz/dx = t + x (1 - t^2) sigmoid(x).
+    $d\,\mathit{sp}/dx = \sigma(x)$, $d \tanh(u)/du = 1 - \tanh(u)^2$, so with $t = \tanh(\mathit{sp})$:
+
+    $$
+    \frac{dz}{dx} = t + x\, (1 - t^2)\, \sigma(x).
+    $$
     """
 
     def forward(self, x):
@@ -348,9 +386,9 @@ class Mish(Function):
             return g * (t + x * (1 - t * t) * sigmoid(self.xp, x))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (t + x (1 - t^2) s), t = tanh(softplus(x)) and
-        s = sigmoid(x) recomputed as recorded ops of the input tensor (Softplus with no linear
-        regime, so t is the forward's value exactly, then Tanh and Sigmoid), each with its own
+        r"""Tensor-level (`create_graph`): $dx = g\, (t + x\, (1 - t^2)\, s)$, $t = \tanh(\mathrm{softplus}(x))$
+        and $s = \sigma(x)$ recomputed as recorded ops of the input tensor (`Softplus` with no linear
+        regime, so $t$ is the forward's value exactly, then `Tanh` and `Sigmoid`), each with its own
         formula: a second pass differentiates every factor."""
         x = self.parents[0]
         t = Softplus.apply(x, beta=1.0, threshold=math.inf).tanh()
@@ -362,9 +400,11 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 class SELU(Function):
-    """z = scale * x for x > 0, scale * alpha * (exp(x) - 1) otherwise (alpha, scale: SELU's constants).
+    r"""$z = \mathit{scale} \cdot x$ for $x > 0$, $\mathit{scale} \cdot \alpha\, (e^{x} - 1)$ otherwise
+    ($\alpha$, $\mathit{scale}$: SELU's constants).
 
-    dz/dx = scale for x > 0;  scale * alpha * exp(x) = z + scale * alpha otherwise.
+    $dz/dx = \mathit{scale}$ for $x > 0$;  $\mathit{scale} \cdot \alpha\, e^{x} = z + \mathit{scale} \cdot \alpha$
+    otherwise.
     A NaN input takes the second branch (gradient NaN), as PyTorch's vectorised CPU kernel does
     (its scalar tail, the last few elements, takes the first).
     """
@@ -380,17 +420,20 @@ class SELU(Function):
         return self.xp.where(pos, g * SELU_SCALE, g * (z + SELU_SCALE * SELU_ALPHA))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g scale where x > 0 (the constant mask), else
-        g (z + scale alpha) with z the output tensor, in the graph: a second pass sees d(dx)/dz = g
-        off the positive side, carried on to x by z's node (dz/dx = scale alpha exp(x))."""
+        r"""Tensor-level (`create_graph`): $dx = g \cdot \mathit{scale}$ where $x > 0$ (the constant mask), else
+        $g\, (z + \mathit{scale} \cdot \alpha)$ with $z$ the output tensor, in the graph: a second pass sees
+        $\partial(dx)/\partial z = g$ off the positive side, carried on to $x$ by $z$'s node
+        ($dz/dx = \mathit{scale} \cdot \alpha\, e^{x}$)."""
         pos, _ = self.saved
         return select(g, pos, g * SELU_SCALE, g * (z + SELU_SCALE * SELU_ALPHA))
 
 
 class LogSigmoid(Function):
-    """z = log sigmoid(x) = -softplus(-x) = min(x, 0) - log1p(exp(-|x|))   (no overflow).
+    r"""$z = \log \sigma(x) = -\mathrm{softplus}(-x) = \min(x, 0) - \mathrm{log1p}(e^{-|x|})$   (no overflow).
 
-    dz/dx = sigmoid'(x) / sigmoid(x) = 1 - sigmoid(x) = sigmoid(-x).
+    $$
+    \frac{dz}{dx} = \frac{\sigma'(x)}{\sigma(x)} = 1 - \sigma(x) = \sigma(-x).
+    $$
     """
 
     def forward(self, x):
@@ -402,16 +445,23 @@ class LogSigmoid(Function):
         return g * sigmoid(self.xp, -x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g sigmoid(-x), a recorded Neg and Sigmoid of the input
-        tensor: a second pass sees d(dx)/dx = -g s (1 - s), s = sigmoid(-x)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, \sigma(-x)$, a recorded `Neg` and `Sigmoid` of the input
+        tensor: a second pass sees $\partial(dx)/\partial x = -g\, s\, (1 - s)$, $s = \sigma(-x)$."""
         return g * (-self.parents[0]).sigmoid()
 
 
 class Hardswish(Function):
-    """z = x * min(max(x + 3, 0), 6) / 6:  0 for x <= -3,  x for x >= 3,  x (x + 3) / 6 between.
+    r"""$z = x \min(\max(x + 3, 0), 6) / 6$: 0 for $x \le -3$, $x$ for $x \ge 3$, $x (x + 3) / 6$ between.
 
-    dz/dx = 0 for x <= -3,  (2x + 3) / 6 = x / 3 + 1/2 for -3 < x < 3,  1 for x >= 3
-    (PyTorch's branches at the kinks: x = -3 takes the left one, 0, and x = 3 the right one, 1).
+    $$
+    \frac{dz}{dx} = \begin{cases}
+    0 & x \le -3 \\
+    (2x + 3) / 6 = x / 3 + 1/2 & -3 < x < 3 \\
+    1 & x \ge 3
+    \end{cases}
+    $$
+
+    (PyTorch's branches at the kinks: $x = -3$ takes the left one, 0, and $x = 3$ the right one, 1).
     """
 
     def forward(self, x):
@@ -425,20 +475,20 @@ class Hardswish(Function):
         return xp.where(x <= -3, zero, xp.where(x < 3, g * (x / 3 + 0.5), g))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (x / 3 + 1/2) for -3 < x < 3 with x the input tensor,
-        g for x >= 3, 0 for x <= -3 (constant masks, PyTorch's branches): a second pass sees
-        d(dx)/dx = g / 3 strictly between -3 and 3, 0 elsewhere (PyTorch's hardswish_backward
-        double backward)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, (x / 3 + 1/2)$ for $-3 < x < 3$ with $x$ the input tensor,
+        $g$ for $x \ge 3$, 0 for $x \le -3$ (constant masks, PyTorch's branches): a second pass sees
+        $\partial(dx)/\partial x = g / 3$ strictly between $-3$ and 3, 0 elsewhere (PyTorch's
+        `hardswish_backward` double backward)."""
         (x_array,) = self.saved
         mid = select(g, x_array < 3, g * (self.parents[0] / 3 + 0.5), g)
         return mid.masked_fill(graph_constant(g, x_array <= -3), 0.0)
 
 
 class Hardshrink(Function):
-    """z = 0 for -lambd <= x <= lambd, x otherwise (a NaN input stays NaN).
+    r"""$z = 0$ for $-\lambda \le x \le \lambda$, $x$ otherwise (a NaN input stays NaN); $\lambda$ is `lambd`.
 
-    dz/dx = 0 inside [-lambd, lambd], 1 outside.  At a NaN input the gradient is 0, as PyTorch's
-    vectorised CPU kernel gives (its scalar tail, the last few elements, would pass g on).
+    $dz/dx = 0$ inside $[-\lambda, \lambda]$, 1 outside.  At a NaN input the gradient is 0, as PyTorch's
+    vectorised CPU kernel gives (its scalar tail, the last few elements, would pass $g$ on).
     """
 
     def forward(self, x, lambd=0.5):
@@ -450,16 +500,17 @@ class Hardshrink(Function):
         return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g outside [-lambd, lambd], 0 inside (a recorded
-        MaskedFill with the constant mask): linear in g, free of x (d(dx)/dx = 0)."""
+        r"""Tensor-level (`create_graph`): $dx = g$ outside $[-\lambda, \lambda]$, 0 inside (a recorded
+        `MaskedFill` with the constant mask): linear in $g$, free of $x$ ($\partial(dx)/\partial x = 0$)."""
         (outside,) = self.saved
         return g.masked_fill(graph_constant(g, ~outside), 0.0)
 
 
 class Softshrink(Function):
-    """z = 0 for -lambd <= x <= lambd, x - lambd above, x + lambd below (x moved lambd towards 0).
+    r"""$z = 0$ for $-\lambda \le x \le \lambda$, $x - \lambda$ above, $x + \lambda$ below ($x$ moved $\lambda$
+    towards 0); $\lambda$ is `lambd`.
 
-    dz/dx = 0 inside [-lambd, lambd], 1 outside (0 at a NaN input, as Hardshrink).
+    $dz/dx = 0$ inside $[-\lambda, \lambda]$, 1 outside (0 at a NaN input, as `Hardshrink`).
     """
 
     def forward(self, x, lambd=0.5):
@@ -473,14 +524,14 @@ class Softshrink(Function):
         return self.xp.where(outside, g, self.xp.zeros((), dtype=g.dtype))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g outside [-lambd, lambd], 0 inside (a recorded
-        MaskedFill with the constant mask): linear in g, free of x (d(dx)/dx = 0)."""
+        r"""Tensor-level (`create_graph`): $dx = g$ outside $[-\lambda, \lambda]$, 0 inside (a recorded
+        `MaskedFill` with the constant mask): linear in $g$, free of $x$ ($\partial(dx)/\partial x = 0$)."""
         (outside,) = self.saved
         return g.masked_fill(graph_constant(g, ~outside), 0.0)
 
 
 class Tanhshrink(Function):
-    """z = x - tanh(x).   dz/dx = 1 - (1 - tanh(x)^2) = tanh(x)^2."""
+    r"""$z = x - \tanh(x)$.   $dz/dx = 1 - (1 - \tanh(x)^2) = \tanh(x)^2$."""
 
     def forward(self, x):
         t = self.xp.tanh(x)
@@ -492,16 +543,16 @@ class Tanhshrink(Function):
         return g * t * t
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g t^2 with t = tanh(x) a recorded Tanh of the input
-        tensor: a second pass sees d(dx)/dx = 2 g t (1 - t^2)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, t^2$ with $t = \tanh(x)$ a recorded `Tanh` of the input
+        tensor: a second pass sees $\partial(dx)/\partial x = 2 g\, t\, (1 - t^2)$."""
         t = self.parents[0].tanh()
         return g * t * t
 
 
 class Threshold(Function):
-    """z = value where x <= threshold, x elsewhere (a NaN input stays NaN, as PyTorch).
+    r"""$z$ = `value` where $x \le$ `threshold`, $x$ elsewhere (a NaN input stays NaN, as PyTorch).
 
-    dz/dx = 0 where x <= threshold (z is the constant value there), 1 elsewhere.
+    $dz/dx = 0$ where $x \le$ `threshold` ($z$ is the constant `value` there), 1 elsewhere.
     """
 
     def forward(self, x, threshold, value):
@@ -514,17 +565,21 @@ class Threshold(Function):
         return self.xp.where(below, self.xp.zeros((), dtype=g.dtype), g)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g where x > threshold, 0 elsewhere (a recorded
-        MaskedFill with the constant mask): linear in g, free of x."""
+        """Tensor-level (`create_graph`): $dx = g$ where $x >$ `threshold`, 0 elsewhere (a recorded
+        `MaskedFill` with the constant mask): linear in $g$, free of $x$."""
         (below,) = self.saved
         return g.masked_fill(graph_constant(g, below), 0.0)
 
 
 class GLU(Function):
-    """The gated linear unit: x split in halves a, b along dim, z = a * s, s = sigmoid(b).
+    r"""The gated linear unit: $x$ split in halves $a$, $b$ along `dim`, $z = a\, s$, $s = \sigma(b)$.
 
-    dz/da = s,  dz/db = a * s (1 - s), and dx is [da, db] joined back along dim:
-        da = g * s,   db = g * a * s * (1 - s)
+    $\partial z / \partial a = s$, $\partial z / \partial b = a\, s\, (1 - s)$, and $dx$ is $[da, db]$
+    joined back along `dim`:
+
+    $$
+    da = g\, s, \qquad db = g\, a\, s\, (1 - s).
+    $$
     """
 
     def forward(self, x, dim):
@@ -539,10 +594,11 @@ class GLU(Function):
         return self.xp.concatenate([g * s, g * a * s * (1 - s)], axis=dim)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): a, b = the halves of the input tensor (recorded slices),
-        s = sigmoid(b) (a recorded Sigmoid), dx = cat([g s, g a s (1 - s)], dim) (a recorded Cat):
-        a second pass sees d(da)/db = g s (1 - s), d(db)/da = g s (1 - s), d(db)/db =
-        g a s (1 - s)(1 - 2 s), each through the recorded ops."""
+        r"""Tensor-level (`create_graph`): $a, b$ = the halves of the input tensor (recorded slices),
+        $s = \sigma(b)$ (a recorded `Sigmoid`), $dx = \mathrm{cat}([g\, s,\ g\, a\, s\, (1 - s)], \mathit{dim})$
+        (a recorded `Cat`): a second pass sees $\partial(da)/\partial b = g\, s\, (1 - s)$,
+        $\partial(db)/\partial a = g\, s\, (1 - s)$, $\partial(db)/\partial b = g\, a\, s\, (1 - s)(1 - 2 s)$,
+        each through the recorded ops."""
         dim = self.saved[2]
         a, b = self.parents[0].chunk(2, dim)
         s = b.sigmoid()
@@ -550,10 +606,17 @@ class GLU(Function):
 
 
 class PReLU(Function):
-    """z = x for x > 0, w * x otherwise, w a learned slope (one, or one per channel, broadcast).
+    r"""$z = x$ for $x > 0$, $w x$ otherwise, $w$ a learned slope (one, or one per channel, broadcast).
 
-    dz/dx = 1 for x > 0, w otherwise;  dz/dw = 0 for x > 0, x otherwise:
-        dx = where(x > 0, g, w g),   dw = where(x > 0, 0, g x)   (summed to w's shape by the engine)
+    $dz/dx = 1$ for $x > 0$, $w$ otherwise;  $dz/dw = 0$ for $x > 0$, $x$ otherwise:
+
+    $$
+    dx = \begin{cases} g & x > 0 \\ w\, g & \text{otherwise} \end{cases}
+    \qquad
+    dw = \begin{cases} 0 & x > 0 \\ g\, x & \text{otherwise} \end{cases}
+    $$
+
+    ($dw$ summed to $w$'s shape by the engine).
     """
 
     def forward(self, x, w):
@@ -569,9 +632,10 @@ class PReLU(Function):
         return dx, dw
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g where x > 0 else g w, dw = 0 where x > 0 else g x,
-        with the input tensors x and w and the constant mask: a second pass sees the cross terms
-        d(dx)/dw = g and d(dw)/dx = g off the positive side (and d(dx)/dx = d(dw)/dw = 0)."""
+        r"""Tensor-level (`create_graph`): $dx = g$ where $x > 0$ else $g\, w$, $dw = 0$ where $x > 0$ else
+        $g\, x$, with the input tensors $x$ and $w$ and the constant mask: a second pass sees the cross
+        terms $\partial(dx)/\partial w = g$ and $\partial(dw)/\partial x = g$ off the positive side (and
+        $\partial(dx)/\partial x = \partial(dw)/\partial w = 0$)."""
         x, w = self.parents
         pos = self.saved[2]
         dx = select(g, pos, g, g * w) if self.needs_grad(0) else None
@@ -580,9 +644,9 @@ class PReLU(Function):
 
 
 class RReLU(Function):
-    """Randomized leaky ReLU (training): z = x for x > 0, a * x otherwise, with a fresh slope
-    a ~ U(lower, upper) per element from the device's seeded generator (1 where x > 0, as PyTorch's
-    noise).  dz/dx = a:   dx = g * a   (the forward's slopes, stored).
+    r"""Randomized leaky ReLU (training): $z = x$ for $x > 0$, $a\, x$ otherwise, with a fresh slope
+    $a \sim U(\mathit{lower}, \mathit{upper})$ per element from the device's seeded generator (1 where
+    $x > 0$, as PyTorch's noise).  $dz/dx = a$: $dx = g\, a$   (the forward's slopes, stored).
     """
 
     def forward(self, x, lower, upper, device):
@@ -596,7 +660,7 @@ class RReLU(Function):
         return g * slope
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g a, the forward's slopes a constant (drawn, not a
-        function of x: d(dx)/dx = 0)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, a$, the forward's slopes $a$ a constant (drawn, not a
+        function of $x$: $\partial(dx)/\partial x = 0$)."""
         (slope,) = self.saved
         return g * graph_constant(g, slope)

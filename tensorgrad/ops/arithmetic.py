@@ -1,13 +1,14 @@
-"""Arithmetic: + - * / and powers, fmod / remainder, copysign, abs, clamp, the piecewise-constant
-ops (sign, round, floor, ceil, trunc, division with rounding), whose derivative is 0 wherever it
-exists (as in PyTorch), frac and nan_to_num, the binary functions of two reals (atan2, hypot,
-logaddexp, lerp, fmax / fmin), and the copies (clone, a dtype cast).
+r"""Arithmetic: `+ - * /` and powers, `fmod` / `remainder`, `copysign`, `abs`, `clamp`, the
+piecewise-constant ops (`sign`, `round`, `floor`, `ceil`, `trunc`, division with rounding), whose
+derivative is 0 wherever it exists (as in PyTorch), `frac` and `nan_to_num`, the binary functions
+of two reals (`atan2`, `hypot`, `logaddexp`, `lerp`, `fmax` / `fmin`), and the copies (`clone`, a
+dtype cast).
 
-inf - inf, 0 / 0, x % 0, inf ** 0 and the like are NaN or inf silently, as in PyTorch: those
-expressions are computed in `backend.quiet()`, where NumPy does not warn.
+$\infty - \infty$, $0 / 0$, `x % 0`, $\infty^0$ and the like are NaN or inf silently, as in PyTorch:
+those expressions are computed in `backend.quiet()`, where NumPy does not warn.
 
 Binary ops broadcast like NumPy; each backward returns the gradient shaped like the broadcast
-output and the engine sums it back to each input's shape (autograd.unbroadcast).  Either input
+output and the engine sums it back to each input's shape (`autograd.unbroadcast`).  Either input
 of a binary op may be a Python number, whose gradient is not needed.
 """
 
@@ -21,19 +22,19 @@ from ..autograd import Function, TensorBase, graph_constant
 
 def _const(xp, g, array):
     """A constant of a formula (a mask, a rounded quotient: piecewise constant in the inputs, so
-    its derivative is 0) as a tensor of g's dtype."""
+    its derivative is 0) as a tensor of $g$'s dtype."""
     return graph_constant(g, xp.asarray(array, dtype=g._data.dtype))
 
 
 def _zeros(xp, g):
-    """A constant zero gradient shaped like g, for an input the output does not depend on (its
+    """A constant zero gradient shaped like $g$, for an input the output does not depend on (its
     derivative is 0 too: the true value, not a stub)."""
     return graph_constant(g, xp.zeros_like(g._data))
 
 
 def sign(xp, x):
-    """PyTorch's sign: [x > 0] - [x < 0], so sign(nan) = 0 (NumPy's np.sign gives nan) and sign(-0.0) = 0;
-    a bool is its own sign."""
+    """PyTorch's sign: $[x > 0] - [x < 0]$, so `sign(nan)` = 0 (NumPy's `np.sign` gives NaN) and
+    `sign(-0.0)` = 0; a bool is its own sign."""
     if x.dtype.kind == "b":
         return x.copy()
     if x.dtype.kind != "f":
@@ -42,7 +43,7 @@ def sign(xp, x):
 
 
 class Add(Function):
-    """z = x + y.   dz/dx = 1, dz/dy = 1   =>   dx = g, dy = g."""
+    r"""$z = x + y$.   $\partial z / \partial x = 1$, $\partial z / \partial y = 1$, so $dx = g$, $dy = g$."""
 
     def forward(self, x, y):
         with backend.quiet():  # inf + -inf = nan
@@ -52,13 +53,13 @@ class Add(Function):
         return g, g
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = dy = g, linear in g and free of x, y: a second pass
-        carries a gradient of dx or dy back to g alone (d(dx)/dg = 1)."""
+        r"""Tensor-level (`create_graph`): $dx = dy = g$, linear in $g$ and free of $x$, $y$: a second pass
+        carries a gradient of $dx$ or $dy$ back to $g$ alone ($\partial(dx)/\partial g = 1$)."""
         return g, g
 
 
 class Sub(Function):
-    """z = x - y.   dx = g, dy = -g."""
+    """$z = x - y$.   $dx = g$, $dy = -g$."""
 
     def forward(self, x, y):
         with backend.quiet():  # inf - inf = nan
@@ -68,12 +69,12 @@ class Sub(Function):
         return g, -g
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g, dy = -g (a recorded Neg): linear in g, free of x, y."""
+        """Tensor-level (`create_graph`): $dx = g$, $dy = -g$ (a recorded `Neg`): linear in $g$, free of $x$, $y$."""
         return g, -g
 
 
 class Mul(Function):
-    """z = x * y.   dx = g * y, dy = g * x."""
+    r"""$z = x\, y$.   $dx = g\, y$, $dy = g\, x$."""
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
@@ -88,15 +89,16 @@ class Mul(Function):
         return dx, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * y, dy = g * x as recorded Muls of the input tensors,
-        so a second pass sees d(dx)/dg = y, d(dx)/dy = g, d(dy)/dg = x, d(dy)/dx = g (the cross
-        term x.grad picks up from dy: of x * x, the 2 in d^2/dx^2 = 2 comes from both)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, y$, $dy = g\, x$ as recorded `Mul`s of the input tensors,
+        so a second pass sees $\partial(dx)/\partial g = y$, $\partial(dx)/\partial y = g$,
+        $\partial(dy)/\partial g = x$, $\partial(dy)/\partial x = g$ (the cross term `x.grad` picks up from
+        $dy$: of $x \cdot x$, the 2 in $d^2/dx^2 = 2$ comes from both)."""
         x, y = self.parents
         return (g * y if self.needs_grad(0) else None), (g * x if self.needs_grad(1) else None)
 
 
 class Div(Function):
-    """z = x / y.   dx = g / y,  dy = -g * x / y**2 = -g * z / y."""
+    r"""$z = x / y$.   $dx = g / y$,  $dy = -g\, x / y^2 = -g\, z / y$."""
 
     def forward(self, x, y):
         with backend.quiet():  # x / 0 = +-inf, 0 / 0 = nan
@@ -112,16 +114,17 @@ class Div(Function):
         return dx, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / y, dy = -dx * z with z = x / y the output tensor (in
-        the graph: its node carries d/dz on to x and y), = -g x / y^2.  A second pass then sees
-        d(dx)/dg = 1/y, d(dx)/dy = -g/y^2, d(dy)/dz = -g/y, ... each through recorded ops."""
+        r"""Tensor-level (`create_graph`): $dx = g / y$, $dy = -dx \cdot z$ with $z = x / y$ the output tensor (in
+        the graph: its node carries $d/dz$ on to $x$ and $y$), $= -g\, x / y^2$.  A second pass then sees
+        $\partial(dx)/\partial g = 1/y$, $\partial(dx)/\partial y = -g/y^2$, $\partial(dy)/\partial z = -g/y$,
+        ... each through recorded ops."""
         x, y = self.parents
         dx = g / y
         return dx, (-dx * z if self.needs_grad(1) else None)
 
 
 class Neg(Function):
-    """z = -x.   dx = -g."""
+    """$z = -x$.   $dx = -g$."""
 
     def forward(self, x):
         return -x
@@ -130,14 +133,14 @@ class Neg(Function):
         return -g
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = -g, a recorded Neg (linear in g, free of x)."""
+        """Tensor-level (`create_graph`): $dx = -g$, a recorded `Neg` (linear in $g$, free of $x$)."""
         return -g
 
 
 class Pow(Function):
-    """z = x ** p for a Python number p.   dx = g * p * x ** (p - 1).
+    r"""$z = x^p$ for a Python number $p$.   $dx = g\, p\, x^{p - 1}$.
 
-    For p = 0, z = 1 is constant and dx = 0 (also at x = 0, where 0 * x ** -1 would be nan).
+    For $p = 0$, $z = 1$ is constant and $dx = 0$ (also at $x = 0$, where $0 \cdot x^{-1}$ would be NaN).
     """
 
     def forward(self, x, exponent):
@@ -155,9 +158,9 @@ class Pow(Function):
             return g * p * x ** (p - 1), None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * p * x^(p-1) as recorded ops on the input tensor, so
-        a second pass sees d(dx)/dx = g p (p-1) x^(p-2) through the recorded Pow (whose own
-        formula is this one: every order works).  p = 0: z = 1 is constant, dx = 0 exactly,
+        r"""Tensor-level (`create_graph`): $dx = g\, p\, x^{p-1}$ as recorded ops on the input tensor, so
+        a second pass sees $\partial(dx)/\partial x = g\, p\, (p-1)\, x^{p-2}$ through the recorded `Pow` (whose
+        own formula is this one: every order works).  $p = 0$: $z = 1$ is constant, $dx = 0$ exactly,
         a zero tensor (its derivatives are 0 too: constant here is the true value, not a stub)."""
         x, p = self.parents[0], self.saved[1]
         if p == 0:
@@ -168,15 +171,21 @@ class Pow(Function):
 
 
 class PowTensor(Function):
-    """z = x ** y with a tensor exponent, or a number base (2 ** x).
+    r"""$z = x^y$ with a tensor exponent, or a number base ($2^x$).
 
-    dz/dx = y x^(y-1)             =>  dx = g y x^(y-1), and 0 where y = 0 (z = 1 does not depend on x,
-                                      even at x = 0)
-    dz/dy = x^y log(x) = z log(x)  =>  dy = g z log(x), and 0 where x = 0 and y >= 0 (PyTorch's
-                                      limit: z is 0 or 1 there)
+    $$
+    \begin{aligned}
+    \frac{\partial z}{\partial x} &= y\, x^{y-1} & \Longrightarrow\quad dx &= g\, y\, x^{y-1}, \\
+    \frac{\partial z}{\partial y} &= x^y \log x = z \log x & \Longrightarrow\quad dy &= g\, z \log x;
+    \end{aligned}
+    $$
+
+    $dx$ is 0 where $y = 0$ ($z = 1$ does not depend on $x$, even at $x = 0$), and $dy$ is 0 where
+    $x = 0$ and $y \ge 0$ (PyTorch's limit: $z$ is 0 or 1 there).
     Elsewhere IEEE arithmetic decides, as in PyTorch's formulas: a negative base to a fractional
-    power is nan (and so are its gradients), 0 to a negative power is inf, log(0) = -inf, so
-    dy = g * inf * -inf = -inf there; computed in `backend.quiet()`, where NumPy does not warn.
+    power is NaN (and so are its gradients), 0 to a negative power is inf, $\log 0 = -\infty$, so
+    $dy = g \cdot \infty \cdot (-\infty) = -\infty$ there; computed in `backend.quiet()`, where NumPy
+    does not warn.
     """
 
     def forward(self, x, y):
@@ -200,9 +209,9 @@ class PowTensor(Function):
         return dx, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g y x^(y-1), dy = g z log(x) as recorded ops of the
-        input tensors and the output z (in the graph), each set to 0 where the array backward sets
-        it by a recorded masked_fill with a constant mask (where z does not depend on that input)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, y\, x^{y-1}$, $dy = g\, z \log x$ as recorded ops of the
+        input tensors and the output $z$ (in the graph), each set to 0 where the array backward sets
+        it by a recorded `masked_fill` with a constant mask (where $z$ does not depend on that input)."""
         xp = self.xp
         x, y = self.parents
         xa, ya, _ = self.saved
@@ -217,9 +226,9 @@ class PowTensor(Function):
 
 
 class Fmod(Function):
-    """z = fmod(x, y) = x - trunc(x / y) y  (the sign of x; C's fmod).
+    r"""$z = \mathrm{fmod}(x, y) = x - \mathrm{trunc}(x / y)\, y$  (the sign of $x$; C's `fmod`).
 
-    Between the jumps of trunc(x / y):  dx = g,  dy = -g trunc(x / y).
+    Between the jumps of $\mathrm{trunc}(x / y)$:  $dx = g$,  $dy = -g\, \mathrm{trunc}(x / y)$.
     """
 
     def forward(self, x, y):
@@ -234,9 +243,9 @@ class Fmod(Function):
         return g, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g, dy = -g trunc(x / y), the rounded quotient a
-        constant (piecewise constant in x and y): linear in g, so a second pass sees
-        d(dy)/dg = -trunc(x / y) and nothing else (as PyTorch's fmod double backward)."""
+        r"""Tensor-level (`create_graph`): $dx = g$, $dy = -g\, \mathrm{trunc}(x / y)$, the rounded quotient a
+        constant (piecewise constant in $x$ and $y$): linear in $g$, so a second pass sees
+        $\partial(dy)/\partial g = -\mathrm{trunc}(x / y)$ and nothing else (as PyTorch's fmod double backward)."""
         x, y = self.saved
         with backend.quiet():  # as the array backward
             dy = -g * _const(self.xp, g, self.xp.trunc(x / y)) if self.needs_grad(1) else None
@@ -244,9 +253,9 @@ class Fmod(Function):
 
 
 class Remainder(Function):
-    """z = remainder(x, y) = x - floor(x / y) y  (the sign of y; Python's %).
+    r"""$z = \mathrm{remainder}(x, y) = x - \lfloor x / y \rfloor\, y$  (the sign of $y$; Python's `%`).
 
-    Between the jumps of floor(x / y):  dx = g,  dy = -g floor(x / y).
+    Between the jumps of $\lfloor x / y \rfloor$:  $dx = g$,  $dy = -g\, \lfloor x / y \rfloor$.
     """
 
     def forward(self, x, y):
@@ -261,8 +270,8 @@ class Remainder(Function):
         return g, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g, dy = -g floor(x / y), the rounded quotient a
-        constant (piecewise constant in x and y): linear in g."""
+        r"""Tensor-level (`create_graph`): $dx = g$, $dy = -g\, \lfloor x / y \rfloor$, the rounded quotient a
+        constant (piecewise constant in $x$ and $y$): linear in $g$."""
         x, y = self.saved
         with backend.quiet():  # as the array backward
             dy = -g * _const(self.xp, g, self.xp.floor_divide(x, y)) if self.needs_grad(1) else None
@@ -270,7 +279,8 @@ class Remainder(Function):
 
 
 class Copysign(Function):
-    """z = |x| with the sign of y.   dz/dx = z / x = +-1 (0 at x = 0, as PyTorch);  dz/dy = 0."""
+    r"""$z = |x|$ with the sign of $y$.   $\partial z / \partial x = z / x = \pm 1$ (0 at $x = 0$, as
+    PyTorch);  $\partial z / \partial y = 0$."""
 
     def forward(self, x, y):
         z = self.xp.copysign(x, y)
@@ -284,8 +294,8 @@ class Copysign(Function):
         return g * ratio, (self.xp.zeros_like(g) if self.needs_grad(1) else None)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g z / x (+-1, 0 at x = 0), the ratio a constant
-        (piecewise constant in x and y); dy = 0, a constant zero."""
+        r"""Tensor-level (`create_graph`): $dx = g\, z / x$ ($\pm 1$, 0 at $x = 0$), the ratio a constant
+        (piecewise constant in $x$ and $y$); $dy = 0$, a constant zero."""
         x, z_array = self.saved
         xp = self.xp
         with backend.quiet():  # as the array backward
@@ -294,8 +304,8 @@ class Copysign(Function):
 
 
 class Abs(Function):
-    """z = |x|.   dz/dx = sign(x), and 0 at x = 0 (PyTorch's subgradient)   =>   dx = g sign(x)
-    (PyTorch's sign, 0 at NaN too)."""
+    r"""$z = |x|$.   $dz/dx = \mathrm{sign}(x)$, and 0 at $x = 0$ (PyTorch's subgradient), so
+    $dx = g\, \mathrm{sign}(x)$ (PyTorch's sign, 0 at NaN too)."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -306,18 +316,24 @@ class Abs(Function):
         return g * sign(self.xp, x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g sign(x), the sign a constant (piecewise constant in
-        x: d(dx)/dx = 0, as PyTorch's abs double backward)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, \mathrm{sign}(x)$, the sign a constant (piecewise constant in
+        $x$: $\partial(dx)/\partial x = 0$, as PyTorch's abs double backward)."""
         (x,) = self.saved
         return g * graph_constant(g, sign(self.xp, x))
 
 
 class Clamp(Function):
-    """z = min(max(x, lo), hi); lo and hi are tensors or numbers, None for no bound.
+    r"""$z = \min(\max(x, \mathit{lo}), \mathit{hi})$; `lo` and `hi` are tensors or numbers, None for no bound.
 
-    z is x where lo <= x <= hi, lo where x < lo, hi where max(x, lo) > hi (also when lo > hi,
-    as in PyTorch).  Each input gets g where it is the one z equals:
-        dx = g [lo <= x <= hi],   dlo = g [x < lo <= hi],   dhi = g [max(x, lo) > hi].
+    $z$ is $x$ where $\mathit{lo} \le x \le \mathit{hi}$, $\mathit{lo}$ where $x < \mathit{lo}$, $\mathit{hi}$
+    where $\max(x, \mathit{lo}) > \mathit{hi}$ (also when $\mathit{lo} > \mathit{hi}$, as in PyTorch).  Each
+    input gets $g$ where it is the one $z$ equals:
+
+    $$
+    dx = g\, [\mathit{lo} \le x \le \mathit{hi}], \qquad
+    d\mathit{lo} = g\, [x < \mathit{lo} \le \mathit{hi}], \qquad
+    d\mathit{hi} = g\, [\max(x, \mathit{lo}) > \mathit{hi}].
+    $$
     """
 
     def forward(self, x, lo, hi):
@@ -338,7 +354,7 @@ class Clamp(Function):
         return dx, dlo, dhi
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): each gradient is g times its constant 0/1 mask (the masks
+        """Tensor-level (`create_graph`): each gradient is $g$ times its constant 0/1 mask (the masks
         are piecewise constant in the inputs: their derivatives are 0, as PyTorch's)."""
         x, lo, hi, low = self.saved
         xp = self.xp
@@ -355,10 +371,10 @@ class Clamp(Function):
 
 
 class Piecewise(Function):
-    """sign, round, floor, ceil, trunc, and division rounded to an integer: each is constant
-    between its jumps, so dz/dx = 0 (PyTorch returns zeros too, not an error).
+    r"""`sign`, `round`, `floor`, `ceil`, `trunc`, and division rounded to an integer: each is constant
+    between its jumps, so $dz/dx = 0$ (PyTorch returns zeros too, not an error).
 
-    rounding `trunc` division of integers: x - fmod(x, y) is an exact multiple of y.
+    Mode `div_trunc` (division rounded by `trunc`) of integers: $x - \mathrm{fmod}(x, y)$ is an exact multiple of $y$.
     """
 
     def forward(self, x, y=None, mode="floor", decimals=0):
@@ -383,14 +399,14 @@ class Piecewise(Function):
         return (zero,) * self.inputs
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = 0 (and dy = 0), constant zeros: the true derivative of
+        """Tensor-level (`create_graph`): $dx = 0$ (and $dy = 0$), constant zeros: the true derivative of
         a piecewise-constant function, at every order."""
         zero = _zeros(self.xp, g)
         return (zero,) * self.inputs
 
 
 class Clone(Function):
-    """z = a copy of x.   dx = g."""
+    """$z$ = a copy of $x$.   $dx = g$."""
 
     def forward(self, x):
         return x.copy()
@@ -399,14 +415,14 @@ class Clone(Function):
         return g
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (the identity is linear)."""
+        """Tensor-level (`create_graph`): $dx = g$ (the identity is linear)."""
         return g
 
 
 class Cast(Function):
-    """z = x converted to another dtype.   dx = g converted back to x's dtype.
+    """$z$ = $x$ converted to another dtype.   $dx$ = $g$ converted back to $x$'s dtype.
 
-    float64 to float16 goes through float32, as PyTorch's conversion does (c10::Half is made from a
+    float64 to float16 goes through float32, as PyTorch's conversion does (`c10::Half` is made from a
     float): rounding twice, which differs from NumPy's direct rounding in the last bit near a tie.
     A float cast to an integer that cannot hold it (NaN, inf, out of range) is what the hardware
     gives, and an overflowing float cast is inf, silently as in PyTorch (`backend.quiet()`).
@@ -426,15 +442,15 @@ class Cast(Function):
         return g.astype(dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g cast back to x's dtype, a recorded Cast (linear; its
+        """Tensor-level (`create_graph`): $dx$ = $g$ cast back to $x$'s dtype, a recorded `Cast` (linear; its
         own formula is this one)."""
         (dtype,) = self.saved
         return g.to(dtype)
 
 
 class Frac(Function):
-    """z = x - trunc(x), the fractional part (the sign of x).   Between the jumps at the integers
-    dz/dx = 1   =>   dx = g."""
+    r"""$z = x - \mathrm{trunc}(x)$, the fractional part (the sign of $x$).   Between the jumps at the
+    integers $dz/dx = 1$, so $dx = g$."""
 
     def forward(self, x):
         with backend.quiet():  # inf - inf = nan for x = +-inf, as in PyTorch
@@ -444,13 +460,13 @@ class Frac(Function):
         return g
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (the identity between the jumps): linear in g."""
+        """Tensor-level (`create_graph`): $dx = g$ (the identity between the jumps): linear in $g$."""
         return g
 
 
 class NanToNum(Function):
-    """z = x, with nan, +inf and -inf replaced by the numbers nan, posinf, neginf.
-    z is x where x is finite and a constant elsewhere   =>   dx = g [x is finite]."""
+    r"""$z = x$, with NaN, $+\infty$ and $-\infty$ replaced by the numbers `nan`, `posinf`, `neginf`.
+    $z$ is $x$ where $x$ is finite and a constant elsewhere, so $dx = g\, [x \text{ is finite}]$."""
 
     def forward(self, x, nan=0.0, posinf=None, neginf=None):
         xp = self.xp
@@ -464,15 +480,21 @@ class NanToNum(Function):
         return g * self.xp.isfinite(x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g [x is finite], the mask a constant: linear in g."""
+        r"""Tensor-level (`create_graph`): $dx = g\, [x \text{ is finite}]$, the mask a constant: linear in $g$."""
         (x,) = self.saved
         return g * _const(self.xp, g, self.xp.isfinite(x))
 
 
 class Atan2(Function):
-    """z = atan2(y, x), the angle of the point (x, y), in (-pi, pi].
-    With r^2 = x^2 + y^2:  dz/dy = x / r^2,  dz/dx = -y / r^2
-    =>   dy = g x / r^2,  dx = -g y / r^2  (0 at the origin, PyTorch's choice)."""
+    r"""$z = \mathrm{atan2}(y, x)$, the angle of the point $(x, y)$, in $(-\pi, \pi]$.
+    With $r^2 = x^2 + y^2$:
+
+    $$
+    \frac{\partial z}{\partial y} = \frac{x}{r^2}, \quad \frac{\partial z}{\partial x} = -\frac{y}{r^2}
+    \quad\Longrightarrow\quad dy = \frac{g\, x}{r^2}, \quad dx = -\frac{g\, y}{r^2}
+    $$
+
+    (0 at the origin, PyTorch's choice)."""
 
     def forward(self, y, x):
         self.save_for_backward(y, x)
@@ -489,10 +511,11 @@ class Atan2(Function):
         return dy, dx
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): recip = 1 / (x^2 + y^2) of the input tensors, 0 where
-        x^2 + y^2 is 0 (a constant mask; the denominator is 1 there, so no inf enters the graph),
-        then dy = g x recip, dx = -g y recip: a second pass differentiates recip through the
-        recorded Reciprocal (d recip = -2 (x dx + y dy) recip^2)."""
+        r"""Tensor-level (`create_graph`): $\mathit{recip} = 1 / (x^2 + y^2)$ of the input tensors, 0 where
+        $x^2 + y^2$ is 0 (a constant mask; the denominator is 1 there, so no inf enters the graph),
+        then $dy = g\, x\, \mathit{recip}$, $dx = -g\, y\, \mathit{recip}$: a second pass differentiates
+        $\mathit{recip}$ through the recorded `Reciprocal`
+        ($d\,\mathit{recip} = -2\, (x\, dx + y\, dy)\, \mathit{recip}^2$)."""
         y, x = self.parents
         ya, xa = self.saved
         with backend.quiet():
@@ -504,8 +527,14 @@ class Atan2(Function):
 
 
 class Hypot(Function):
-    """z = sqrt(x^2 + y^2) (without overflow).   dz/dx = x / z,  dz/dy = y / z
-    =>   dx = g x / z,  dy = g y / z  (nan at the origin, as in PyTorch)."""
+    r"""$z = \sqrt{x^2 + y^2}$ (without overflow).
+
+    $$
+    \frac{\partial z}{\partial x} = \frac{x}{z}, \quad \frac{\partial z}{\partial y} = \frac{y}{z}
+    \quad\Longrightarrow\quad dx = \frac{g\, x}{z}, \quad dy = \frac{g\, y}{z}
+    $$
+
+    (NaN at the origin, as in PyTorch)."""
 
     def forward(self, x, y):
         z = self.xp.hypot(x, y)
@@ -520,8 +549,9 @@ class Hypot(Function):
         return dx, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g x / z, dy = g y / z with the input tensors and z the
-        output tensor, in the graph (its node carries d/dz on to x and y: d^2 z/dx^2 = y^2 / z^3)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, x / z$, $dy = g\, y / z$ with the input tensors and $z$ the
+        output tensor, in the graph (its node carries $d/dz$ on to $x$ and $y$:
+        $\partial^2 z / \partial x^2 = y^2 / z^3$)."""
         x, y = self.parents
         dx = g * x / z if self.needs_grad(0) else None
         dy = g * y / z if self.needs_grad(1) else None
@@ -529,10 +559,17 @@ class Hypot(Function):
 
 
 class LogAddExp(Function):
-    """z = log(exp(x) + exp(y)) (base e), or log2(2^x + 2^y) (base 2), without overflow.
+    r"""$z = \log(e^{x} + e^{y})$ (base $e$), or $\log_2(2^x + 2^y)$ (base 2), without overflow.
 
-    dz/dx = exp(x) / (exp(x) + exp(y)) = 1 / (1 + exp(y - x)), and for base 2 likewise
-    2^x / (2^x + 2^y) = 1 / (1 + 2^(y - x))   =>   dx = g / (1 + b^(y - x)),  dy = g / (1 + b^(x - y)).
+    $$
+    \frac{\partial z}{\partial x} = \frac{e^{x}}{e^{x} + e^{y}} = \frac{1}{1 + e^{y - x}},
+    $$
+
+    and for base 2 likewise $2^x / (2^x + 2^y) = 1 / (1 + 2^{y - x})$, so with $b$ the base
+
+    $$
+    dx = \frac{g}{1 + b^{y - x}}, \qquad dy = \frac{g}{1 + b^{x - y}}.
+    $$
     """
 
     def forward(self, x, y, base="e"):
@@ -551,9 +588,9 @@ class LogAddExp(Function):
         return dx, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (1 + b^(y - x)), dy = g / (1 + b^(x - y)) as recorded
-        ops of the input tensors (Exp or Exp2 of the difference): a second pass sees
-        d(dx)/dx = g s (1 - s) ln b with s = 1 / (1 + b^(y - x)), and the cross terms."""
+        r"""Tensor-level (`create_graph`): $dx = g / (1 + b^{y - x})$, $dy = g / (1 + b^{x - y})$ as recorded
+        ops of the input tensors (`Exp` or `Exp2` of the difference): a second pass sees
+        $\partial(dx)/\partial x = g\, s\, (1 - s) \ln b$ with $s = 1 / (1 + b^{y - x})$, and the cross terms."""
         x, y = self.parents
         power = (lambda t: t.exp()) if self.saved[2] == "e" else (lambda t: t.exp2())
         dx = g / (1 + power(y - x)) if self.needs_grad(0) else None
@@ -562,10 +599,14 @@ class LogAddExp(Function):
 
 
 class Lerp(Function):
-    """z = x + w (y - x), the linear interpolation from x (w = 0) to y (w = 1); w a tensor or a
-    number.  Computed as y - (y - x)(1 - w) for w >= 1/2 (as PyTorch: exact at w = 1).
+    r"""$z = x + w\, (y - x)$, the linear interpolation from $x$ ($w = 0$) to $y$ ($w = 1$); $w$ a tensor or a
+    number.  Computed as $y - (y - x)(1 - w)$ for $w \ge 1/2$ (as PyTorch: exact at $w = 1$).
 
-    dz/dx = 1 - w,  dz/dy = w,  dz/dw = y - x   =>   dx = g (1 - w),  dy = g w,  dw = g (y - x).
+    $$
+    \frac{\partial z}{\partial x} = 1 - w, \quad \frac{\partial z}{\partial y} = w, \quad
+    \frac{\partial z}{\partial w} = y - x
+    \quad\Longrightarrow\quad dx = g\, (1 - w), \quad dy = g\, w, \quad dw = g\, (y - x).
+    $$
     """
 
     def forward(self, x, y, w):
@@ -585,9 +626,10 @@ class Lerp(Function):
         return dx, dy, dw
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (1 - w), dy = g w, dw = g (y - x) with the input
-        tensors (w a tensor or a number): a second pass sees the cross terms d(dx)/dw = -g,
-        d(dy)/dw = g, d(dw)/dy = g, d(dw)/dx = -g (z is bilinear)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, (1 - w)$, $dy = g\, w$, $dw = g\, (y - x)$ with the input
+        tensors ($w$ a tensor or a number): a second pass sees the cross terms
+        $\partial(dx)/\partial w = -g$, $\partial(dy)/\partial w = g$, $\partial(dw)/\partial y = g$,
+        $\partial(dw)/\partial x = -g$ ($z$ is bilinear)."""
         x, y, w = self.parents
         dx = g * (1 - w) if self.needs_grad(0) else None
         dy = g * w if self.needs_grad(1) else None
@@ -596,9 +638,9 @@ class Lerp(Function):
 
 
 class FMax(Function):
-    """z = fmax(x, y) (mode "max") or fmin(x, y) (mode "min"): the larger (smaller) of the two,
-    the number where one is nan.  z is x where x wins (ties and a nan y included), else y
-    =>   dx = g [x wins],  dy = g [y wins]  (PyTorch's split: a tie goes to x)."""
+    r"""$z = \mathrm{fmax}(x, y)$ (mode `"max"`) or $\mathrm{fmin}(x, y)$ (mode `"min"`): the larger (smaller)
+    of the two, the number where one is NaN.  $z$ is $x$ where $x$ wins (ties and a NaN $y$ included),
+    else $y$, so $dx = g\, [x \text{ wins}]$, $dy = g\, [y \text{ wins}]$ (PyTorch's split: a tie goes to $x$)."""
 
     def forward(self, x, y, mode="max"):
         xp = self.xp
@@ -613,8 +655,8 @@ class FMax(Function):
         return dx, dy
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g [x wins], dy = g [y wins], the masks constants:
-        linear in g (d(dx)/dx = 0, as PyTorch's)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, [x \text{ wins}]$, $dy = g\, [y \text{ wins}]$, the masks
+        constants: linear in $g$ ($\partial(dx)/\partial x = 0$, as PyTorch's)."""
         (x_wins,) = self.saved
         dx = g * _const(self.xp, g, x_wins) if self.needs_grad(0) else None
         dy = g * _const(self.xp, g, ~x_wins) if self.needs_grad(1) else None
@@ -622,9 +664,12 @@ class FMax(Function):
 
 
 class NextAfter(Function):
-    """z = nextafter(x, y), the float next to x in the direction of y (y itself where x == y).
-    PyTorch's derivative treats z as x where it moves x by an ulp, as the constant y elsewhere:
-        dx = g [x != y],  dy = 0."""
+    r"""$z = \mathrm{nextafter}(x, y)$, the float next to $x$ in the direction of $y$ ($y$ itself where $x = y$).
+    PyTorch's derivative treats $z$ as $x$ where it moves $x$ by an ulp, as the constant $y$ elsewhere:
+
+    $$
+    dx = g\, [x \ne y], \qquad dy = 0.
+    $$"""
 
     def forward(self, x, y):
         self.save_for_backward(x != y)
@@ -635,14 +680,20 @@ class NextAfter(Function):
         return g * moved, (self.xp.zeros_like(g) if self.needs_grad(1) else None)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g [x != y], the mask a constant; dy = 0, a constant."""
+        r"""Tensor-level (`create_graph`): $dx = g\, [x \ne y]$, the mask a constant; $dy = 0$, a constant."""
         (moved,) = self.saved
         return g * _const(self.xp, g, moved), (_zeros(self.xp, g) if self.needs_grad(1) else None)
 
 
 class Ldexp(Function):
-    """z = x 2^n (n a float or an integer tensor).   dz/dx = 2^n,  dz/dn = x 2^n ln 2 = z ln 2
-    =>   dx = g 2^n,  dn = g z ln 2 (none for an integer n)."""
+    r"""$z = x\, 2^n$ ($n$ a float or an integer tensor).
+
+    $$
+    \frac{\partial z}{\partial x} = 2^n, \quad \frac{\partial z}{\partial n} = x\, 2^n \ln 2 = z \ln 2
+    \quad\Longrightarrow\quad dx = g\, 2^n, \quad dn = g\, z \ln 2
+    $$
+
+    (none for an integer $n$)."""
 
     def forward(self, x, n):
         xp = self.xp
@@ -660,9 +711,9 @@ class Ldexp(Function):
         return dx, dn
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g 2^n, dn = g z ln 2 with z the output tensor, in the
-        graph; 2^n is a recorded Exp2 of n when n is a float tensor (so a second pass sees
-        d(dx)/dn = g 2^n ln 2), the forward's constant when n is an integer tensor."""
+        r"""Tensor-level (`create_graph`): $dx = g\, 2^n$, $dn = g\, z \ln 2$ with $z$ the output tensor, in the
+        graph; $2^n$ is a recorded `Exp2` of $n$ when $n$ is a float tensor (so a second pass sees
+        $\partial(dx)/\partial n = g\, 2^n \ln 2$), the forward's constant when $n$ is an integer tensor."""
         scale, _ = self.saved
         n = self.parents[1]
         if n._data.dtype.kind == "f":  # the same dtype as x (Tensor.ldexp casts it)

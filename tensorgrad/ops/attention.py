@@ -10,11 +10,11 @@ from .shape import Stack
 
 
 def attention_graph(g, q, k, v, mask, keep, scale, keep_prob):
-    """ScaledDotProductAttention's backward (see there) as Tensor ops, for create_graph: S, P and Pd
-    are recomputed from the query and key tensors as recorded ops (what the forward saved as
+    """ScaledDotProductAttention's backward (see there) as Tensor ops, for `create_graph`: $S$, $P$ and
+    $P_d$ are recomputed from the query and key tensors as recorded ops (what the forward saved as
     arrays), with the bool mask and the dropout keep mask (`keep`, None without dropout) as
     constants, so a second pass differentiates the softmax and both products as well.  Returns
-    dq, dk, dv (Tensors)."""
+    $dq$, $dk$, $dv$ (Tensors)."""
     S = (q @ k.transpose(-1, -2)) * scale
     if mask is not None:
         S = S.masked_fill(graph_constant(g, ~mask._data), float("-inf"))
@@ -30,25 +30,37 @@ def attention_graph(g, q, k, v, mask, keep, scale, keep_prob):
 
 
 class ScaledDotProductAttention(Function):
-    """out = D(softmax(mask(q k^T * scale))) v,  q, k (..., T, d), v (..., S, dv)  (S = T for self-attention).
+    r"""$\mathit{out} = D\big(\mathrm{softmax}(\mathrm{mask}(q k^\top \cdot \mathit{scale}))\big)\, v$,
+    with $q, k$ of shape $(\ldots, T, d)$ and $v$ of shape $(\ldots, S, d_v)$ ($S = T$ for self-attention).
 
-    Forward, with M the boolean mask (True = may attend) and D inverted dropout (keep mask R, drawn
-    with probability 1 - p of keeping, the kept weights rescaled by 1 / (1 - p)):
-        S   = q k^T * scale,  S = -inf where not M      (..., T, S)
-        P   = softmax(S)                                 (row-wise, along the last dim)
-        Pd  = P * R / (1 - p)
-        out = Pd v
+    Forward, with $M$ the boolean mask (True = may attend) and $D$ inverted dropout (keep mask $R$, drawn
+    with probability $1 - p$ of keeping, the kept weights rescaled by $1 / (1 - p)$):
 
-    Backward, from g = dL/dout (..., T, dv):
-        dv  = Pd^T g
-        dPd = g v^T
-        dP  = dPd * R / (1 - p)
-        dS  = P * (dP - sum_j(dP * P))                   (the softmax backward, per row)
-        dq  = dS k * scale
-        dk  = dS^T q * scale
-    Masked places have P = 0, so dS = 0 there: no gradient flows through a masked score.
+    $$
+    \begin{aligned}
+    S &= q k^\top \cdot \mathit{scale}, \quad S = -\infty \text{ where not } M && (\ldots, T, S) \\
+    P &= \mathrm{softmax}(S) && \text{(row-wise, along the last dim)} \\
+    P_d &= P \odot R / (1 - p) \\
+    \mathit{out} &= P_d\, v
+    \end{aligned}
+    $$
+
+    Backward, from $g = \partial L / \partial\, \mathit{out}$ of shape $(\ldots, T, d_v)$:
+
+    $$
+    \begin{aligned}
+    dv &= P_d^\top g \\
+    dP_d &= g\, v^\top \\
+    dP &= dP_d \odot R / (1 - p) \\
+    dS &= P \odot \Big(dP - \sum_j (dP \odot P)\Big) && \text{(the softmax backward, per row)} \\
+    dq &= dS\, k \cdot \mathit{scale} \\
+    dk &= dS^\top q \cdot \mathit{scale}
+    \end{aligned}
+    $$
+
+    Masked places have $P = 0$, so $dS = 0$ there: no gradient flows through a masked score.
     A row with every key masked has no softmax: it comes out NaN, as in PyTorch.
-    float16 is computed in float32 (backend.widen) and rounded once, forward and backward, as
+    float16 is computed in float32 (`backend.widen`) and rounded once, forward and backward, as
     PyTorch's CPU attention accumulates it (its softmax's sums in float16 would overflow).
     """
 
@@ -83,8 +95,8 @@ class ScaledDotProductAttention(Function):
         return backend.narrow(dq, dtype), backend.narrow(dk, dtype), backend.narrow(dv, dtype), None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the backward above as Tensor ops (`attention_graph`): P
-        recomputed from q and k in the graph, the masks constant: a second pass sees the
+        """Tensor-level (`create_graph`): the backward above as Tensor ops (`attention_graph`): $P$
+        recomputed from $q$ and $k$ in the graph, the masks constant: a second pass sees the
         softmax's second derivative and every cross term of the two products."""
         params = self.graph_params()
         if params is None:  # a kernel's dropout mask: the lazy error (Function.backward_graph)
@@ -100,22 +112,28 @@ class ScaledDotProductAttention(Function):
 
 
 class PackedSelfAttention(Function):
-    """Multi-head self-attention on packed projections: the layout of a GPT's fused q/k/v matmul.
+    r"""Multi-head self-attention on packed projections: the layout of a GPT's fused q/k/v matmul.
 
-    qkv (B, T, 3 * H * d) holds, along its last dim, every head's query, then every head's key,
-    then every head's value.  The output (B, T, H * d) has the heads side by side (the lecture's
-    torch.cat over heads).  It computes exactly
+    `qkv` $(B, T, 3 H d)$ holds, along its last dim, every head's query, then every head's key,
+    then every head's value.  The output $(B, T, H d)$ has the heads side by side (the lecture's
+    `torch.cat` over heads).  It computes exactly
 
-        q, k, v = qkv.view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)          each (B, H, T, d)
-        out = scaled_dot_product_attention(q, k, v, mask, scale, dropout)  (B, H, T, d)
-        out = out.transpose(1, 2).reshape(B, T, H * d)
+    ```python
+    q, k, v = qkv.view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)          # each (B, H, T, d)
+    out = scaled_dot_product_attention(q, k, v, mask, scale, dropout)  # (B, H, T, d)
+    out = out.transpose(1, 2).reshape(B, T, H * d)
+    ```
 
     as one node instead of eight.
 
     Backward: the split, permutes and reshapes only move elements, so their adjoints move the
     gradients back the same way (a permutation's adjoint is the inverse permutation):
-        g (B, T, H * d) -> (B, H, T, d) -> ScaledDotProductAttention.backward -> dq, dk, dv
-        dqkv[:, :, 0] = dq^T,  dqkv[:, :, 1] = dk^T,  dqkv[:, :, 2] = dv^T   (each (B, T, H, d))
+    $g$ $(B, T, H d) \to (B, H, T, d) \to$ `ScaledDotProductAttention.backward` $\to dq, dk, dv$, and
+
+    $$
+    dqkv_{:,:,0} = dq^\top, \quad dqkv_{:,:,1} = dk^\top, \quad dqkv_{:,:,2} = dv^\top
+    \qquad \text{(each } (B, T, H, d)\text{)}.
+    $$
     """
 
     double_backward_reason = (
@@ -144,7 +162,7 @@ class PackedSelfAttention(Function):
         return dqkv.reshape(B, T, 3 * H * d), None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the split and permutes of qkv as recorded ops, then
+        """Tensor-level (`create_graph`): the split and permutes of `qkv` as recorded ops, then
         `attention_graph` per head, the three gradients stacked back: every step in the graph."""
         params = self.graph_params()
         if params is None:  # a kernel's dropout mask: the lazy error (Function.backward_graph)

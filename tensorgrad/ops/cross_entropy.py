@@ -7,10 +7,11 @@ from ..autograd import Function
 
 
 def cross_entropy_graph(g, x, safe_t, keep, reduction, count):
-    """CrossEntropy's dx = (softmax(x) - onehot(t)) * scale (see CrossEntropy) as Tensor ops, for
-    create_graph: softmax(x) is a recorded Softmax of the input tensor (what the forward saved as
-    an array), onehot(t) and the row mask are constants, and scale is g (in the graph) times
-    keep (/ count for "mean").  The reference op and its kernel both use it."""
+    r"""CrossEntropy's $dx = (\mathrm{softmax}(x) - \mathrm{onehot}(t)) \cdot \mathit{scale}$ (see `CrossEntropy`) as
+    Tensor ops, for `create_graph`: $\mathrm{softmax}(x)$ is a recorded `Softmax` of the input tensor (what
+    the forward saved as an array), $\mathrm{onehot}(t)$ and the row mask are constants, and
+    $\mathit{scale}$ is $g$ (in the graph) times `keep` (divided by `count` for `"mean"`).  The reference
+    op and its kernel both use it."""
     xp = backend.namespace(x.device)
     onehot = xp.zeros(x.shape, dtype=x.dtype)
     onehot[xp.arange(x.shape[0]), safe_t] = 1
@@ -24,13 +25,23 @@ def cross_entropy_graph(g, x, safe_t, keep, reduction, count):
 
 
 class CrossEntropy(Function):
-    """loss_n = -log softmax(x_n)[t_n] = logsumexp(x_n) - x_n[t_n], for logits x (N, C) and
-    class ids t (N,); reduced by mean (over the rows whose target is not ignore_index) or sum.
+    r"""$\ell_n = -\log \mathrm{softmax}(x_n)_{t_n} = \mathrm{logsumexp}(x_n) - x_{n,t_n}$, for logits $x$ of
+    shape $(N, C)$ and class ids $t$ of shape $(N,)$; reduced by mean (over the rows whose target is
+    not `ignore_index`) or sum.
 
-    d loss_n / d x_nc = softmax(x_n)_c - [c == t_n], so the whole backward is
-        dx = (p - onehot(t)) * g / N        (for reduction="mean"; no 1/N for "sum")
-    where p = softmax(x) is kept from the forward.  Rows with t_n == ignore_index get 0.
-    float16 is computed in float32 (backend.widen), its loss and gradient rounded once, as PyTorch's.
+    $$
+    \frac{\partial \ell_n}{\partial x_{nc}} = \mathrm{softmax}(x_n)_c - [c = t_n],
+    $$
+
+    so the whole backward is
+
+    $$
+    dx = \big(p - \mathrm{onehot}(t)\big)\, \frac{g}{N}
+    $$
+
+    for `reduction="mean"` (no $1/N$ for `"sum"`), where $p = \mathrm{softmax}(x)$ is kept from the
+    forward.  Rows whose $t_n$ is `ignore_index` get 0.
+    float16 is computed in float32 (`backend.widen`), its loss and gradient rounded once, as PyTorch's.
     """
 
     def forward(self, x, targets, reduction="mean", ignore_index=-100):
@@ -69,8 +80,8 @@ class CrossEntropy(Function):
         return backend.narrow(dx * scale, dtype), None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = (softmax(x) - onehot(t)) * scale with softmax(x) a
-        recorded Softmax of the input tensor (`cross_entropy_graph`): its second derivative is
-        softmax's, scaled per row."""
+        r"""Tensor-level (`create_graph`): $dx = (\mathrm{softmax}(x) - \mathrm{onehot}(t)) \cdot \mathit{scale}$
+        with $\mathrm{softmax}(x)$ a recorded `Softmax` of the input tensor (`cross_entropy_graph`): its
+        second derivative is softmax's, scaled per row."""
         _, safe_t, keep, reduction, count, _ = self.saved
         return cross_entropy_graph(g, self.parents[0], safe_t, keep, reduction, count)

@@ -7,13 +7,15 @@ from ..autograd import Function
 
 
 class Dropout(Function):
-    """Training: each element is zeroed with probability p and the kept ones are scaled by
-    1 / (1 - p), so E[y] = x and evaluation needs no rescaling (it is the identity):
+    r"""Training: each element is zeroed with probability $p$ and the kept ones are scaled by
+    $1 / (1 - p)$, so $\mathbb{E}[y] = x$ and evaluation needs no rescaling (it is the identity):
 
-        m ~ Bernoulli(1 - p),   y = x * m / (1 - p)
-        dx = g * m / (1 - p)     (the same mask: it is stored by the forward)
+    $$
+    m \sim \mathrm{Bernoulli}(1 - p), \qquad y = \frac{x\, m}{1 - p}, \qquad dx = \frac{g\, m}{1 - p}
+    $$
 
-    The mask is drawn by keep_mask below, from the seeded generator of x's device, and stored as
+    (the same mask: it is stored by the forward).
+    The mask is drawn by `keep_mask` below, from the seeded generator of $x$'s device, and stored as
     bool (1 byte).
     """
 
@@ -28,17 +30,18 @@ class Dropout(Function):
         return g * mask * scale
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * m / (1 - p) with the forward's mask m as a constant
-        tensor: linear in g, free of x (d(dx)/dx = 0), as PyTorch's dropout double backward."""
+        r"""Tensor-level (`create_graph`): $dx = g\, m / (1 - p)$ with the forward's mask $m$ as a constant
+        tensor: linear in $g$, free of $x$ ($\partial(dx)/\partial x = 0$), as PyTorch's dropout double
+        backward."""
         mask, scale = self.saved
         return g * type(g)._make(mask.astype(g.dtype) * scale, g.device, False)
 
 
 def keep_mask(device, shape, p):
-    """Dropout's mask, m ~ Bernoulli(1 - p): u ~ U[0, 1) (float32) from the device's seeded
-    generator, m = (u >= p).  True = kept.  The attention's dropout draws its mask here too.
+    r"""Dropout's mask, $m \sim \mathrm{Bernoulli}(1 - p)$: $u \sim U[0, 1)$ (float32) from the device's
+    seeded generator, $m = (u \ge p)$.  True = kept.  The attention's dropout draws its mask here too.
 
-    float32 uniforms are multiples of 2**-24, so the drop probability is p rounded up to the next
-    multiple of 2**-24 (0.2 becomes 0.20000005); the kept values are scaled by exactly 1 / (1 - p).
+    float32 uniforms are multiples of $2^{-24}$, so the drop probability is $p$ rounded up to the next
+    multiple of $2^{-24}$ (0.2 becomes 0.20000005); the kept values are scaled by exactly $1 / (1 - p)$.
     """
     return backend.rng(device).uniform(shape, backend.float32) >= p

@@ -1,12 +1,12 @@
-"""The elementary functions of one variable: exp, log (and their base-2 and base-10 forms), sqrt
-and the trigonometric functions, their inverses and the hyperbolic ones, expm1 / log1p, rsqrt,
-reciprocal, sinc, logit and the degree-radian conversions, each with its derivative.  (tanh, also
-elementary, is with the activations.)
+r"""The elementary functions of one variable: `exp`, `log` (and their base-2 and base-10 forms),
+`sqrt` and the trigonometric functions, their inverses and the hyperbolic ones, `expm1` / `log1p`,
+`rsqrt`, `reciprocal`, `sinc`, `logit` and the degree-radian conversions, each with its derivative.
+(`tanh`, also elementary, is with the activations.)
 
-Outside their domain they are NaN or inf, silently, as in PyTorch: log(-1) = nan, log(0) = -inf,
-sqrt(-1) = nan, exp(1000) = inf, sin(inf) = nan, acos(2) = nan, rsqrt(0) = inf, and the
-derivatives there too (1 / 0 = inf).  Those expressions are computed in `backend.quiet()`, where
-NumPy does not warn (CuPy never does)."""
+Outside their domain they are NaN or inf, silently, as in PyTorch: $\log(-1)$ = NaN,
+$\log 0 = -\infty$, $\sqrt{-1}$ = NaN, $e^{1000} = \infty$, $\sin \infty$ = NaN, $\arccos 2$ = NaN,
+$\mathrm{rsqrt}(0) = \infty$, and the derivatives there too ($1 / 0 = \infty$).  Those expressions
+are computed in `backend.quiet()`, where NumPy does not warn (CuPy never does)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..autograd import Function, graph_constant
 
 
 class Exp(Function):
-    """z = exp(x).   dx = g * exp(x) = g * z (the output is reused)."""
+    r"""$z = e^{x}$.   $dx = g\, e^{x} = g\, z$ (the output is reused)."""
 
     def forward(self, x):
         with backend.quiet():  # overflow: inf
@@ -30,14 +30,14 @@ class Exp(Function):
         return g * z
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * z with z = exp(x) the output tensor, in the graph, so
-        a second pass sees d(dx)/dg = z and d(dx)/dz = g, which z's node carries on to x
-        (dz/dx = z): d^2 exp/dx^2 = exp, and so on at every order."""
+        r"""Tensor-level (`create_graph`): $dx = g\, z$ with $z = e^{x}$ the output tensor, in the graph, so
+        a second pass sees $\partial(dx)/\partial g = z$ and $\partial(dx)/\partial z = g$, which $z$'s node
+        carries on to $x$ ($dz/dx = z$): $d^2 \exp / dx^2 = \exp$, and so on at every order."""
         return g * z
 
 
 class Log(Function):
-    """z = log(x).   dx = g / x."""
+    r"""$z = \log x$.   $dx = g / x$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -50,13 +50,13 @@ class Log(Function):
             return g / x
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / x, a recorded Div of the input tensor: a second pass
-        sees d(dx)/dg = 1/x, d(dx)/dx = -g/x^2 (Div's own formula)."""
+        r"""Tensor-level (`create_graph`): $dx = g / x$, a recorded `Div` of the input tensor: a second pass
+        sees $\partial(dx)/\partial g = 1/x$, $\partial(dx)/\partial x = -g/x^2$ (`Div`'s own formula)."""
         return g / self.parents[0]
 
 
 class Exp2(Function):
-    """z = 2^x = exp(x ln 2).   dz/dx = ln 2 * 2^x   =>   dx = g * z * ln 2 (the output is reused)."""
+    r"""$z = 2^x = e^{x \ln 2}$.   $dz/dx = \ln 2 \cdot 2^x$, so $dx = g\, z \ln 2$ (the output is reused)."""
 
     def forward(self, x):
         with backend.quiet():  # overflow: inf
@@ -69,13 +69,13 @@ class Exp2(Function):
         return g * z * math.log(2)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * z * ln 2 with z = 2^x the output tensor, in the graph
-        (its node carries d/dz on to x): each order multiplies by ln 2 once more."""
+        r"""Tensor-level (`create_graph`): $dx = g\, z \ln 2$ with $z = 2^x$ the output tensor, in the graph
+        (its node carries $d/dz$ on to $x$): each order multiplies by $\ln 2$ once more."""
         return g * z * math.log(2)
 
 
 class Log2(Function):
-    """z = log2(x) = ln(x) / ln 2.   dz/dx = 1 / (x ln 2)   =>   dx = g / (x ln 2)."""
+    r"""$z = \log_2 x = \ln x / \ln 2$.   $dz/dx = 1 / (x \ln 2)$, so $dx = g / (x \ln 2)$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -88,13 +88,13 @@ class Log2(Function):
             return g / (x * math.log(2))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (x ln 2), recorded Mul and Div of the input tensor."""
+        r"""Tensor-level (`create_graph`): $dx = g / (x \ln 2)$, recorded `Mul` and `Div` of the input tensor."""
         x = self.parents[0]
         return g / (x * math.log(2))
 
 
 class Log10(Function):
-    """z = log10(x) = ln(x) / ln 10.   dz/dx = 1 / (x ln 10)   =>   dx = g / (x ln 10)."""
+    r"""$z = \log_{10} x = \ln x / \ln 10$.   $dz/dx = 1 / (x \ln 10)$, so $dx = g / (x \ln 10)$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -107,13 +107,13 @@ class Log10(Function):
             return g / (x * math.log(10))
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (x ln 10), recorded Mul and Div of the input tensor."""
+        r"""Tensor-level (`create_graph`): $dx = g / (x \ln 10)$, recorded `Mul` and `Div` of the input tensor."""
         x = self.parents[0]
         return g / (x * math.log(10))
 
 
 class Sqrt(Function):
-    """z = sqrt(x).   dz/dx = 1 / (2 sqrt(x))   =>   dx = g / (2 z)."""
+    r"""$z = \sqrt{x}$.   $dz/dx = 1 / (2 \sqrt{x})$, so $dx = g / (2 z)$."""
 
     def forward(self, x):
         with backend.quiet():  # sqrt(x < 0) = nan
@@ -127,13 +127,13 @@ class Sqrt(Function):
             return g / (2 * z)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (2 z) with z = sqrt(x) the output tensor, in the graph:
-        d(dx)/dz = -g / (2 z^2), carried on to x by z's node (dz/dx = 1 / (2z))."""
+        r"""Tensor-level (`create_graph`): $dx = g / (2 z)$ with $z = \sqrt{x}$ the output tensor, in the graph:
+        $\partial(dx)/\partial z = -g / (2 z^2)$, carried on to $x$ by $z$'s node ($dz/dx = 1 / (2z)$)."""
         return g / (2 * z)
 
 
 class Sin(Function):
-    """z = sin(x).   dx = g cos(x)."""
+    r"""$z = \sin x$.   $dx = g \cos x$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -146,13 +146,14 @@ class Sin(Function):
             return g * self.xp.cos(x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g cos(x), a recorded Cos (whose formula gives -sin: every order)."""
+        r"""Tensor-level (`create_graph`): $dx = g \cos x$, a recorded `Cos` (whose formula gives $-\sin$: every
+        order)."""
         x = self.parents[0]
         return g * x.cos()
 
 
 class Cos(Function):
-    """z = cos(x).   dx = -g sin(x)."""
+    r"""$z = \cos x$.   $dx = -g \sin x$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -165,13 +166,13 @@ class Cos(Function):
             return -g * self.xp.sin(x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = -g sin(x), a recorded Sin."""
+        r"""Tensor-level (`create_graph`): $dx = -g \sin x$, a recorded `Sin`."""
         x = self.parents[0]
         return -g * x.sin()
 
 
 class Tan(Function):
-    """z = tan(x).   dz/dx = 1 / cos^2(x) = 1 + tan^2(x)   =>   dx = g (1 + z^2)."""
+    r"""$z = \tan x$.   $dz/dx = 1 / \cos^2 x = 1 + \tan^2 x$, so $dx = g\, (1 + z^2)$."""
 
     def forward(self, x):
         with backend.quiet():  # tan(+-inf) = nan
@@ -185,12 +186,12 @@ class Tan(Function):
             return g * (1 + z * z)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (1 + z^2) with z = tan(x) the output tensor, in the graph."""
+        r"""Tensor-level (`create_graph`): $dx = g\, (1 + z^2)$ with $z = \tan x$ the output tensor, in the graph."""
         return g * (1 + z * z)
 
 
 class Asin(Function):
-    """z = asin(x).   dz/dx = 1 / cos(z) = 1 / sqrt(1 - x^2)   =>   dx = g / sqrt(1 - x^2)."""
+    r"""$z = \arcsin x$.   $dz/dx = 1 / \cos z = 1 / \sqrt{1 - x^2}$, so $dx = g / \sqrt{1 - x^2}$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -203,13 +204,13 @@ class Asin(Function):
             return g / self.xp.sqrt(1 - x * x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / sqrt(1 - x^2), recorded ops of the input tensor."""
+        r"""Tensor-level (`create_graph`): $dx = g / \sqrt{1 - x^2}$, recorded ops of the input tensor."""
         x = self.parents[0]
         return g / (1 - x * x).sqrt()
 
 
 class Acos(Function):
-    """z = acos(x) = pi/2 - asin(x).   dx = -g / sqrt(1 - x^2)."""
+    r"""$z = \arccos x = \pi/2 - \arcsin x$.   $dx = -g / \sqrt{1 - x^2}$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -222,13 +223,13 @@ class Acos(Function):
             return -g / self.xp.sqrt(1 - x * x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = -g / sqrt(1 - x^2), recorded ops of the input tensor."""
+        r"""Tensor-level (`create_graph`): $dx = -g / \sqrt{1 - x^2}$, recorded ops of the input tensor."""
         x = self.parents[0]
         return -g / (1 - x * x).sqrt()
 
 
 class Atan(Function):
-    """z = atan(x).   dz/dx = cos^2(z) = 1 / (1 + tan^2(z)) = 1 / (1 + x^2)   =>   dx = g / (1 + x^2)."""
+    r"""$z = \arctan x$.   $dz/dx = \cos^2 z = 1 / (1 + \tan^2 z) = 1 / (1 + x^2)$, so $dx = g / (1 + x^2)$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -240,13 +241,13 @@ class Atan(Function):
             return g / (1 + x * x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (1 + x^2), recorded ops of the input tensor."""
+        """Tensor-level (`create_graph`): $dx = g / (1 + x^2)$, recorded ops of the input tensor."""
         x = self.parents[0]
         return g / (1 + x * x)
 
 
 class Sinh(Function):
-    """z = sinh(x) = (e^x - e^-x) / 2.   dz/dx = (e^x + e^-x) / 2 = cosh(x)   =>   dx = g cosh(x)."""
+    r"""$z = \sinh x = (e^{x} - e^{-x}) / 2$.   $dz/dx = (e^{x} + e^{-x}) / 2 = \cosh x$, so $dx = g \cosh x$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -259,13 +260,13 @@ class Sinh(Function):
             return g * self.xp.cosh(x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g cosh(x), a recorded Cosh (whose formula gives sinh)."""
+        r"""Tensor-level (`create_graph`): $dx = g \cosh x$, a recorded `Cosh` (whose formula gives $\sinh$)."""
         x = self.parents[0]
         return g * x.cosh()
 
 
 class Cosh(Function):
-    """z = cosh(x) = (e^x + e^-x) / 2.   dz/dx = sinh(x)   =>   dx = g sinh(x)."""
+    r"""$z = \cosh x = (e^{x} + e^{-x}) / 2$.   $dz/dx = \sinh x$, so $dx = g \sinh x$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -278,14 +279,14 @@ class Cosh(Function):
             return g * self.xp.sinh(x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g sinh(x), a recorded Sinh."""
+        r"""Tensor-level (`create_graph`): $dx = g \sinh x$, a recorded `Sinh`."""
         x = self.parents[0]
         return g * x.sinh()
 
 
 class Asinh(Function):
-    """z = asinh(x) = log(x + sqrt(x^2 + 1)).   dz/dx = 1 / cosh(z) = 1 / sqrt(x^2 + 1)
-    =>   dx = g / sqrt(x^2 + 1)."""
+    r"""$z = \operatorname{asinh} x = \log(x + \sqrt{x^2 + 1})$.
+    $dz/dx = 1 / \cosh z = 1 / \sqrt{x^2 + 1}$, so $dx = g / \sqrt{x^2 + 1}$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -297,14 +298,15 @@ class Asinh(Function):
             return g / self.xp.sqrt(x * x + 1)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / sqrt(x^2 + 1), recorded ops of the input tensor."""
+        r"""Tensor-level (`create_graph`): $dx = g / \sqrt{x^2 + 1}$, recorded ops of the input tensor."""
         x = self.parents[0]
         return g / (x * x + 1).sqrt()
 
 
 class Acosh(Function):
-    """z = acosh(x) = log(x + sqrt(x^2 - 1)) for x >= 1.   dz/dx = 1 / sinh(z) = 1 / sqrt(x^2 - 1)
-    =>   dx = g / sqrt(x^2 - 1)  (inf at x = 1, nan below, as in PyTorch)."""
+    r"""$z = \operatorname{acosh} x = \log(x + \sqrt{x^2 - 1})$ for $x \ge 1$.
+    $dz/dx = 1 / \sinh z = 1 / \sqrt{x^2 - 1}$, so $dx = g / \sqrt{x^2 - 1}$ (inf at $x = 1$, NaN below,
+    as in PyTorch)."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -317,14 +319,14 @@ class Acosh(Function):
             return g / self.xp.sqrt(x * x - 1)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / sqrt(x^2 - 1), recorded ops of the input tensor."""
+        r"""Tensor-level (`create_graph`): $dx = g / \sqrt{x^2 - 1}$, recorded ops of the input tensor."""
         x = self.parents[0]
         return g / (x * x - 1).sqrt()
 
 
 class Atanh(Function):
-    """z = atanh(x) = log((1 + x) / (1 - x)) / 2 for |x| < 1.   dz/dx = 1 / (1 - x^2)
-    =>   dx = g / (1 - x^2)."""
+    r"""$z = \operatorname{atanh} x = \log\big((1 + x) / (1 - x)\big) / 2$ for $|x| < 1$.
+    $dz/dx = 1 / (1 - x^2)$, so $dx = g / (1 - x^2)$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -337,13 +339,13 @@ class Atanh(Function):
             return g / (1 - x * x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (1 - x^2), recorded ops of the input tensor."""
+        """Tensor-level (`create_graph`): $dx = g / (1 - x^2)$, recorded ops of the input tensor."""
         x = self.parents[0]
         return g / (1 - x * x)
 
 
 class Expm1(Function):
-    """z = exp(x) - 1, exact for small x.   dz/dx = exp(x) = z + 1   =>   dx = g (z + 1)."""
+    r"""$z = e^{x} - 1$, exact for small $x$.   $dz/dx = e^{x} = z + 1$, so $dx = g\, (z + 1)$."""
 
     def forward(self, x):
         with backend.quiet():
@@ -357,13 +359,13 @@ class Expm1(Function):
             return g * (z + 1)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (z + 1) with z = expm1(x) the output tensor, in the graph
-        (dz/dx = z + 1: every order)."""
+        r"""Tensor-level (`create_graph`): $dx = g\, (z + 1)$ with $z = \mathrm{expm1}(x)$ the output tensor, in
+        the graph ($dz/dx = z + 1$: every order)."""
         return g * (z + 1)
 
 
 class Log1p(Function):
-    """z = log(1 + x), exact for small x.   dx = g / (1 + x)."""
+    r"""$z = \log(1 + x)$, exact for small $x$.   $dx = g / (1 + x)$."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -376,13 +378,13 @@ class Log1p(Function):
             return g / (1 + x)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (1 + x), recorded ops of the input tensor."""
+        """Tensor-level (`create_graph`): $dx = g / (1 + x)$, recorded ops of the input tensor."""
         x = self.parents[0]
         return g / (1 + x)
 
 
 class Rsqrt(Function):
-    """z = 1 / sqrt(x) = x^(-1/2).   dz/dx = -x^(-3/2) / 2 = -z^3 / 2   =>   dx = -g z^3 / 2."""
+    r"""$z = 1 / \sqrt{x} = x^{-1/2}$.   $dz/dx = -x^{-3/2} / 2 = -z^3 / 2$, so $dx = -g\, z^3 / 2$."""
 
     def forward(self, x):
         with backend.quiet():
@@ -396,12 +398,12 @@ class Rsqrt(Function):
             return -0.5 * g * z * z * z
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = -g z^3 / 2 with z = x^(-1/2) the output tensor, in the graph."""
+        r"""Tensor-level (`create_graph`): $dx = -g\, z^3 / 2$ with $z = x^{-1/2}$ the output tensor, in the graph."""
         return -0.5 * g * z * z * z
 
 
 class Reciprocal(Function):
-    """z = 1 / x.   dz/dx = -1 / x^2 = -z^2   =>   dx = -g z^2."""
+    r"""$z = 1 / x$.   $dz/dx = -1 / x^2 = -z^2$, so $dx = -g\, z^2$."""
 
     def forward(self, x):
         with backend.quiet():
@@ -415,17 +417,26 @@ class Reciprocal(Function):
             return -g * z * z
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = -g z^2 with z = 1/x the output tensor, in the graph
-        (d(dx)/dz = -2 g z, carried on to x by z's node: d^2(1/x)/dx^2 = 2/x^3)."""
+        r"""Tensor-level (`create_graph`): $dx = -g\, z^2$ with $z = 1/x$ the output tensor, in the graph
+        ($\partial(dx)/\partial z = -2 g z$, carried on to $x$ by $z$'s node: $d^2(1/x)/dx^2 = 2/x^3$)."""
         return -g * z * z
 
 
 class Sinc(Function):
-    """z = sin(pi x) / (pi x), and 1 at x = 0 (the limit).
+    r"""$z = \sin(\pi x) / (\pi x)$, and 1 at $x = 0$ (the limit).
 
-    dz/dx = (pi x cos(pi x) pi - sin(pi x) pi) / (pi x)^2 = (pi x cos(pi x) - sin(pi x)) / (pi x^2),
-    and 0 at x = 0 (z is even there)   =>   dx = g (pi x cos(pi x) - sin(pi x)) / (pi x^2), and 0
-    where pi x^2 is 0 in floating point (as PyTorch).
+    $$
+    \frac{dz}{dx} = \frac{\pi x \cos(\pi x)\, \pi - \sin(\pi x)\, \pi}{(\pi x)^2}
+    = \frac{\pi x \cos(\pi x) - \sin(\pi x)}{\pi x^2},
+    $$
+
+    and 0 at $x = 0$ ($z$ is even there), so
+
+    $$
+    dx = g\, \frac{\pi x \cos(\pi x) - \sin(\pi x)}{\pi x^2},
+    $$
+
+    and 0 where $\pi x^2$ is 0 in floating point (as PyTorch).
     """
 
     def forward(self, x):
@@ -443,11 +454,11 @@ class Sinc(Function):
         return g * xp.where(denominator == 0, 0, slope)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the same slope as recorded ops of the input tensor
-        (Mul, Cos, Sin, Div), 0 where pi x^2 is 0 (a constant mask; the denominator is 1 there,
-        so no 0 / 0 enters the graph): a second pass sees d(dx)/dx = g d(slope)/dx off x = 0, and
-        0 at x = 0 (PyTorch's where-based sinc_backward gives nan there; the true value is
-        -pi^2 / 3)."""
+        r"""Tensor-level (`create_graph`): the same slope as recorded ops of the input tensor
+        (`Mul`, `Cos`, `Sin`, `Div`), 0 where $\pi x^2$ is 0 (a constant mask; the denominator is 1 there,
+        so no $0 / 0$ enters the graph): a second pass sees
+        $\partial(dx)/\partial x = g\, d(\mathit{slope})/dx$ off $x = 0$, and 0 at $x = 0$ (PyTorch's
+        where-based `sinc_backward` gives NaN there; the true value is $-\pi^2 / 3$)."""
         (xa,) = self.saved
         x = self.parents[0]
         at_zero = graph_constant(g, math.pi * xa * xa == 0)
@@ -457,7 +468,7 @@ class Sinc(Function):
 
 
 class Scale(Function):
-    """z = c x for a constant c (deg2rad: c = pi / 180, rad2deg: c = 180 / pi).   dx = g c."""
+    r"""$z = c\, x$ for a constant $c$ (`deg2rad`: $c = \pi / 180$, `rad2deg`: $c = 180 / \pi$).   $dx = g\, c$."""
 
     def forward(self, x, factor):
         self.save_for_backward(factor)
@@ -468,17 +479,21 @@ class Scale(Function):
         return g * factor
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g c, linear in g."""
+        r"""Tensor-level (`create_graph`): $dx = g\, c$, linear in $g$."""
         (factor,) = self.saved
         return g * factor
 
 
 class Logit(Function):
-    """z = log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given.
+    r"""$z = \log\big(x / (1 - x)\big)$, with $x$ first clamped to $[\epsilon, 1 - \epsilon]$ when `eps` is given.
 
-    dz/dx = 1/x + 1/(1 - x) = 1 / (x (1 - x))   =>   dx = g / (x (1 - x)),
-    and 0 where the clamp holds x at a bound (x < eps or x > 1 - eps); without eps, nan outside
-    [0, 1] (PyTorch's values).
+    $$
+    \frac{dz}{dx} = \frac{1}{x} + \frac{1}{1 - x} = \frac{1}{x (1 - x)}
+    \quad\Longrightarrow\quad dx = \frac{g}{x (1 - x)},
+    $$
+
+    and 0 where the clamp holds $x$ at a bound ($x < \epsilon$ or $x > 1 - \epsilon$); without `eps`, NaN
+    outside $[0, 1]$ (PyTorch's values).
     """
 
     def forward(self, x, eps=None):
@@ -497,10 +512,10 @@ class Logit(Function):
         return xp.where(outside, xp.nan if eps is None else 0, dx)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / (x (1 - x)) as recorded ops of the input tensor,
-        replaced by nan (no eps) or 0 (eps) outside the range, the mask a constant: a second pass
-        sees d(dx)/dx = -g (1 - 2x) / (x (1 - x))^2 inside, and 0 outside (PyTorch's
-        logit_backward double backward)."""
+        r"""Tensor-level (`create_graph`): $dx = g / (x (1 - x))$ as recorded ops of the input tensor,
+        replaced by NaN (no `eps`) or 0 (`eps`) outside the range, the mask a constant: a second pass
+        sees $\partial(dx)/\partial x = -g\, (1 - 2x) / (x (1 - x))^2$ inside, and 0 outside (PyTorch's
+        `logit_backward` double backward)."""
         xa, eps = self.saved
         x = self.parents[0]
         outside = (xa < 0) | (xa > 1) if eps is None else (xa < eps) | (xa > 1 - eps)

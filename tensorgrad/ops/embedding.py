@@ -10,15 +10,18 @@ _ONE_HOT_LIMIT = 1 << 26
 
 
 def embedding_backward(xp, ids, grad_rows, num_embeddings):
-    """dW[v] = sum of grad_rows[i] over every i with ids[i] == v.
+    r"""$dW_v$ = the sum of `grad_rows[i]` over every $i$ with `ids[i] == v`.
 
-    ids: (N,) int; grad_rows: (N, D).  With the one-hot matrix O (V, N), O[v, i] = [ids[i] == v],
+    `ids`: $(N,)$ int; `grad_rows`: $(N, D)$.  With the one-hot matrix $O$ of shape $(V, N)$,
+    $O_{vi} = [\mathit{ids}_i = v]$,
 
-        dW[v] = sum_i O[v, i] grad_rows[i]      that is   dW = O @ grad_rows,
+    $$
+    dW_v = \sum_i O_{vi}\, \mathit{grad\_rows}_i, \qquad \text{that is} \qquad dW = O\, \mathit{grad\_rows},
+    $$
 
     a matmul: deterministic on every device (no atomics, the same sums in the same order every
-    run) and far faster than a scatter-add for small tables.  O has V * N elements; past
-    _ONE_HOT_LIMIT the scatter-add (backend.add_at) takes over.
+    run) and far faster than a scatter-add for small tables.  $O$ has $V N$ elements; past
+    `_ONE_HOT_LIMIT` the scatter-add (`backend.add_at`) takes over.
     """
     n = ids.shape[0]
     if n * num_embeddings <= _ONE_HOT_LIMIT:
@@ -29,11 +32,12 @@ def embedding_backward(xp, ids, grad_rows, num_embeddings):
 
 
 class Embedding(Function):
-    """z[..., :] = W[idx[...], :]  for W (V, D) and integer ids idx of any shape.
+    r"""$z_{\ldots,:} = W_{\mathit{idx}_{\ldots},:}$ for $W$ of shape $(V, D)$ and integer ids `idx` of any shape.
 
-    Each output row is a copy of one row of W, so dW[v] is the sum of the gradient rows of
-    every position holding id v.  Ids repeat (the same character many times in a batch),
-    so this is a scatter-*add*, done as onehot(ids)^T @ G by `embedding_backward` (deterministic).
+    Each output row is a copy of one row of $W$, so $dW_v$ is the sum of the gradient rows of
+    every position holding id $v$.  Ids repeat (the same character many times in a batch),
+    so this is a scatter-*add*, done as $\mathrm{onehot}(\mathit{ids})^\top G$ by `embedding_backward`
+    (deterministic).
     """
 
     def forward(self, idx, weight):
@@ -47,8 +51,9 @@ class Embedding(Function):
         return None, dw
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dW = onehot(ids)^T @ G as a recorded MatMul with a constant
-        one-hot (V, N): linear in G (its adjoint, onehot @ V, is the gather again), free of W."""
+        r"""Tensor-level (`create_graph`): $dW = \mathrm{onehot}(\mathit{ids})^\top G$ as a recorded `MatMul`
+        with a constant one-hot $(V, N)$: linear in $G$ (its adjoint, $\mathrm{onehot}\; V$, is the gather
+        again), free of $W$."""
         idx, num_embeddings = self.saved
         xp = self.xp
         flat = idx.reshape(-1)

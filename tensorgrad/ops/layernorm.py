@@ -1,10 +1,10 @@
 """Layer normalisation as one op with its own backward, and its relatives: the standardisation
 over any axes (batch, instance and group norm) and the RMS norm.
 
-As PyTorch's, each computes float16 in float32 (backend.widen), statistics and gradients, and
+As PyTorch's, each computes float16 in float32 (`backend.widen`), statistics and gradients, and
 rounds its outputs once: the variance of float16 values in the thousands overflows float16.  The
-means go through backend.mean / sum, so the sums over the rows (dw, db) and batch_norm's over the
-batch are blocked, as accurate as PyTorch's.
+means go through `backend.mean` / `sum`, so the sums over the rows ($dw$, $db$) and `batch_norm`'s
+over the batch are blocked, as accurate as PyTorch's.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from .scan import widened as _widened
 
 
 def layer_norm_graph(ctx, g, norm_shape, eps):
-    """LayerNorm's backward (see LayerNorm) as Tensor ops, for create_graph: mean, rstd and xhat
-    are recomputed from the input tensor as recorded ops (what the forward saved as arrays), so
-    the second pass differentiates through them too; the reference op and its kernel both use it."""
+    r"""LayerNorm's backward (see `LayerNorm`) as Tensor ops, for `create_graph`: $\mathrm{mean}$,
+    $\mathrm{rstd}$ and $\hat x$ are recomputed from the input tensor as recorded ops (what the forward
+    saved as arrays), so the second pass differentiates through them too; the reference op and its
+    kernel both use it."""
     x, weight = ctx.parents[0], ctx.parents[1]
     n = math.prod(norm_shape)
     x2 = x.reshape(-1, n)
@@ -38,22 +39,35 @@ def layer_norm_graph(ctx, g, norm_shape, eps):
 
 
 class LayerNorm(Function):
-    """Normalise over the last `k` axes, then scale and shift:
+    r"""Normalise over the last `k` axes, then scale and shift:
 
-        mean = E[x],  rstd = 1 / sqrt(Var[x] + eps)   (biased variance, over the k axes)
-        xhat = (x - mean) * rstd
-        y    = xhat * w + b
+    $$
+    \begin{aligned}
+    \mathrm{mean} &= \mathbb{E}[x], \qquad \mathrm{rstd} = \frac{1}{\sqrt{\mathrm{Var}[x] + \epsilon}}, \\
+    \hat x &= (x - \mathrm{mean})\, \mathrm{rstd}, \\
+    y &= \hat x\, w + b,
+    \end{aligned}
+    $$
 
-    Backward (N = number of normalised elements, means taken over the k axes):
-        db    = sum over the batch axes of g
-        dw    = sum over the batch axes of g * xhat
-        dxhat = g * w
-        dx    = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+    the variance biased, $\mathbb{E}$ and $\mathrm{Var}$ over the $k$ axes.
 
-    The last line is d/dx of xhat applied to dxhat: xhat depends on x directly (rstd), through
-    the mean (-mean(dxhat)) and through the variance (-xhat * mean(dxhat * xhat)).
+    Backward ($N$ = number of normalised elements, means taken over the $k$ axes, sums over the
+    batch axes):
 
-    The k normalised axes are folded into one, x (rows, N), so every mean is a row mean.
+    $$
+    \begin{aligned}
+    db &= \sum_{\text{batch}} g, \\
+    dw &= \sum_{\text{batch}} g\, \hat x, \\
+    d\hat x &= g\, w, \\
+    dx &= \mathrm{rstd}\, \Big(d\hat x - \mathrm{mean}(d\hat x) - \hat x\, \mathrm{mean}(d\hat x\, \hat x)\Big).
+    \end{aligned}
+    $$
+
+    The last line is $\partial \hat x / \partial x$ applied to $d\hat x$: $\hat x$ depends on $x$ directly
+    ($\mathrm{rstd}$), through the mean ($-\mathrm{mean}(d\hat x)$) and through the variance
+    ($-\hat x\, \mathrm{mean}(d\hat x\, \hat x)$).
+
+    The $k$ normalised axes are folded into one, $x$ of shape (rows, $N$), so every mean is a row mean.
     """
 
     def forward(self, x, weight, bias, k, eps=1e-5):
@@ -87,22 +101,27 @@ class LayerNorm(Function):
         return dx, dw, db
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the backward above written with Tensor ops
-        (`layer_norm_graph`), xhat and rstd recomputed from the input tensor in the graph: a
-        second pass differentiates the mean, the variance and the scale as well."""
+        r"""Tensor-level (`create_graph`): the backward above written with Tensor ops
+        (`layer_norm_graph`), $\hat x$ and $\mathrm{rstd}$ recomputed from the input tensor in the graph:
+        a second pass differentiates the mean, the variance and the scale as well."""
         norm_shape, eps = self.saved[-2:]
         return layer_norm_graph(self, g, norm_shape, eps)
 
 
 class Standardize(Function):
-    """xhat = (x - mean) * rstd over the given axes, rstd = 1 / sqrt(Var[x] + eps) (biased variance):
-    LayerNorm's normalisation on any set of axes -- batch_norm's (all but the channels),
-    instance_norm's (the spatial ones) and group_norm's (each group of channels with its pixels).
+    r"""$\hat x = (x - \mathrm{mean})\, \mathrm{rstd}$ over the given axes, with
+    $\mathrm{rstd} = 1 / \sqrt{\mathrm{Var}[x] + \epsilon}$ (biased variance): LayerNorm's normalisation on
+    any set of axes -- `batch_norm`'s (all but the channels), `instance_norm`'s (the spatial ones) and
+    `group_norm`'s (each group of channels with its pixels).
     The affine weight and bias that follow are an ordinary multiply and add.
 
-    Backward, N the number of elements each mean is over (means over the axes):
-        dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
-    the same three paths as in LayerNorm: directly, through the mean, through the variance.
+    Backward, $N$ the number of elements each mean is over (means over the axes):
+
+    $$
+    dx = \mathrm{rstd}\, \Big(g - \mathrm{mean}(g) - \hat x\, \mathrm{mean}(g\, \hat x)\Big),
+    $$
+
+    the same three paths as in `LayerNorm`: directly, through the mean, through the variance.
     """
 
     def forward(self, x, axes, eps):
@@ -124,9 +143,9 @@ class Standardize(Function):
         return backend.narrow(rstd * (g - mean_g - xhat * mean_g_xhat), dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the backward above with Tensor ops, mean, rstd and xhat
-        recomputed from the input tensor as recorded ops (in the widened dtype, cast back once):
-        a second pass differentiates the mean, the variance and the scale as well (as
+        r"""Tensor-level (`create_graph`): the backward above with Tensor ops, $\mathrm{mean}$, $\mathrm{rstd}$
+        and $\hat x$ recomputed from the input tensor as recorded ops (in the widened dtype, cast back
+        once): a second pass differentiates the mean, the variance and the scale as well (as
         `layer_norm_graph`, on these axes)."""
         axes, eps = self.saved[2], self.saved[4]
         dtype, x, g = g.dtype, _widened(self.parents[0]), _widened(g)
@@ -138,11 +157,16 @@ class Standardize(Function):
 
 
 class RMSNorm(Function):
-    """y = x * r over the last k axes (folded into one of N elements), r = 1 / sqrt(mean(x^2) + eps):
-    LayerNorm without the centring.  (The weight that follows is an ordinary multiply.)
+    r"""$y = x\, r$ over the last $k$ axes (folded into one of $N$ elements),
+    $r = 1 / \sqrt{\mathrm{mean}(x^2) + \epsilon}$: LayerNorm without the centring.  (The weight that
+    follows is an ordinary multiply.)
 
-    With xhat = x r and dr/dx_j = -r^3 x_j / N:
-        dx_j = g_j r + sum_i g_i x_i (-r^3 x_j / N) = r * (g_j - xhat_j * mean(g * xhat))
+    With $\hat x = x\, r$ and $\partial r / \partial x_j = -r^3 x_j / N$:
+
+    $$
+    dx_j = g_j\, r + \sum_i g_i\, x_i \Big(\frac{-r^3 x_j}{N}\Big)
+    = r \Big(g_j - \hat x_j\, \mathrm{mean}(g\, \hat x)\Big).
+    $$
     """
 
     def forward(self, x, k, eps):
@@ -160,9 +184,9 @@ class RMSNorm(Function):
         return backend.narrow(dx.reshape(shape), dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = r (g - xhat mean(g xhat)) with r and xhat recomputed
-        from the input tensor as recorded ops (rows of N, widened, cast back once): a second pass
-        sees r's dependence on x (dr/dx_j = -r^3 x_j / N) as well."""
+        r"""Tensor-level (`create_graph`): $dx = r\, \big(g - \hat x\, \mathrm{mean}(g\, \hat x)\big)$ with $r$ and
+        $\hat x$ recomputed from the input tensor as recorded ops (rows of $N$, widened, cast back once):
+        a second pass sees $r$'s dependence on $x$ ($\partial r / \partial x_j = -r^3 x_j / N$) as well."""
         xhat_array, _, shape, _, eps = self.saved
         dtype = g.dtype
         x2 = _widened(self.parents[0].reshape(xhat_array.shape))

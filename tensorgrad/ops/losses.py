@@ -1,10 +1,10 @@
-"""Losses other than the fused cross-entropy (ops/cross_entropy.py), F.normalize and the p-norm of the distances.
+r"""Losses other than the fused cross-entropy (`ops/cross_entropy.py`), `F.normalize` and the p-norm of the distances.
 
 The elementwise losses (binary cross-entropy, squared and absolute error) return one loss per
-element; F.* reduces them with mean() or sum(), whose backward spreads g evenly (mean: g / n).
-NLLLoss reduces itself, because its mean divides by a sum of class weights.
-The sums here (NLLLoss's, the norms') accumulate float16 in float32 (backend.widen, backend.sum)
-and round once, as PyTorch's.
+element; `F.*` reduces them with `mean()` or `sum()`, whose backward spreads $g$ evenly (mean: $g / n$).
+`NLLLoss` reduces itself, because its mean divides by a sum of class weights.
+The sums here (`NLLLoss`'s, the norms') accumulate float16 in float32 (`backend.widen`, `backend.sum`)
+and round once, as PyTorch's.  Below, $\ell$ is the loss.
 """
 
 from __future__ import annotations
@@ -21,18 +21,18 @@ from .scan import widened
 
 
 def _cast(t, dtype):
-    """t in dtype (a recorded Cast when it differs): a formula computed in the widened dtype
+    """$t$ in `dtype` (a recorded `Cast` when it differs): a formula computed in the widened dtype
     rounds once at the end, as the array backward."""
     return t if t.dtype == dtype else t.to(dtype)
 
 
 class NLLLoss(Function):
-    """loss_n = -w[t_n] * x[n, t_n] for log-probabilities x (M, C), class ids t (M,) and class
-    weights w (C,) (all ones without weight); rows with t_n == ignore_index have w = 0.
-    "mean" divides the sum by W = sum_n w[t_n], "sum" does not, "none" keeps (M,).
+    r"""$\ell_n = -w_{t_n}\, x_{n, t_n}$ for log-probabilities $x$ $(M, C)$, class ids $t$ $(M,)$ and class
+    weights $w$ $(C,)$ (all ones without `weight`); rows whose $t_n$ is `ignore_index` have $w = 0$.
+    `"mean"` divides the sum by $W = \sum_n w_{t_n}$, `"sum"` does not, `"none"` keeps $(M,)$.
 
-    Each loss reads one element of its row:  dx[n, t_n] = -w[t_n] * s_n, zero elsewhere, with
-    s_n = g / W ("mean"), g ("sum") or g_n ("none").
+    Each loss reads one element of its row: $dx_{n, t_n} = -w_{t_n}\, s_n$, zero elsewhere, with
+    $s_n = g / W$ (`"mean"`), $g$ (`"sum"`) or $g_n$ (`"none"`).
     """
 
     def forward(self, x, t, weight, ignore_index, reduction):
@@ -55,10 +55,10 @@ class NLLLoss(Function):
         return dx, None, None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = -w[t_n] s_n at (n, t_n), 0 elsewhere: the constant
-        -w placed at the targets (a one-hot of the weights) times s (g / W, g, or g_n as a
-        column), then 0 off the targets (a recorded MaskedFill, so an inf or nan s stays in its
-        own row's target, as the array backward's scatter).  Linear in g, free of x."""
+        """Tensor-level (`create_graph`): $dx = -w_{t_n} s_n$ at $(n, t_n)$, 0 elsewhere: the constant
+        $-w$ placed at the targets (a one-hot of the weights) times $s$ ($g / W$, $g$, or $g_n$ as a
+        column), then 0 off the targets (a recorded `MaskedFill`, so an inf or NaN $s$ stays in its
+        own row's target, as the array backward's scatter).  Linear in $g$, free of $x$."""
         xp = self.xp
         shape, rows, safe_t, w, total, reduction = self.saved
         placed = xp.zeros(shape, dtype=w.dtype)
@@ -73,12 +73,16 @@ class NLLLoss(Function):
 
 
 class BinaryCrossEntropy(Function):
-    """loss = -w * (y log x + (1 - y) log(1 - x)), each log clamped at -100 (as PyTorch, so that
-    x = 0 or 1 gives a finite loss); x are probabilities, y targets in [0, 1], w weights.
+    r"""$\ell = -w \big(y \log x + (1 - y) \log(1 - x)\big)$, each log clamped at $-100$ (as PyTorch, so that
+    $x = 0$ or $1$ gives a finite loss); $x$ are probabilities, $y$ targets in $[0, 1]$, $w$ weights.
 
-        dx = w (x - y) / (x (1 - x))        (the denominator kept >= 1e-12, as PyTorch)
-        dy = -w (log x - log(1 - x))        (the clamped logs)
-        dw = -(y log x + (1 - y) log(1 - x))
+    $$
+    \begin{aligned}
+    dx &= \frac{w\, (x - y)}{x (1 - x)} && \text{(the denominator kept} \ge 10^{-12}\text{, as PyTorch)} \\
+    dy &= -w \big(\log x - \log(1 - x)\big) && \text{(the clamped logs)} \\
+    dw &= -\big(y \log x + (1 - y) \log(1 - x)\big)
+    \end{aligned}
+    $$
     """
 
     def forward(self, x, y, w):
@@ -98,11 +102,16 @@ class BinaryCrossEntropy(Function):
         return dx, dy, dw
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the three gradients above with the input tensors, the
-        clamps recorded (Clamp of the logs at -100, of x (1 - x) at 1e-12: their masks carry the
-        second pass's zeros where a clamp holds): a second pass sees d(dx)/dx =
-        gw (x^2 - 2 x y + y) / (x (1 - x))^2 (PyTorch's binary_cross_entropy_double_backward,
-        whose eps sits in the denominator instead), d(dx)/dy = -gw / (x (1 - x)), and so on."""
+        r"""Tensor-level (`create_graph`): the three gradients above with the input tensors, the
+        clamps recorded (`Clamp` of the logs at $-100$, of $x (1 - x)$ at $10^{-12}$: their masks carry the
+        second pass's zeros where a clamp holds): a second pass sees
+
+        $$
+        \frac{\partial(dx)}{\partial x} = \frac{g w\, (x^2 - 2 x y + y)}{(x (1 - x))^2}
+        $$
+
+        (PyTorch's `binary_cross_entropy_double_backward`, whose eps sits in the denominator instead),
+        $\partial(dx)/\partial y = -g w / (x (1 - x))$, and so on."""
         x, y, w = self.parents
         gw = g if w is None else g * w
         dx = gw * (x - y) / (x * (1 - x)).clamp(min=1e-12)
@@ -118,16 +127,27 @@ class BinaryCrossEntropy(Function):
 
 
 class BCEWithLogits(Function):
-    """Binary cross-entropy of sigmoid(x) from the logits x, without forming sigmoid(x):
-        loss = w * ((1 - y) x + l * softplus(-x)),     l = 1 + (pos_weight - 1) y
-    (-log sigmoid(x) = softplus(-x) and -log(1 - sigmoid(x)) = x + softplus(-x)), with the stable
-    softplus(-x) = log1p(exp(-|x|)) + max(-x, 0).  pos_weight (default 1) weighs the positives.
+    r"""Binary cross-entropy of $\sigma(x)$ from the logits $x$, without forming $\sigma(x)$:
 
-    With softplus(-x)' = -sigmoid(-x) = sigmoid(x) - 1:
-        dx = w * ((1 - y) - l * (1 - sigmoid(x)))       (= w (sigmoid(x) - y) without pos_weight)
-        dy = w * (-x + (pos_weight - 1) softplus(-x))
-        dpos_weight = w * y * softplus(-x)
-        dw = (1 - y) x + l * softplus(-x)
+    $$
+    \ell = w \big((1 - y)\, x + l\, \mathrm{softplus}(-x)\big), \qquad l = 1 + (\mathit{pos\_weight} - 1)\, y
+    $$
+
+    ($-\log \sigma(x) = \mathrm{softplus}(-x)$ and $-\log(1 - \sigma(x)) = x + \mathrm{softplus}(-x)$), with the
+    stable $\mathrm{softplus}(-x) = \mathrm{log1p}(e^{-|x|}) + \max(-x, 0)$.  `pos_weight` (default 1) weighs
+    the positives.
+
+    With $\mathrm{softplus}(-x)' = -\sigma(-x) = \sigma(x) - 1$:
+
+    $$
+    \begin{aligned}
+    dx &= w \big((1 - y) - l\, (1 - \sigma(x))\big)
+    && \big(= w\, (\sigma(x) - y) \text{ without } \mathit{pos\_weight}\big) \\
+    dy &= w \big(-x + (\mathit{pos\_weight} - 1)\, \mathrm{softplus}(-x)\big) \\
+    d\mathit{pos\_weight} &= w\, y\, \mathrm{softplus}(-x) \\
+    dw &= (1 - y)\, x + l\, \mathrm{softplus}(-x)
+    \end{aligned}
+    $$
     """
 
     def forward(self, x, y, w, pos_weight):
@@ -150,10 +170,11 @@ class BCEWithLogits(Function):
         return dx, dy, dw, dpw
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the four gradients above with the input tensors: sigmoid(x)
-        as 1 / (1 + exp(-x)) and softplus(-x) as a recorded Softplus (no linear regime: the
-        forward's value, with its derivative -sigmoid(-x) everywhere, kinks included).  A second
-        pass sees d(dx)/dx = gw l s (1 - s) and the cross terms in y, w and pos_weight."""
+        r"""Tensor-level (`create_graph`): the four gradients above with the input tensors: $\sigma(x)$
+        as $1 / (1 + e^{-x})$ and $\mathrm{softplus}(-x)$ as a recorded `Softplus` (no linear regime: the
+        forward's value, with its derivative $-\sigma(-x)$ everywhere, kinks included).  A second
+        pass sees $\partial(dx)/\partial x = g w\, l\, s (1 - s)$ (with $s = \sigma(x)$) and the cross terms in
+        $y$, $w$ and `pos_weight`."""
         x, y, w, pos_weight = self.parents
         gw = g if w is None else g * w
         sp = Softplus.apply(-x, beta=1.0, threshold=math.inf)
@@ -167,7 +188,7 @@ class BCEWithLogits(Function):
 
 
 class SquaredError(Function):
-    """loss = (x - y)^2.   dx = 2 (x - y) g,   dy = -dx."""
+    r"""$\ell = (x - y)^2$.   $dx = 2 (x - y)\, g$,   $dy = -dx$."""
 
     def forward(self, x, y):
         d = x - y
@@ -180,15 +201,16 @@ class SquaredError(Function):
         return dx, -dx
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = 2 (x - y) g with the input tensors, dy = -dx: a second
-        pass sees d(dx)/dx = 2 g, d(dx)/dy = -2 g."""
+        r"""Tensor-level (`create_graph`): $dx = 2 (x - y)\, g$ with the input tensors, $dy = -dx$: a second
+        pass sees $\partial(dx)/\partial x = 2 g$, $\partial(dx)/\partial y = -2 g$."""
         x, y = self.parents
         dx = 2 * (x - y) * g
         return dx, -dx
 
 
 class AbsoluteError(Function):
-    """loss = |x - y|.   dx = sign(x - y) g (0 where x == y, and where x - y is NaN, as PyTorch),   dy = -dx."""
+    r"""$\ell = |x - y|$.   $dx = \mathrm{sign}(x - y)\, g$ (0 where $x = y$, and where $x - y$ is NaN, as
+    PyTorch),   $dy = -dx$."""
 
     def forward(self, x, y):
         d = x - y
@@ -201,23 +223,29 @@ class AbsoluteError(Function):
         return dx, -dx
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = sign(x - y) g, the sign a constant (piecewise constant:
-        d(dx)/dx = 0), dy = -dx."""
+        r"""Tensor-level (`create_graph`): $dx = \mathrm{sign}(x - y)\, g$, the sign a constant (piecewise
+        constant: $\partial(dx)/\partial x = 0$), $dy = -dx$."""
         (d,) = self.saved
         dx = graph_constant(g, sign(self.xp, d)) * g
         return dx, -dx
 
 
 class Normalize(Function):
-    """y = x / d along dim, with n = ||x||_p = (sum |x|^p)^(1/p) and d = max(n, eps).
+    r"""$y = x / d$ along `dim`, with $n = \|x\|_p = \big(\sum |x|^p\big)^{1/p}$ and $d = \max(n, \epsilon)$.
 
-    Where n >= eps, d = n and dn/dx_i = sign(x_i) |x_i|^(p-1) / n^(p-1) (= x_i / n for p = 2), so
-        dx_i = g_i / d - (sum_j g_j x_j) / d^2 * dn/dx_i
-    where n < eps, d = eps is a constant and dx = g / eps (at n = eps the gradient goes through n, as
-    through PyTorch's clamp_min).
-    PyTorch's other norms: p = 0 counts the nonzero x_i (n is piecewise constant: dn/dx = 0); for
-    p < 1 (negative too) a zero x_i makes |x_i|^p infinite, so n = 0, and its dn/dx_i is taken as 0
-    (PyTorch's norm backward), computed as sign(x_i) |x_i|^(p-1) n^(1-p).
+    Where $n \ge \epsilon$, $d = n$ and
+    $\partial n / \partial x_i = \mathrm{sign}(x_i)\, |x_i|^{p-1} / n^{p-1}$ ($= x_i / n$ for $p = 2$), so
+
+    $$
+    dx_i = \frac{g_i}{d} - \frac{\sum_j g_j x_j}{d^2}\, \frac{\partial n}{\partial x_i};
+    $$
+
+    where $n < \epsilon$, $d = \epsilon$ is a constant and $dx = g / \epsilon$ (at $n = \epsilon$ the gradient
+    goes through $n$, as through PyTorch's `clamp_min`).
+    PyTorch's other norms: $p = 0$ counts the nonzero $x_i$ ($n$ is piecewise constant:
+    $\partial n / \partial x = 0$); for $p < 1$ (negative too) a zero $x_i$ makes $|x_i|^p$ infinite, so
+    $n = 0$, and its $\partial n / \partial x_i$ is taken as 0 (PyTorch's norm backward), computed as
+    $\mathrm{sign}(x_i)\, |x_i|^{p-1} n^{1-p}$.
     """
 
     def forward(self, x, p, dim, eps):
@@ -247,10 +275,11 @@ class Normalize(Function):
         return backend.narrow(g / d - xp.where(n >= eps, gx / (d * d), 0) * dn, dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the backward above with n, d and dn/dx recomputed from the
-        input tensor as recorded ops, in the array backward's order (Abs, Pow, Sum, Pow, a Clamp
-        at eps for d), the sign and the masks (n > 0, n >= eps, x == 0) constants; the widened
-        dtype, cast back once.  A second pass differentiates d, dn/dx and sum(g x)."""
+        r"""Tensor-level (`create_graph`): the backward above with $n$, $d$ and $\partial n / \partial x$
+        recomputed from the input tensor as recorded ops, in the array backward's order (`Abs`, `Pow`,
+        `Sum`, `Pow`, a `Clamp` at $\epsilon$ for $d$), the sign and the masks ($n > 0$, $n \ge \epsilon$,
+        $x = 0$) constants; the widened dtype, cast back once.  A second pass differentiates $d$,
+        $\partial n / \partial x$ and $\sum g\, x$."""
         xp = self.xp
         xa, na, _, p, dim, eps, dtype = self.saved
         x, g = widened(self.parents[0]), widened(g)
@@ -275,11 +304,16 @@ class Normalize(Function):
 
 
 class HuberError(Function):
-    """loss = d^2 / 2 for |d| < delta, delta (|d| - delta / 2) otherwise, d = x - y (quadratic near
-    0, linear beyond delta; the two pieces meet with equal slope at |d| = delta).
+    r"""$\ell = d^2 / 2$ for $|d| < \delta$, $\delta\, (|d| - \delta / 2)$ otherwise, $d = x - y$ (quadratic
+    near 0, linear beyond $\delta$; the two pieces meet with equal slope at $|d| = \delta$).
 
-        dloss/dd = d for |d| < delta, delta * sign(d) otherwise   =>   dx = g dloss/dd,  dy = -dx
-    F.smooth_l1_loss(beta) is this loss with delta = beta, divided by beta.
+    $$
+    \frac{\partial \ell}{\partial d} =
+    \begin{cases} d & |d| < \delta \\ \delta\, \mathrm{sign}(d) & \text{otherwise} \end{cases}
+    \quad\Longrightarrow\quad dx = g\, \frac{\partial \ell}{\partial d}, \quad dy = -dx.
+    $$
+
+    `F.smooth_l1_loss(beta)` is this loss with $\delta = \beta$, divided by $\beta$.
     """
 
     def forward(self, x, y, delta):
@@ -296,9 +330,10 @@ class HuberError(Function):
         return dx, -dx
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (x - y) where |x - y| < delta, g delta sign(x - y)
-        elsewhere (a recorded Where with the constant mask; the sign a constant), dy = -dx: a
-        second pass sees d(dx)/dx = g on the quadratic piece, 0 on the linear ones."""
+        r"""Tensor-level (`create_graph`): $dx = g\, (x - y)$ where $|x - y| < \delta$,
+        $g\, \delta\, \mathrm{sign}(x - y)$ elsewhere (a recorded `Where` with the constant mask; the sign a
+        constant), $dy = -dx$: a second pass sees $\partial(dx)/\partial x = g$ on the quadratic piece, 0 on
+        the linear ones."""
         x, y = self.parents
         d, small, delta = self.saved
         dx = g * Where.apply(graph_constant(g, small), x - y, graph_constant(g, delta * self.xp.sign(d)))
@@ -306,12 +341,15 @@ class HuberError(Function):
 
 
 class KLDiv(Function):
-    """The pointwise Kullback-Leibler term of log-probabilities x against a target t:
-        probabilities t:      loss = t (log t - x)   (0 where t = 0, the limit of t log t)
-        log_target (t = log q):  loss = exp(t) (t - x)
+    r"""The pointwise Kullback-Leibler term of log-probabilities $x$ against a target $t$:
 
-        probabilities:  dx = -g t,        dt = g (log t + 1 - x)   (t > 0; PyTorch's NaN at t = 0 is 0 here)
-        log_target:     dx = -g exp(t),   dt = g exp(t) (t - x + 1)
+    - probabilities $t$: $\ell = t\, (\log t - x)$ (0 where $t = 0$, the limit of $t \log t$);
+    - `log_target` ($t = \log q$): $\ell = e^{t} (t - x)$.
+
+    Backward:
+
+    - probabilities: $dx = -g\, t$, $dt = g\, (\log t + 1 - x)$ ($t > 0$; PyTorch's NaN at $t = 0$ is 0 here);
+    - `log_target`: $dx = -g\, e^{t}$, $dt = g\, e^{t} (t - x + 1)$.
     """
 
     def forward(self, x, t, log_target):
@@ -333,10 +371,10 @@ class KLDiv(Function):
         return -g * t, g * (s + 1 - x) if self.needs_grad(1) else None
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the same with the input tensors, exp(t) a recorded Exp and
-        log t a recorded Log of t with 1 where t <= 0 (a constant mask, as the forward): a second
-        pass sees d(dx)/dt = -g exp(t) (or -g), d(dt)/dx = -g exp(t) (or -g), d(dt)/dt =
-        g exp(t) (t - x + 2) (or g / t)."""
+        r"""Tensor-level (`create_graph`): the same with the input tensors, $e^{t}$ a recorded `Exp` and
+        $\log t$ a recorded `Log` of $t$ with 1 where $t \le 0$ (a constant mask, as the forward): a second
+        pass sees $\partial(dx)/\partial t = -g\, e^{t}$ (or $-g$), $\partial(dt)/\partial x = -g\, e^{t}$ (or $-g$),
+        $\partial(dt)/\partial t = g\, e^{t} (t - x + 2)$ (or $g / t$)."""
         x, t = self.parents[:2]
         t_array, log_target = self.saved[1], self.saved[3]
         if log_target:
@@ -349,13 +387,22 @@ class KLDiv(Function):
 
 
 class PNorm(Function):
-    """n = ||x||_p along dim (a tuple of axes), as PyTorch's vector norm:
-        p > 0 finite:  n = (sum |x|^p)^(1/p),  dn/dx = sign(x) |x|^(p-1) / n^(p-1)   (x / n for p = 2)
-        p = inf:       n = max |x|,   dn/dx = sign(x) / k at the k elements where |x| = n, 0 elsewhere
-        p = -inf:      n = min |x|,   likewise at the minima
-        p = 0:         n = the number of nonzero x (piecewise constant: dn/dx = 0)
-    Where n = 0 the gradient is 0 (PyTorch's choice: the norm's subgradient at 0).
-    dx = g * dn/dx, g broadcast over the reduced axes.
+    r"""$n = \|x\|_p$ along `dim` (a tuple of axes), as PyTorch's vector norm:
+
+    - $p > 0$ finite: $n = \big(\sum |x|^p\big)^{1/p}$,
+      $\partial n / \partial x = \mathrm{sign}(x)\, |x|^{p-1} / n^{p-1}$ ($x / n$ for $p = 2$);
+    - $p = \infty$: $n = \max |x|$, $\partial n / \partial x = \mathrm{sign}(x) / k$ at the $k$ elements
+      where $|x| = n$, 0 elsewhere;
+    - $p = -\infty$: $n = \min |x|$, likewise at the minima;
+    - $p = 0$: $n$ = the number of nonzero $x$ (piecewise constant: $\partial n / \partial x = 0$).
+
+    Where $n = 0$ the gradient is 0 (PyTorch's choice: the norm's subgradient at 0).
+
+    $$
+    dx = g\, \frac{\partial n}{\partial x},
+    $$
+
+    $g$ broadcast over the reduced axes.
     """
 
     def forward(self, x, p, dim, keepdim):
@@ -397,10 +444,11 @@ class PNorm(Function):
         return backend.narrow(xp.where(n > 0, g * dn, xp.zeros((), dtype=g.dtype)), dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g dn/dx, 0 where n = 0 (a constant mask), with n and
-        dn/dx recomputed from the input tensor as recorded ops in the array backward's order for
-        1 < p < inf (sqrt(sum |x|^2) for p = 2); for p = 1, +-inf and 0, dn/dx is piecewise
-        constant (sign(x), the shared maxima, 0): a constant.  Widened, cast back once."""
+        r"""Tensor-level (`create_graph`): $dx = g\, \partial n / \partial x$, 0 where $n = 0$ (a constant mask),
+        with $n$ and $\partial n / \partial x$ recomputed from the input tensor as recorded ops in the array
+        backward's order for $1 < p < \infty$ ($\sqrt{\sum |x|^2}$ for $p = 2$); for $p = 1$, $\pm\infty$ and 0,
+        $\partial n / \partial x$ is piecewise constant ($\mathrm{sign}(x)$, the shared maxima, 0): a constant.
+        Widened, cast back once."""
         xp = self.xp
         xa, a, na, p, dim, keepdim, dtype = self.saved
         x, g = widened(self.parents[0]), widened(g)

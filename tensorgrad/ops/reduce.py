@@ -1,12 +1,12 @@
 """Reductions over one or several dims.  `dim` here is always a normalised tuple of
 non-negative axes (the Tensor method validates it); `keepdim` as in PyTorch.
 
-Every sum accumulates as PyTorch's does (backend/accumulation.py): float16 in float32, and over an
-axis that is not the innermost one in blocks.  The ops that do more than one sum (var, std, prod,
-logsumexp, nanmean) compute in `backend.widen(x)`, float32 for float16, and round their results
-and gradients to x's dtype once, at the end, as PyTorch's do: the squares of a variance of
-float16 would overflow in float16 where PyTorch's do not.  (PyTorch's CPU prod, logsumexp and
-nanmean keep float16 and can overflow where these, like its other reductions, do not.)
+Every sum accumulates as PyTorch's does (`backend/accumulation.py`): float16 in float32, and over an
+axis that is not the innermost one in blocks.  The ops that do more than one sum (`var`, `std`,
+`prod`, `logsumexp`, `nanmean`) compute in `backend.widen(x)`, float32 for float16, and round their
+results and gradients to $x$'s dtype once, at the end, as PyTorch's do: the squares of a variance of
+float16 would overflow in float16 where PyTorch's do not.  (PyTorch's CPU `prod`, `logsumexp` and
+`nanmean` keep float16 and can overflow where these, like its other reductions, do not.)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .scan import exclusive_cumprod, exclusive_cumprod_graph, widened
 
 
 def _expand_back(g, shape, axes, keepdim):
-    """Reinsert the reduced axes as size 1 so g broadcasts against the input."""
+    """Reinsert the reduced axes as size 1 so $g$ broadcasts against the input."""
     if keepdim:
         return g
     kept = list(g.shape)
@@ -35,7 +35,7 @@ def _count(shape, axes):
 
 
 class Sum(Function):
-    """z = sum_i x_i over `dim`.   dz/dx_i = 1   =>   dx = g broadcast back to x's shape."""
+    r"""$z = \sum_i x_i$ over `dim`.   $\partial z / \partial x_i = 1$, so $dx = g$ broadcast back to $x$'s shape."""
 
     def forward(self, x, dim, keepdim=False):
         self.save_for_backward(x.shape, dim, keepdim)
@@ -46,14 +46,14 @@ class Sum(Function):
         return self.xp.broadcast_to(_expand_back(g, shape, dim, keepdim), shape)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g with the reduced axes put back (a recorded reshape),
-        broadcast to x's shape (a recorded expand): linear in g, free of x."""
+        """Tensor-level (`create_graph`): $dx = g$ with the reduced axes put back (a recorded reshape),
+        broadcast to $x$'s shape (a recorded expand): linear in $g$, free of $x$."""
         shape, dim, keepdim = self.saved
         return _expand_back(g, shape, dim, keepdim).expand(*shape)
 
 
 class Mean(Function):
-    """z = (1/N) sum_i x_i over `dim`.   dx = g / N broadcast back."""
+    r"""$z = \frac{1}{N} \sum_i x_i$ over `dim`.   $dx = g / N$ broadcast back."""
 
     def forward(self, x, dim, keepdim=False):
         self.save_for_backward(x.shape, dim, keepdim)
@@ -65,18 +65,21 @@ class Mean(Function):
         return self.xp.broadcast_to(g, shape)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / N, the reduced axes put back and broadcast to x's
-        shape, as recorded ops: linear in g, free of x."""
+        """Tensor-level (`create_graph`): $dx = g / N$, the reduced axes put back and broadcast to $x$'s
+        shape, as recorded ops: linear in $g$, free of $x$."""
         shape, dim, keepdim = self.saved
         return (_expand_back(g, shape, dim, keepdim) / _count(shape, dim)).expand(*shape)
 
 
 class Amax(Function):
-    """z = max_i x_i over `dim`.
+    r"""$z = \max_i x_i$ over `dim`.
 
-    dz/dx_i = 1 for the maximal element, 0 elsewhere.  When several elements tie for the
-    maximum the gradient is split evenly between them (PyTorch's amax does the same):
-        dx = g * [x == z] / count(x == z).
+    $\partial z / \partial x_i = 1$ for the maximal element, 0 elsewhere.  When several elements tie for
+    the maximum the gradient is split evenly between them (PyTorch's `amax` does the same):
+
+    $$
+    dx = \frac{g\, [x = z]}{\mathrm{count}(x = z)}.
+    $$
     """
 
     @staticmethod
@@ -95,8 +98,8 @@ class Amax(Function):
         return backend.narrow(_expand_back(g, x.shape, dim, keepdim) * hit, x.dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * [x == z] / count(x == z), the tie-sharing weights a
-        constant (piecewise constant in x): linear in g, d(dx)/dx = 0.  Amin inherits it."""
+        r"""Tensor-level (`create_graph`): $dx = g\, [x = z] / \mathrm{count}(x = z)$, the tie-sharing weights a
+        constant (piecewise constant in $x$): linear in $g$, $\partial(dx)/\partial x = 0$.  `Amin` inherits it."""
         x, z, dim, keepdim = self.saved
         hit = (x == z).astype(x.dtype)
         hit /= hit.sum(axis=dim, keepdims=True)
@@ -104,7 +107,7 @@ class Amax(Function):
 
 
 class Amin(Amax):
-    """z = min_i x_i over `dim`.   As Amax: dx = g * [x == z] / count(x == z) (ties share)."""
+    r"""$z = \min_i x_i$ over `dim`.   As `Amax`: $dx = g\, [x = z] / \mathrm{count}(x = z)$ (ties share)."""
 
     @staticmethod
     def extreme(x, dim):
@@ -112,12 +115,16 @@ class Amin(Amax):
 
 
 class Var(Function):
-    """v = sum_i (x_i - m)^2 / (N - c), m the mean over `dim`, c the correction (1: unbiased).
+    r"""$v = \sum_i (x_i - m)^2 / (N - c)$, $m$ the mean over `dim`, $c$ the correction (1: unbiased).
 
-    dv/dx_j = 2 (x_j - m) / (N - c)   (the terms through m sum to zero, since sum_i (x_i - m) = 0)
-    =>  dx = g * 2 (x - m) / (N - c).
-    With no degrees of freedom (N <= c; the divisor clamped to 0, as PyTorch's): v = sum / 0, inf
-    (nan where every x_i = m), and dx = g * 2 (x - m) / 0, +-inf (nan where x = m).
+    $$
+    \frac{\partial v}{\partial x_j} = \frac{2 (x_j - m)}{N - c}
+    \quad\Longrightarrow\quad dx = g\, \frac{2 (x - m)}{N - c}
+    $$
+
+    (the terms through $m$ sum to zero, since $\sum_i (x_i - m) = 0$).
+    With no degrees of freedom ($N \le c$; the divisor clamped to 0, as PyTorch's): $v = \mathrm{sum} / 0$,
+    $\infty$ (NaN where every $x_i = m$), and $dx = g \cdot 2 (x - m) / 0$, $\pm\infty$ (NaN where $x = m$).
     """
 
     def forward(self, x, dim, correction=1, keepdim=False):
@@ -137,8 +144,9 @@ class Var(Function):
         return backend.narrow(_expand_back(g, d.shape, dim, keepdim) * (2 / denom) * d, dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g * 2 (x - m) / (N - c) with x - m recomputed as
-        recorded ops of the input tensor: a second pass sees d(dx)/dx = 2 g (I - 1/N) / (N - c)."""
+        r"""Tensor-level (`create_graph`): $dx = g \cdot 2 (x - m) / (N - c)$ with $x - m$ recomputed as
+        recorded ops of the input tensor: a second pass sees
+        $\partial(dx)/\partial x = 2 g\, (I - \tfrac{1}{N}) / (N - c)$."""
         x = self.parents[0]
         _, dim, keepdim, denom, _ = self.saved
         d = x - x.mean(dim=dim, keepdim=True)
@@ -148,12 +156,16 @@ class Var(Function):
 
 
 class Std(Function):
-    """s = sqrt(v), v the variance as in Var (correction c).
+    r"""$s = \sqrt{v}$, $v$ the variance as in `Var` (correction $c$).
 
-    ds/dx = dv/dx / (2 s) = 2 (x - m) / (N - c) / (2 s)   =>   dx = g (x - m) / ((N - c) s).
-    Where s = 0 (every x_i = m, so x - m = 0) the derivative is infinite; PyTorch takes g / (2 s) as
-    0 there, and so the gradient is 0.  With no degrees of freedom (N <= c) s = sqrt(sum / 0), inf
-    (nan where every x_i = m), and the gradient is nan.
+    $$
+    \frac{\partial s}{\partial x} = \frac{\partial v / \partial x}{2 s} = \frac{2 (x - m)}{(N - c)\, 2 s}
+    \quad\Longrightarrow\quad dx = \frac{g\, (x - m)}{(N - c)\, s}.
+    $$
+
+    Where $s = 0$ (every $x_i = m$, so $x - m = 0$) the derivative is infinite; PyTorch takes $g / (2 s)$
+    as 0 there, and so the gradient is 0.  With no degrees of freedom ($N \le c$)
+    $s = \sqrt{\mathrm{sum} / 0}$, $\infty$ (NaN where every $x_i = m$), and the gradient is NaN.
     """
 
     def forward(self, x, dim, correction=1, keepdim=False):
@@ -176,9 +188,9 @@ class Std(Function):
         return backend.narrow(dx, dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g (x - m) / ((N - c) s) with x - m recomputed and s the
-        output tensor, both in the graph; 1 / s is 0 where s = 0, as the array backward's (and
-        PyTorch's), taken from a safe divisor so that no 0 / 0 reaches a later pass."""
+        r"""Tensor-level (`create_graph`): $dx = g\, (x - m) / ((N - c)\, s)$ with $x - m$ recomputed and $s$ the
+        output tensor, both in the graph; $1 / s$ is 0 where $s = 0$, as the array backward's (and
+        PyTorch's), taken from a safe divisor so that no $0 / 0$ reaches a later pass."""
         x = self.parents[0]
         _, _, dim, keepdim, denom, _ = self.saved
         d = x - x.mean(dim=dim, keepdim=True)
@@ -189,11 +201,18 @@ class Std(Function):
 
 
 class Prod(Function):
-    """z = prod_i x_i along `dim` (an int), or over every element (dim None).
+    r"""$z = \prod_i x_i$ along `dim` (an int), or over every element (`dim` None).
 
-    dz/dx_i = prod_{k != i} x_k = L_i R_i, with L_i = prod_{k < i} x_k and R_i = prod_{k > i} x_k
-    (exclusive products from each side).  No division by x_i, so zeros get their true gradient:
-        dx = g * L * R.
+    $$
+    \frac{\partial z}{\partial x_i} = \prod_{k \ne i} x_k = L_i R_i,
+    \qquad L_i = \prod_{k < i} x_k, \quad R_i = \prod_{k > i} x_k
+    $$
+
+    (exclusive products from each side).  No division by $x_i$, so zeros get their true gradient:
+
+    $$
+    dx = g\, L\, R.
+    $$
     """
 
     def forward(self, x, dim=None, keepdim=False):
@@ -216,11 +235,11 @@ class Prod(Function):
         return backend.narrow((g * left * right).reshape(shape), dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g L R as recorded ops of the input tensor, in the
-        widened dtype and cast back once (as the array backward): L = exclusive_cumprod_graph(x)
-        (a Cat and a Cumprod), R the same of x flipped, flipped back (recorded Flips).  No
-        division: a second pass sees d(dx)/dx_k = g prod_{m != i, k} x_m through the Cumprods'
-        own formulas, zeros included, and d(dx)/dg = L R."""
+        r"""Tensor-level (`create_graph`): $dx = g\, L\, R$ as recorded ops of the input tensor, in the
+        widened dtype and cast back once (as the array backward): $L$ = `exclusive_cumprod_graph(x)`
+        (a `Cat` and a `Cumprod`), $R$ the same of $x$ flipped, flipped back (recorded `Flip`s).  No
+        division: a second pass sees $\partial(dx_i)/\partial x_k = g \prod_{m \ne i, k} x_m$ through the
+        `Cumprod`s' own formulas, zeros included, and $\partial(dx)/\partial g = L\, R$."""
         x, dim, keepdim = self.parents[0], self.saved[1], self.saved[2]
         shape, dtype = x.shape, g.dtype
         x, g = widened(x), widened(g)
@@ -235,10 +254,14 @@ class Prod(Function):
 
 
 class Logsumexp(Function):
-    """z = log sum_i exp(x_i) over `dim`, computed as m + log sum_i exp(x_i - m), m = max x (no overflow;
-    m is taken as 0 where it is infinite, so a row of -inf gives -inf, and so does an empty row).
+    r"""$z = \log \sum_i e^{x_i}$ over `dim`, computed as $m + \log \sum_i e^{x_i - m}$, $m = \max x$ (no
+    overflow; $m$ is taken as 0 where it is infinite, so a row of $-\infty$ gives $-\infty$, and so does
+    an empty row).
 
-    dz/dx_i = exp(x_i) / sum_k exp(x_k) = exp(x_i - z)   =>   dx = g exp(x - z)   (a softmax).
+    $$
+    \frac{\partial z}{\partial x_i} = \frac{e^{x_i}}{\sum_k e^{x_k}} = e^{x_i - z}
+    \quad\Longrightarrow\quad dx = g\, e^{x - z} \quad \text{(a softmax)}.
+    $$
     """
 
     def forward(self, x, dim, keepdim=False):
@@ -262,7 +285,7 @@ class Logsumexp(Function):
         return backend.narrow(dx, x.dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g exp(x - z) with z the output tensor, in the graph (a
+        r"""Tensor-level (`create_graph`): $dx = g\, e^{x - z}$ with $z$ the output tensor, in the graph (a
         softmax: its second derivative is softmax's)."""
         x = self.parents[0]
         _, _, dim, keepdim = self.saved
@@ -270,10 +293,10 @@ class Logsumexp(Function):
 
 
 class Nansum(Function):
-    """z = sum_i x_i over `dim`, a NaN taken as 0.
+    r"""$z = \sum_i x_i$ over `dim`, a NaN taken as 0.
 
-    dz/dx_i = 1 where x_i is a number and 0 where it is NaN (a NaN adds nothing, whatever it is):
-        dx = g broadcast back, and 0 at each NaN.
+    $\partial z / \partial x_i = 1$ where $x_i$ is a number and 0 where it is NaN (a NaN adds nothing,
+    whatever it is): $dx = g$ broadcast back, and 0 at each NaN.
     """
 
     def forward(self, x, dim, keepdim=False):
@@ -287,8 +310,8 @@ class Nansum(Function):
         return self.xp.where(number, _expand_back(g, number.shape, dim, keepdim), 0)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g broadcast back, 0 at each NaN: a recorded expand and a
-        MaskedFill with the constant NaN mask (linear in g, free of x)."""
+        """Tensor-level (`create_graph`): $dx = g$ broadcast back, 0 at each NaN: a recorded expand and a
+        `MaskedFill` with the constant NaN mask (linear in $g$, free of $x$)."""
         number, dim, keepdim = self.saved
         return _expand_back(g, number.shape, dim, keepdim).expand(*number.shape).masked_fill(
             graph_constant(g, ~number), 0.0
@@ -296,10 +319,11 @@ class Nansum(Function):
 
 
 class Nanmean(Function):
-    """z = (1/n) sum_i x_i over the n entries along `dim` that are not NaN (NaN where n = 0).
+    r"""$z = \frac{1}{n} \sum_i x_i$ over the $n$ entries along `dim` that are not NaN (NaN where $n = 0$).
 
-    dz/dx_i = 1/n where x_i is a number, 0 where it is NaN:  dx = g / n broadcast back, 0 at a NaN.
-    A slice of NaN alone (n = 0) gets NaN, as PyTorch's (g / 0 times the 0 of nansum's backward).
+    $\partial z / \partial x_i = 1/n$ where $x_i$ is a number, 0 where it is NaN: $dx = g / n$ broadcast
+    back, 0 at a NaN.
+    A slice of NaN alone ($n = 0$) gets NaN, as PyTorch's ($g / 0$ times the 0 of nansum's backward).
     """
 
     def forward(self, x, dim, keepdim=False):
@@ -320,9 +344,9 @@ class Nanmean(Function):
         return xp.where(number, g / n, xp.where(some, 0, xp.nan)).astype(g.dtype)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): dx = g / n broadcast back (a recorded Div by the constant
-        count, then MaskedFills with constant masks: 0 at a NaN, NaN on a slice of NaN alone):
-        linear in g, free of x (the count is piecewise constant in x)."""
+        """Tensor-level (`create_graph`): $dx = g / n$ broadcast back (a recorded `Div` by the constant
+        count, then `MaskedFill`s with constant masks: 0 at a NaN, NaN on a slice of NaN alone):
+        linear in $g$, free of $x$ (the count is piecewise constant in $x$)."""
         number, n, some, dim, keepdim = self.saved
         dtype = g.dtype
         q = _expand_back(g, number.shape, dim, keepdim) / graph_constant(g, n)

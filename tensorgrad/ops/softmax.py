@@ -1,11 +1,11 @@
-"""Softmax and log-softmax as single, numerically stable ops.
+r"""Softmax and log-softmax as single, numerically stable ops.
 
-Both subtract the row maximum first: softmax(x) = softmax(x - c) for any c, and with
-c = max(x) every exponent is <= 0, so huge logits cannot overflow and -inf entries
-(masked positions) become exp(-inf) = 0 exactly.
+Both subtract the row maximum first: $\mathrm{softmax}(x) = \mathrm{softmax}(x - c)$ for any $c$, and with
+$c = \max(x)$ every exponent is $\le 0$, so huge logits cannot overflow and $-\infty$ entries
+(masked positions) become $e^{-\infty} = 0$ exactly.
 
-float16 is computed in float32 (backend.widen) and rounded once, forward and backward, as
-PyTorch's: a float16 sum of 70,000 exponentials would be inf, and every probability 0.
+float16 is computed in float32 (`backend.widen`) and rounded once, forward and backward, as
+PyTorch's: a float16 sum of 70,000 exponentials would be `inf`, and every probability 0.
 """
 
 from __future__ import annotations
@@ -15,10 +15,17 @@ from ..autograd import Function
 
 
 class Softmax(Function):
-    """y_i = exp(x_i - m) / sum_j exp(x_j - m) along `dim`.
+    r"""$y_i = e^{x_i - m} / \sum_j e^{x_j - m}$ along `dim`.
 
-    dy_i/dx_j = y_i (delta_ij - y_j), so
-        dx_j = sum_i g_i y_i (delta_ij - y_j) = y_j (g_j - sum_i g_i y_i).
+    $$
+    \frac{\partial y_i}{\partial x_j} = y_i\,(\delta_{ij} - y_j),
+    $$
+
+    so
+
+    $$
+    dx_j = \sum_i g_i\, y_i\,(\delta_{ij} - y_j) = y_j \Big(g_j - \sum_i g_i\, y_i\Big).
+    $$
     """
 
     def forward(self, x, dim):
@@ -38,20 +45,35 @@ class Softmax(Function):
         return backend.narrow(w * (g - backend.sum(self.xp, g * w, dim, keepdims=True)), y.dtype)
 
     def backward_graph(self, g, y):
-        """Tensor-level (create_graph): dx = y * (g - sum(g * y)) as recorded ops, with y the output
-        tensor (in the graph: y's node carries d/dy on to x).  A second pass with gradient v of dx:
-            dg = y v - y sum(y v)             (softmax's own backward of v: linear in g),
-            dy = v (g - sum(g y)) - g sum(v y)   (then on to x through y's node),
-        PyTorch's softmax_double_backward.  Only `dim` is read from what the forward saved."""
+        r"""Tensor-level (`create_graph`): $dx = y \big(g - \sum g\, y\big)$ as recorded ops, with $y$ the
+        output tensor (in the graph: $y$'s node carries $d/dy$ on to $x$).  A second pass with
+        gradient $v$ of $dx$:
+
+        $$
+        \begin{aligned}
+        dg &= y\, v - y \sum y\, v, \\
+        dy &= v \Big(g - \sum g\, y\Big) - g \sum v\, y,
+        \end{aligned}
+        $$
+
+        $dg$ being softmax's own backward of $v$ (linear in $g$), $dy$ going on to $x$ through $y$'s
+        node: PyTorch's `softmax_double_backward`.  Only `dim` is read from what the forward saved."""
         dim = self.saved[1]
         return y * (g - (g * y).sum(dim=dim, keepdim=True))
 
 
 class LogSoftmax(Function):
-    """y_i = x_i - m - log sum_j exp(x_j - m) along `dim`.
+    r"""$y_i = x_i - m - \log \sum_j e^{x_j - m}$ along `dim`.
 
-    dy_i/dx_j = delta_ij - softmax(x)_j, so
-        dx_j = g_j - softmax(x)_j * sum_i g_i,   softmax(x) = exp(y).
+    $$
+    \frac{\partial y_i}{\partial x_j} = \delta_{ij} - \mathrm{softmax}(x)_j,
+    $$
+
+    so
+
+    $$
+    dx_j = g_j - \mathrm{softmax}(x)_j \sum_i g_i, \qquad \mathrm{softmax}(x) = e^{y}.
+    $$
     """
 
     def forward(self, x, dim):
@@ -71,8 +93,8 @@ class LogSoftmax(Function):
         return backend.narrow(g - self.xp.exp(w) * backend.sum(self.xp, g, dim, keepdims=True), y.dtype)
 
     def backward_graph(self, g, y):
-        """Tensor-level (create_graph): dx = g - exp(y) * sum(g) as recorded ops, with y the output
-        tensor (in the graph).  A second pass with gradient v of dx sees dg = v - sum(v exp(y))
-        and dy = -v exp(y) sum(g), carried on to x by y's node."""
+        r"""Tensor-level (`create_graph`): $dx = g - e^{y} \sum g$ as recorded ops, with $y$ the output
+        tensor (in the graph).  A second pass with gradient $v$ of $dx$ sees
+        $dg = v - \sum v\, e^{y}$ and $dy = -v\, e^{y} \sum g$, carried on to $x$ by $y$'s node."""
         dim = self.saved[1]
         return g - y.exp() * g.sum(dim=dim, keepdim=True)
