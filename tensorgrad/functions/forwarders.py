@@ -15,6 +15,7 @@ its own) is written out in this package's family modules and named in the table 
 
 from __future__ import annotations
 
+import builtins  # this module defines any, max, sum, ... (the generated functions): builtins.X is the built-in one
 import inspect
 
 from .. import _public_names
@@ -32,7 +33,7 @@ def _source(name: str, method, defaults: dict) -> str:
     """The text of `def name(input, ...): return input.name(...)` with the method's parameters;
     each default is a name bound in `defaults` (any object, not only what repr() spells)."""
     params = list(inspect.signature(method).parameters.values())[1:]  # after self
-    if any(p.name == "input" for p in params):
+    if builtins.any(p.name == "input" for p in params):
         raise TypeError(f"Tensor.{name} has a parameter named 'input': its tg.{name} must be written out")
     spelled, passed, star = ["input"], [], False
     for p in params:
@@ -55,8 +56,8 @@ def _source(name: str, method, defaults: dict) -> str:
         else:
             passed.append(p.name)
         spelled.append(text)
-    if any(p.kind is _KINDS.POSITIONAL_ONLY for p in params):
-        last = max(i for i, p in enumerate(params) if p.kind is _KINDS.POSITIONAL_ONLY)
+    if builtins.any(p.kind is _KINDS.POSITIONAL_ONLY for p in params):
+        last = builtins.max(i for i, p in enumerate(params) if p.kind is _KINDS.POSITIONAL_ONLY)
         spelled.insert(last + 2, "/")
     return (
         f"def {name}({', '.join(spelled)}):\n"

@@ -1,7 +1,9 @@
-"""tg.* functions, elementwise: arithmetic (add, sub, mul, div, pow: a number on either side),
-the elementwise math as functions (tg.exp(x) == x.exp(); tensor_methods/pointwise.py), comparing
-values (isclose, allclose), and the predicates, logical and bitwise ops (no gradient).  abs, pow
-and round are PyTorch's names: here they shadow the built-ins (builtins.X reaches those)."""
+"""tg.* functions, elementwise, that do more than call their Tensor method: arithmetic (add, sub,
+mul, div, pow, ...: a number on either side), round (decimals keyword-only), polygamma (n first),
+xlogy and float_power (a number on either side), and the bitwise ops that take a number first.
+The elementwise math that only calls its method (tg.exp(x) is x.exp()) is generated
+(forwarders.py).  pow and round are PyTorch's names: here they shadow the built-ins (builtins.X
+reaches those)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from .. import backend
 from ..tensor import Tensor
 
 
-# ---------------------------------------------------------------- arithmetic and elementwise math as functions
+# ---------------------------------------------------------------- arithmetic: a number on either side
 def _numbers(input, other):
     """torch.add(2.5, 3) and the other binary functions of two Python numbers: the first becomes a
     0-d tensor (float32 or int64, PyTorch's defaults), so the answer is a tensor, as in PyTorch."""
@@ -78,7 +80,7 @@ def floor_divide(input, other) -> Tensor:
     return div(input, other, rounding_mode="floor")
 
 
-# ---------------------------------------------------------------- pointwise math (tensor_methods/pointwise.py)
+# ---------------------------------------------------------------- pointwise math beyond its method
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The n-th derivative of the digamma function at input (n first, as in torch.polygamma)."""
     return input.polygamma(n)
@@ -109,7 +111,7 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     return other - scaled if isinstance(other, Tensor) else scaled.__rsub__(other)
 
 
-# ---------------------------------------------------------------- no gradient: predicates, logical and bitwise ops
+# ---------------------------------------------------------------- no gradient: bitwise ops with a number first
 def bitwise_xor(input, other) -> Tensor:
     """input ^ other; either may be a number (not both)."""
     if isinstance(input, Tensor):

@@ -1,7 +1,7 @@
-"""tg.* functions of linear algebra (tensor_methods/linalg.py): matmul, einsum (one op,
-ops/einsum.py), the matrix and vector products (mm, bmm, mv, dot, outer, kron, tensordot, and
-the add-and-multiply forms addmm, baddbmm, addcmul, ...), trace, cross, norm and dist.  The
-decompositions are tg.linalg's (tensorgrad/linalg/)."""
+"""tg.* functions of linear algebra written out: einsum (one op, ops/einsum.py) and tensordot.
+The products that only call their Tensor method (matmul, mm, bmm, mv, dot, outer, kron, addmm,
+baddbmm, addcmul, ..., trace, cross, norm, dist; tensor_methods/linalg.py) are generated
+(forwarders.py).  The decompositions are tg.linalg's (tensorgrad/linalg/)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from ..tensor_methods.linalg import tensordot as _tensordot
 from .common import _same_kind
 
-# ---------------------------------------------------------------- matmul and einsum
+# ---------------------------------------------------------------- einsum
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -63,7 +63,7 @@ def einsum(equation: str, *operands) -> Tensor:
     return Einsum.apply(*operands, terms=tuple(spelled), output=output)
 
 
-# ---------------------------------------------------------------- linear algebra (tensor_methods/linalg.py)
+# ---------------------------------------------------------------- tensordot (tensor_methods/linalg.py)
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """The sum of products of a and b over dims: the last `dims` dims of a with the first of b (an int), or the dims
     listed as a pair of sequences, as torch.tensordot."""

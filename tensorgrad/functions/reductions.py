@@ -1,7 +1,6 @@
-"""tg.* functions that reduce, scan or select along dims, each its Tensor method: sum, mean, var,
-std, prod, logsumexp, all, any, the scans (cumsum, cumprod, logcumsumexp, cummax, cummin), the
-selections (topk, sort, max, min, argmax, ...), and softmax / log_softmax along a dim.  all, any,
-max, min and sum are PyTorch's names: here they shadow the built-ins (builtins.X reaches those)."""
+"""tg.* reductions written out: var and std (correction keyword-only, as torch.var), var_mean and
+std_mean (two results).  The reductions, scans, selections and softmax that only call their Tensor
+method (sum, mean, cumsum, max, topk, sort, softmax, ...) are generated (forwarders.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from ..tensor import Tensor
 from ..tensor_methods.common import accepts_keepdims
 
 
-# ---------------------------------------------------------------- reductions and scans as functions
+# ---------------------------------------------------------------- variance and standard deviation
 @accepts_keepdims
 def var(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None) -> Tensor:
     """The variance along dim (all dims by default) with Bessel's correction unless `correction` / `unbiased` say

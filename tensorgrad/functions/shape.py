@@ -1,7 +1,8 @@
-"""tg.* functions that join, choose, index and reshape: cat, stack and where (several tensors
-brought to one dtype), masked_fill, the indexing and shape ops as functions (gather, scatter,
-flip, diagonal, meshgrid, ...), and the spellings of the Tensor methods of tensor_methods/shape.py
-(movedim, hstack, block_diag, ...) and tensor_methods/indexing.py (index_add, take, ...)."""
+"""tg.* functions that join, choose and reshape, written out: cat, stack and where (several
+tensors brought to one dtype), tile and flip (dims as one argument), meshgrid, the stacks (hstack,
+vstack, ...), atleast_nd, broadcast_shapes / broadcast_tensors, block_diag, cartesian_prod and
+fill.  The indexing and shape ops that only call their Tensor method (gather, scatter, movedim,
+diagonal, index_add, take, ...) are generated (forwarders.py)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def where(condition: Tensor, input, other) -> Tensor:
     return Where.apply(condition, x, y)
 
 
-# ---------------------------------------------------------------- indexing and shape
+# ---------------------------------------------------------------- shape: dims as one argument, grids
 def tile(input: Tensor, dims) -> Tensor:
     """input repeated dims[i] times along dim i (dims: a sequence; shorter than input's dims, leading 1s), as
     torch.tile."""
@@ -90,7 +91,7 @@ def meshgrid(*tensors, indexing="ij"):
     return tuple(grids)
 
 
-# ---------------------------------------------------------------- shape spellings (tensor_methods/shape.py)
+# ---------------------------------------------------------------- several tensors: stacks, broadcasting, blocks
 def _tensors_arg(tensors, op):
     """f(a, b, c) and f([a, b, c]) alike."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):

@@ -1,7 +1,7 @@
-"""tg.* functions of statistics: counting values (histogram, histc), the order statistics,
-NaN-skipping reductions, distinct values and covariance of tensor_methods/statistics.py (median,
-quantile, nansum, unique, cov, ...), searching sorted values (searchsorted, bucketize), the
-trapezoidal rule (trapezoid, cumulative_trapezoid) and one_hot.  Counting and searching have no
+"""tg.* functions of statistics written out: isin (a number on either side), searching sorted
+values (searchsorted, bucketize), the trapezoidal rule (trapezoid, cumulative_trapezoid) and
+one_hot.  The statistics that only call their Tensor method (median, quantile, nansum, unique, cov,
+histogram, ...; tensor_methods/statistics.py) are generated (forwarders.py).  Searching has no
 gradient, as in PyTorch."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from ..tensor_methods.common import normalize_dim
 
 
-# ---------------------------------------------------------------- statistics (tensor_methods/statistics.py)
+# ---------------------------------------------------------------- membership and searching (no gradient)
 def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor:
     """True where an element of `elements` is among `test_elements` (either may be a number), a bool
     tensor of elements' shape; invert=True negates it."""
