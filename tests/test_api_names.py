@@ -166,3 +166,19 @@ def test_the_table_imports_nothing():
     tree = ast.parse(pathlib.Path(table.__file__).read_text())
     imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
     assert [ast.unparse(n) for n in imports] == ["from __future__ import annotations", "from typing import NamedTuple"]
+
+
+def test_the_stubs_are_written_from_the_table():
+    """tensorgrad/__init__.pyi and functions/forwarders.pyi (for static tools, which cannot see names
+    bound in a loop) are what tools/public_stubs.py writes from the table today."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("public_stubs", ROOT / "tools" / "public_stubs.py")
+    stubs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stubs)
+    for path, render in stubs.STUBS.items():
+        assert path.read_text() == render(), f"{path.relative_to(ROOT)} is stale: run python3 tools/public_stubs.py"
+    assert "from .functions.forwarders import asin as arcsin" in stubs.init_stub()
+    assert "def sum(input: Tensor, dim=..., keepdim=..., *, dtype=..., axis=..., keepdims=...): ..." in (
+        stubs.forwarders_stub()
+    )
