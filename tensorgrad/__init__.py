@@ -9,7 +9,8 @@ namespace.
 The names of this namespace, and where each comes from, are one table: _public_names.py.  A name
 is added there, and only there: this module imports each name the table gives (a module's
 attribute, or the function functions/forwarders.py generates for a Tensor method), and lists them
-in `__all__` in the table's order; tools/api_pages.py writes the API reference from the same table.
+in `__all__` in the table's order; tools/api_pages.py writes the API reference from the same table,
+and tools/public_stubs.py the stub __init__.pyi through which static tools see these names.
 """
 
 import importlib as _importlib

@@ -10,9 +10,12 @@ Each family maps a *source* to the names it gives, one string of space-separated
   is another name of the same function (`arcsin=asin`: `tg.arcsin is tg.asin`).
 
 Every name given here is imported by tensorgrad/__init__.py and listed in its `__all__`, in this
-order; tools/api_pages.py writes the API reference from the same families.  A function that does
-more than call its Tensor method is written out in tensorgrad/functions/ and named here under its
-module.  This module is data only: it imports nothing, so any layer may read it.
+order; tools/api_pages.py writes the API reference from the same families, and
+tools/public_stubs.py the type stubs static tools read (tensorgrad/__init__.pyi,
+functions/forwarders.pyi: run it after an edit here; tests/test_api_names.py fails while they are
+stale).  A function that does more than call its Tensor method is written out in
+tensorgrad/functions/ and named here under its module.  This module is data only: it imports
+nothing, so any layer may read it.
 
 The other namespaces (tg.nn, tg.nn.functional, tg.optim, tg.linalg, tg.special, tg.testing,
 tg.distributed) list their names in their own `__all__`; NAMESPACES says where each one is, and
