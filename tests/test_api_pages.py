@@ -75,6 +75,14 @@ def test_tg_is_grouped_by_the_tables_families(pages):
     assert order == [public for _, _, public, _ in table.entries()]
 
 
+@pytest.mark.parametrize("namespace", [ns for ns in table.NAMESPACES if ns != "tg"])
+def test_every_family_of_the_other_namespaces_has_a_title_from_the_table(namespace):
+    """A name from a module MODULE_FAMILIES does not name would get a family of the module's bare
+    name: give the module a title there."""
+    titles = set(table.MODULE_FAMILIES.values())
+    assert [title for title, _, _ in api_pages.families(namespace) if title not in titles] == []
+
+
 def test_an_entry_has_the_signature_and_the_docstring(pages):
     texts, _, _ = pages
     entry = texts["tg"].split("(api-tg-gather)=\n", 1)[1].split("\n(api-", 1)[0]

@@ -8,7 +8,7 @@ Run alone, `python3 tools/api_pages.py OUT_DIR` writes the pages there.
 What is on a page.  tg's names come from the table of public names (tensorgrad/_public_names.py),
 grouped by its families and in its order; every other namespace's names are its `__all__` (the
 Tensor: its public methods and properties), grouped by the module that defines each name
-(MODULE_FAMILIES in the table titles them).  Each name has a heading, an anchor
+(MODULE_FAMILIES in the table titles and orders them).  Each name has a heading, an anchor
 `(api-<page>-<name>)=`, its signature and its docstring.
 
 How a docstring is shown: verbatim, in a fenced `text` block (a fence longer than any run of
@@ -76,19 +76,25 @@ def namespace_object(namespace: str):
 
 
 def _defining_module(value, owner=None, name=None) -> str:
-    """The last dotted part of the module that defines value (a Tensor method: its class's module)."""
+    """The module that defines value, relative to the package ("nn.loss"; a Tensor method: its
+    class's module), "modules" for a submodule, "values" for anything else."""
     if owner is not None:
-        for klass in owner.__mro__:
-            if name in vars(klass):
-                return klass.__module__.rsplit(".", 1)[-1]
-    if isinstance(value, types.ModuleType):
+        module = next(klass.__module__ for klass in owner.__mro__ if name in vars(klass))
+    elif isinstance(value, types.ModuleType):
         return "modules"
-    module = getattr(inspect.unwrap(value), "__module__", None) if callable(value) else None
-    return (module or "values").rsplit(".", 1)[-1]
+    else:
+        module = getattr(inspect.unwrap(value), "__module__", None) if callable(value) else None
+    return module.removeprefix("tensorgrad.") if module else "values"
+
+
+def _family_title(namespace: str, module: str) -> str:
+    titles = table.MODULE_FAMILIES
+    return titles.get(f"{namespace}:{module}") or titles.get(module) or module.rsplit(".", 1)[-1].capitalize()
 
 
 def families(namespace: str) -> list[tuple[str, str, list[str]]]:
-    """(title, about, names) for each family of the namespace's page, in page order."""
+    """(title, about, names) for each family of the namespace's page, in page order: tg's from the
+    table; the others' by defining module, in MODULE_FAMILIES' order (names sorted within)."""
     if namespace == "tg":
         out = []
         for family in table.TG:
@@ -97,14 +103,16 @@ def families(namespace: str) -> list[tuple[str, str, list[str]]]:
         return out
     obj = namespace_object(namespace)
     if isinstance(obj, type):
-        names = sorted(n for n in dir(obj) if not n.startswith("_"))
-        keyed = [(n, _defining_module(None, obj, n)) for n in names]
+        keyed = [(n, _defining_module(None, obj, n)) for n in sorted(n for n in dir(obj) if not n.startswith("_"))]
     else:
         keyed = [(n, _defining_module(getattr(obj, n))) for n in sorted(obj.__all__)]
     groups: dict[str, list[str]] = {}
     for name, module in keyed:
-        groups.setdefault(table.MODULE_FAMILIES.get(module, module.replace("_", " ").capitalize()), []).append(name)
-    return [(title, "", names) for title, names in sorted(groups.items())]
+        groups.setdefault(_family_title(namespace, module), []).append(name)
+    order = list(dict.fromkeys(table.MODULE_FAMILIES.values()))
+    rank = {title: i for i, title in enumerate(order)}
+    ranked = sorted(groups.items(), key=lambda item: (rank.get(item[0], len(order)), item[0]))
+    return [(title, "", names) for title, names in ranked]
 
 
 # ------------------------------------------------------------------ rendering
