@@ -117,6 +117,9 @@ def test_a_forwarder_calls_its_method():
     assert tg.arcsin is tg.asin and tg.clip is tg.clamp and tg.ger is tg.outer
     with pytest.raises(TypeError, match=r"^exp\(\) takes 1 positional argument but 2 were given$"):
         tg.exp(x, 3)
+    source = inspect.getsource(tg.sum)  # the generated text, as a written-out function's would be
+    assert source.startswith("def sum(input, dim=")
+    assert "return input.sum(dim, keepdim, dtype=dtype, axis=axis)" in source
 
 
 @pytest.mark.reference

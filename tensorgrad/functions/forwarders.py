@@ -7,7 +7,9 @@ A generated function has the method's signature with `self` named `input` (PyTor
 the method's docstring (or, where it has none, a line saying which method it calls); the method's
 `keepdims=` alias where the method has one (tensor_methods/common.py, accepts_keepdims); and, when
 `input` is not a Tensor, PyTorch's TypeError: "exp(): argument 'input' (position 1) must be
-Tensor, not int".  The source is compiled once, at import, as dataclasses and namedtuple do.
+Tensor, not int".  The source is compiled once, at import, as dataclasses and namedtuple do, and
+kept in linecache, so `inspect.getsource(tg.exp)` and the traceback module (pytest, IPython) show
+the generated lines.
 
 A function that does more than forward (a number on either side, several tensors, a signature of
 its own) is written out in this package's family modules and named in the table under its module.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import builtins  # this module defines any, max, sum, ... (the generated functions): builtins.X is the built-in one
 import inspect
+import linecache
 
 from .. import _public_names
 from ..tensor import Tensor
@@ -72,7 +75,10 @@ def _generate() -> dict:
     methods = {attr for _, source, _, attr in _public_names.entries() if source == _public_names.FORWARD}
     namespace: dict = {"Tensor": Tensor, "_not_a_tensor": _not_a_tensor}
     text = "".join(_source(name, getattr(Tensor, name), namespace) for name in sorted(methods))
-    exec(compile(text, f"<{__name__}: generated from tensorgrad/_public_names.py>", "exec"), namespace)
+    filename = f"<{__name__}: generated from tensorgrad/_public_names.py>"
+    # the source where inspect.getsource and tracebacks look for it (an entry without mtime is kept)
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    exec(compile(text, filename, "exec"), namespace)
     made = {}
     for name in methods:
         method, fn = getattr(Tensor, name), namespace[name]
