@@ -94,6 +94,8 @@ def test_an_entry_has_the_signature_and_the_docstring(pages):
     assert "(api-tensor-t-upper)=\n### `Tensor.T`" in texts["tensor"]
     assert "(api-tensor-add)=\n### `Tensor.add`" in texts["tensor"]
     assert "(api-tensor-add-inplace)=\n### `Tensor.add_`" in texts["tensor"]
+    assert "```text\nTensor.device  (attribute)\n```" in texts["tensor"]  # a slot, not its descriptor's repr
+    assert " at 0x" not in "".join(texts.values())  # no object's address: the pages are the same at each build
 
 
 def test_docstrings_are_fenced_so_markdown_never_parses_them(pages):

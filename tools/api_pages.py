@@ -144,6 +144,8 @@ def _signature(qualified: str, value, method: bool = False) -> tuple[str, str]:
     """(text, language) of the line that heads a name's entry (a method's without `self`)."""
     if isinstance(value, property):
         return f"{qualified}  (property)", "text"
+    if inspect.ismemberdescriptor(value) or inspect.isgetsetdescriptor(value):
+        return f"{qualified}  (attribute)", "text"  # a slot of the Tensor (device)
     if isinstance(value, types.ModuleType):
         return f"import {value.__name__}", "python"
     if callable(value):
@@ -170,6 +172,8 @@ def _doc(value) -> str:
         return (inspect.getdoc(value) or "").split("\n\n", 1)[0]
     if isinstance(value, property) or callable(value):
         return inspect.getdoc(value) or ""
+    if inspect.ismemberdescriptor(value) or inspect.isgetsetdescriptor(value):
+        return inspect.cleandoc(value.__doc__ or "")
     return ""  # a value (a dtype, a memory format): its family's line describes it, not its type's docstring
 
 
