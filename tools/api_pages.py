@@ -164,6 +164,8 @@ def _signature(qualified: str, value, method: bool = False) -> tuple[str, str]:
             return text, "python"
         except SyntaxError:
             return text, "text"
+    if hasattr(value, "__dict__"):  # an object with state (tg.default_generator): its type, not a repr that changes
+        return f"{qualified}: {type(value).__module__}.{type(value).__qualname__}", "text"
     return f"{qualified} = {value!r}", "text"
 
 
