@@ -31,10 +31,12 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (tg.autograd.detect_anomaly), as torch.is_anomaly_enabled."""
     return enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks each backward's results for NaN, as torch.is_anomaly_check_nan_enabled."""
     return check_nan
 
 

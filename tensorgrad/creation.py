@@ -30,32 +30,40 @@ def _filled(fill, shape, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of the given size filled with 0 (size as ints or one sequence), as torch.zeros."""
     return _filled(0, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of the given size filled with 1 (size as ints or one sequence), as torch.ones."""
     return _filled(1, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of the given size, as torch.empty; its values are 0 here (never uninitialized memory)."""
     return _filled(0, size, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape size filled with fill_value; the dtype is fill_value's (bool, int64 or float32) unless given,
+    as torch.full."""
     if dtype is None:
         dtype = backend.default_dtype_for(fill_value)
     return _filled(fill_value, (size,), dtype, device, requires_grad)
 
 
 def zeros_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """zeros of t's shape, with t's dtype and device unless given, as torch.zeros_like."""
     return zeros(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
 def ones_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """ones of t's shape, with t's dtype and device unless given, as torch.ones_like."""
     return ones(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
 def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of t's shape filled with fill_value, with t's dtype and device unless given, as torch.full_like."""
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 

@@ -12,6 +12,8 @@ float32 = np.dtype("float32")
 float64 = np.dtype("float64")
 int32 = np.dtype("int32")
 int64 = np.dtype("int64")
+int16 = np.dtype("int16")  # tg.int16 / tg.int8: dtypes of storage and conversion, no kernel
+int8 = np.dtype("int8")
 uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
 

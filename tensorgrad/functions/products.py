@@ -1,7 +1,7 @@
-"""tg.* functions of linear algebra (tensor_methods/linalg.py): matmul, einsum (one op,
-ops/einsum.py), the matrix and vector products (mm, bmm, mv, dot, outer, kron, tensordot, and
-the add-and-multiply forms addmm, baddbmm, addcmul, ...), trace, cross, norm and dist.  The
-decompositions are tg.linalg's (tensorgrad/linalg/)."""
+"""tg.* functions of linear algebra written out: einsum (one op, ops/einsum.py) and tensordot.
+The products that only call their Tensor method (matmul, mm, bmm, mv, dot, outer, kron, addmm,
+baddbmm, addcmul, ..., trace, cross, norm, dist; tensor_methods/linalg.py) are generated
+(forwarders.py).  The decompositions are tg.linalg's (tensorgrad/linalg/)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,7 @@ from ..tensor import Tensor
 from ..tensor_methods.linalg import tensordot as _tensordot
 from .common import _same_kind
 
-
-# ---------------------------------------------------------------- matmul and einsum
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    return a.matmul(b)
+# ---------------------------------------------------------------- einsum
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -66,85 +63,8 @@ def einsum(equation: str, *operands) -> Tensor:
     return Einsum.apply(*operands, terms=tuple(spelled), output=output)
 
 
-# ---------------------------------------------------------------- linear algebra (tensor_methods/linalg.py)
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    return input.mm(mat2)
-
-
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    return input.bmm(mat2)
-
-
-def mv(input: Tensor, vec: Tensor) -> Tensor:
-    return input.mv(vec)
-
-
-def dot(input: Tensor, other: Tensor) -> Tensor:
-    return input.dot(other)
-
-
-def vdot(input: Tensor, other: Tensor) -> Tensor:
-    return input.vdot(other)
-
-
-def inner(input: Tensor, other: Tensor) -> Tensor:
-    return input.inner(other)
-
-
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    return input.outer(vec2)
-
-
-ger = outer
-
-
-def kron(input: Tensor, other: Tensor) -> Tensor:
-    return input.kron(other)
-
-
-def trace(input: Tensor) -> Tensor:
-    return input.trace()
-
-
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return input.addmm(mat1, mat2, beta=beta, alpha=alpha)
-
-
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return input.addmv(mat, vec, beta=beta, alpha=alpha)
-
-
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return input.addr(vec1, vec2, beta=beta, alpha=alpha)
-
-
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return input.baddbmm(batch1, batch2, beta=beta, alpha=alpha)
-
-
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return input.addbmm(batch1, batch2, beta=beta, alpha=alpha)
-
-
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    return input.addcmul(tensor1, tensor2, value=value)
-
-
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    return input.addcdiv(tensor1, tensor2, value=value)
-
-
-def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
-    return input.cross(other, dim)
-
-
-def norm(input: Tensor, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
-    return input.norm(p, dim, keepdim, dtype)
-
-
-def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
-    return input.dist(other, p)
-
-
+# ---------------------------------------------------------------- tensordot (tensor_methods/linalg.py)
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """The sum of products of a and b over dims: the last `dims` dims of a with the first of b (an int), or the dims
+    listed as a pair of sequences, as torch.tensordot."""
     return _tensordot(a, b, dims)

@@ -1,7 +1,8 @@
-"""tg.* functions that join, choose, index and reshape: cat, stack and where (several tensors
-brought to one dtype), masked_fill, the indexing and shape ops as functions (gather, scatter,
-flip, diagonal, meshgrid, ...), and the spellings of the Tensor methods of tensor_methods/shape.py
-(movedim, hstack, block_diag, ...) and tensor_methods/indexing.py (index_add, take, ...)."""
+"""tg.* functions that join, choose and reshape, written out: cat, stack and where (several
+tensors brought to one dtype), tile and flip (dims as one argument), meshgrid, the stacks (hstack,
+vstack, ...), atleast_nd, broadcast_shapes / broadcast_tensors, block_diag, cartesian_prod and
+fill.  The indexing and shape ops that only call their Tensor method (gather, scatter, movedim,
+diagonal, index_add, take, ...) are generated (forwarders.py)."""
 
 from __future__ import annotations
 
@@ -56,57 +57,16 @@ def where(condition: Tensor, input, other) -> Tensor:
     return Where.apply(condition, x, y)
 
 
-def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
-    return x.masked_fill(mask, value)
-
-
-# ---------------------------------------------------------------- indexing and shape
-def gather(input: Tensor, dim, index) -> Tensor:
-    return input.gather(dim, index)
-
-
-def scatter(input: Tensor, dim, index, src=None, value=None, reduce=None) -> Tensor:
-    return input.scatter(dim, index, src, value, reduce)
-
-
-def scatter_add(input: Tensor, dim, index, src) -> Tensor:
-    return input.scatter_add(dim, index, src)
-
-
-def scatter_reduce(input: Tensor, dim, index, src, reduce, include_self=True) -> Tensor:
-    return input.scatter_reduce(dim, index, src, reduce, include_self=include_self)
-
-
-def index_select(input: Tensor, dim, index) -> Tensor:
-    return input.index_select(dim, index)
-
-
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:
-    return input.masked_select(mask)
-
-
-def nonzero(input: Tensor, as_tuple=False):
-    return input.nonzero(as_tuple=as_tuple)
-
-
-def repeat_interleave(input: Tensor, repeats, dim=None, output_size=None) -> Tensor:
-    return input.repeat_interleave(repeats, dim, output_size=output_size)
-
-
+# ---------------------------------------------------------------- shape: dims as one argument, grids
 def tile(input: Tensor, dims) -> Tensor:
+    """input repeated dims[i] times along dim i (dims: a sequence; shorter than input's dims, leading 1s), as
+    torch.tile."""
     return input.tile(dims)
 
 
 def flip(input: Tensor, dims) -> Tensor:
+    """input reversed along each dim of dims (a sequence), as torch.flip."""
     return input.flip(dims)
-
-
-def roll(input: Tensor, shifts, dims=None) -> Tensor:
-    return input.roll(shifts, dims)
-
-
-def diagonal(input: Tensor, offset=0, dim1=0, dim2=1) -> Tensor:
-    return input.diagonal(offset, dim1, dim2)
 
 
 def meshgrid(*tensors, indexing="ij"):
@@ -131,105 +91,7 @@ def meshgrid(*tensors, indexing="ij"):
     return tuple(grids)
 
 
-# ---------------------------------------------------------------- shape spellings (tensor_methods/shape.py)
-def movedim(input: Tensor, source, destination) -> Tensor:
-    return input.movedim(source, destination)
-
-
-moveaxis = movedim
-
-
-def swapaxes(input: Tensor, axis0, axis1) -> Tensor:
-    return input.swapaxes(axis0, axis1)
-
-
-swapdims = swapaxes
-
-
-def t(input: Tensor) -> Tensor:
-    return input.t()
-
-
-def adjoint(input: Tensor) -> Tensor:
-    return input.adjoint()
-
-
-def ravel(input: Tensor) -> Tensor:
-    return input.ravel()
-
-
-def broadcast_to(input: Tensor, size) -> Tensor:
-    return input.broadcast_to(size)
-
-
-def unflatten(input: Tensor, dim, sizes) -> Tensor:
-    return input.unflatten(dim, sizes)
-
-
-def narrow(input: Tensor, dim, start, length) -> Tensor:
-    return input.narrow(dim, start, length)
-
-
-def narrow_copy(input: Tensor, dim, start, length) -> Tensor:
-    return input.narrow_copy(dim, start, length)
-
-
-def select(input: Tensor, dim, index) -> Tensor:
-    return input.select(dim, index)
-
-
-def unbind(input: Tensor, dim=0):
-    return input.unbind(dim)
-
-
-def tensor_split(input: Tensor, indices_or_sections, dim=0):
-    return input.tensor_split(indices_or_sections, dim)
-
-
-def split_with_sizes(input: Tensor, split_sizes, dim=0):
-    return input.split_with_sizes(split_sizes, dim)
-
-
-def hsplit(input: Tensor, indices_or_sections):
-    return input.hsplit(indices_or_sections)
-
-
-def vsplit(input: Tensor, indices_or_sections):
-    return input.vsplit(indices_or_sections)
-
-
-def dsplit(input: Tensor, indices_or_sections):
-    return input.dsplit(indices_or_sections)
-
-
-def fliplr(input: Tensor) -> Tensor:
-    return input.fliplr()
-
-
-def flipud(input: Tensor) -> Tensor:
-    return input.flipud()
-
-
-def rot90(input: Tensor, k=1, dims=(0, 1)) -> Tensor:
-    return input.rot90(k, dims)
-
-
-def diag(input: Tensor, diagonal=0) -> Tensor:
-    return input.diag(diagonal)
-
-
-def diag_embed(input: Tensor, offset=0, dim1=-2, dim2=-1) -> Tensor:
-    return input.diag_embed(offset, dim1, dim2)
-
-
-def diagflat(input: Tensor, offset=0) -> Tensor:
-    return input.diagflat(offset)
-
-
-def diff(input: Tensor, n=1, dim=-1, prepend=None, append=None) -> Tensor:
-    return input.diff(n, dim, prepend, append)
-
-
+# ---------------------------------------------------------------- several tensors: stacks, broadcasting, blocks
 def _tensors_arg(tensors, op):
     """f(a, b, c) and f([a, b, c]) alike."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -279,9 +141,6 @@ def hstack(tensors) -> Tensor:
 def vstack(tensors) -> Tensor:
     """cat along dim 0 after atleast_2d (1-D tensors become rows)."""
     return cat([atleast_2d(x) for x in _sequence(tensors, "vstack")], 0)
-
-
-row_stack = vstack
 
 
 def dstack(tensors) -> Tensor:
@@ -355,32 +214,3 @@ def cartesian_prod(*tensors) -> Tensor:
 def fill(input: Tensor, value) -> Tensor:
     """A copy of input with every element value (torch.fill); a tensor value gets the gradient."""
     return input.clone().fill_(value)
-
-
-# ---------------------------------------------------------------- indexing spellings (tensor_methods/indexing.py)
-def index_add(input: Tensor, dim, index, source, *, alpha=1) -> Tensor:
-    return input.index_add(dim, index, source, alpha=alpha)
-
-
-def index_copy(input: Tensor, dim, index, source) -> Tensor:
-    return input.index_copy(dim, index, source)
-
-
-def index_reduce(input: Tensor, dim, index, source, reduce, *, include_self=True) -> Tensor:
-    return input.index_reduce(dim, index, source, reduce, include_self=include_self)
-
-
-def index_fill(input: Tensor, dim, index, value) -> Tensor:
-    return input.index_fill(dim, index, value)
-
-
-def index_put(input: Tensor, indices, values, accumulate=False) -> Tensor:
-    return input.index_put(indices, values, accumulate)
-
-
-def take(input: Tensor, index) -> Tensor:
-    return input.take(index)
-
-
-def take_along_dim(input: Tensor, indices, dim=None) -> Tensor:
-    return input.take_along_dim(indices, dim)

@@ -1,7 +1,7 @@
-"""tg.* functions of statistics: counting values (histogram, histc), the order statistics,
-NaN-skipping reductions, distinct values and covariance of tensor_methods/statistics.py (median,
-quantile, nansum, unique, cov, ...), searching sorted values (searchsorted, bucketize), the
-trapezoidal rule (trapezoid, cumulative_trapezoid) and one_hot.  Counting and searching have no
+"""tg.* functions of statistics written out: isin (a number on either side), searching sorted
+values (searchsorted, bucketize), the trapezoidal rule (trapezoid, cumulative_trapezoid) and
+one_hot.  The statistics that only call their Tensor method (median, quantile, nansum, unique, cov,
+histogram, ...; tensor_methods/statistics.py) are generated (forwarders.py).  Searching has no
 gradient, as in PyTorch."""
 
 from __future__ import annotations
@@ -10,106 +10,10 @@ import builtins  # tg.functions defines max, min, all, ... as PyTorch does: buil
 
 from .. import backend
 from ..tensor import Tensor
-from ..tensor_methods.common import accepts_keepdims, normalize_dim
+from ..tensor_methods.common import normalize_dim
 
 
-# ---------------------------------------------------------------- counting values (no gradient, as in PyTorch)
-def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's name)
-    """(hist, bin_edges), as torch.histogram: the Tensor method (tensor_methods/statistics.py)."""
-    return input.histogram(bins, range=range, weight=weight, density=density)
-
-
-def histc(input: Tensor, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTorch's names)
-    """Counts in `bins` equal-width bins from min to max, as torch.histc: the Tensor method."""
-    return input.histc(bins, min, max)
-
-
-# ---------------------------------------------------------------- statistics (tensor_methods/statistics.py)
-@accepts_keepdims
-def median(input: Tensor, dim=None, keepdim=False):  # noqa: A002 (PyTorch's name)
-    return input.median(dim, keepdim)
-
-
-@accepts_keepdims
-def nanmedian(input: Tensor, dim=None, keepdim=False):  # noqa: A002 (PyTorch's name)
-    return input.nanmedian(dim, keepdim)
-
-
-@accepts_keepdims
-def mode(input: Tensor, dim=-1, keepdim=False):  # noqa: A002 (PyTorch's name)
-    return input.mode(dim, keepdim)
-
-
-@accepts_keepdims
-def kthvalue(input: Tensor, k, dim=-1, keepdim=False):  # noqa: A002 (PyTorch's name)
-    return input.kthvalue(k, dim, keepdim)
-
-
-@accepts_keepdims
-def quantile(input: Tensor, q, dim=None, keepdim=False, *, interpolation="linear") -> Tensor:  # noqa: A002
-    return input.quantile(q, dim, keepdim, interpolation=interpolation)
-
-
-@accepts_keepdims
-def nanquantile(input: Tensor, q, dim=None, keepdim=False, *, interpolation="linear") -> Tensor:  # noqa: A002
-    return input.nanquantile(q, dim, keepdim, interpolation=interpolation)
-
-
-@accepts_keepdims
-def nansum(input: Tensor, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.nansum(dim, keepdim, dtype=dtype)
-
-
-@accepts_keepdims
-def nanmean(input: Tensor, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.nanmean(dim, keepdim, dtype=dtype)
-
-
-@accepts_keepdims
-def aminmax(input: Tensor, *, dim=None, keepdim=False):  # noqa: A002 (PyTorch's name)
-    return input.aminmax(dim=dim, keepdim=keepdim)
-
-
-def count_nonzero(input: Tensor, dim=None) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.count_nonzero(dim)
-
-
-def msort(input: Tensor) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.msort()
-
-
-def argwhere(input: Tensor) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.argwhere()
-
-
-def bincount(input: Tensor, weights=None, minlength=0) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.bincount(weights, minlength)
-
-
-def unique(input: Tensor, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
-    return input.unique(sorted, return_inverse, return_counts, dim)
-
-
-def unique_consecutive(input: Tensor, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
-    return input.unique_consecutive(return_inverse, return_counts, dim)
-
-
-def cov(input: Tensor, *, correction=1, fweights=None, aweights=None) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.cov(correction=correction, fweights=fweights, aweights=aweights)
-
-
-def corrcoef(input: Tensor) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.corrcoef()
-
-
-def renorm(input: Tensor, p, dim, maxnorm) -> Tensor:  # noqa: A002 (PyTorch's name)
-    return input.renorm(p, dim, maxnorm)
-
-
-def equal(input: Tensor, other: Tensor) -> builtins.bool:  # noqa: A002 (PyTorch's name)
-    return input.equal(other)
-
-
+# ---------------------------------------------------------------- membership and searching (no gradient)
 def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor:
     """True where an element of `elements` is among `test_elements` (either may be a number), a bool
     tensor of elements' shape; invert=True negates it."""

@@ -67,6 +67,7 @@ def accepts_keepdims(fn):
             kwargs["keepdim"] = kwargs.pop("keepdims")
         return fn(*args, **kwargs)
 
+    wrapper.accepts_keepdims = True  # functions/forwarders.py gives a tg.* forwarder of such a method the alias too
     return wrapper
 
 
