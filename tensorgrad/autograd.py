@@ -89,8 +89,8 @@ class Function:
 
     __slots__ = ("xp", "parents", "saved", "versions", "epoch")
 
-    # Declared here, read by the engine on every node, set only on some (class attributes: a node
-    # that keeps the default stores nothing).  An in-place write's node (versions.rebase_history):
+    # Declared with their defaults, so any node can be asked; set only on some (class attributes: a
+    # node that keeps a default stores nothing).  On an in-place write's node (versions.rebase_history):
     stamp = 0  # its tick of the in-place clock (versions.clock); 0: not an in-place write's node
     previous = None  # the written tensor's version before the write: an alias with its old history
     rederived_view = False  # True: it writes nothing, it re-derives a view (x[i]) of a rebased base
@@ -139,6 +139,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **params):
+        """Run the op on its Tensor arguments and return the output tensor: check that the tensors
+        share a device, pick the node (the device's fused kernel for the op when it has one that
+        accepts these arguments, kernel_registry.py; else the op itself), run its forward on the
+        arrays, give the output its version counter (its input's, when it is a view of one), and,
+        when an input requires grad and grad mode is on, record the node (`attach`)."""
         device = None
         requires_grad = False
         tensors = []  # the Tensor arguments (the others, numbers and shapes, pass to forward as they are)
