@@ -96,11 +96,8 @@ class _AnomalyObserver(observers.Observer):
     """Anomaly mode on the engine's hook: a recorded node keeps its forward traceback, and every
     backward's gradients are checked."""
 
-    def forward(self, ctx, recorded, run, *args, **params):
-        out = run(*args, **params)
-        if recorded:  # where the user's code made this node
-            ctx.stack = forward_stack()
-        return out
+    def recorded(self, ctx):  # where the user's code made this node
+        ctx.stack = forward_stack()
 
     def gradients(self, ctx, in_grads):
         check_gradients(ctx, in_grads)

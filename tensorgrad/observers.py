@@ -2,14 +2,14 @@
 
 Two exist: tg.profiler (profiler.py), which times each op's forward and backward, and anomaly
 mode (anomaly.py), which keeps the traceback of the line that made each node and checks each
-backward's gradients for NaN.  An observer is an `Observer` with up to three methods, each of
-which does, by default, only what the engine would do without it:
+backward's gradients for NaN.  An observer is an `Observer` with up to three methods, whose
+defaults do only what the engine would do without it:
 
-    forward(ctx, recorded, run, *args, **params)   runs the op's forward, `run(*args, **params)`;
-                                                   recorded: the node goes into the graph
-    backward(ctx, run, grad)                       runs the op's array backward, `run(grad)`
-    gradients(ctx, in_grads)                       sees the input gradients (arrays) a backward
-                                                   returned, in both walks
+    run(ctx, phase, call, *args, **params)   runs an op's forward or array backward (phase
+                                             "forward" or "backward"): `call(*args, **params)`
+    recorded(ctx)                            `Function.apply` just recorded the node ctx
+    gradients(ctx, in_grads)                 the input gradients (arrays or None) a backward
+                                             returned, in both walks
 
 The engine asks one question per op, `if observing:` (the list of the observers on, empty unless
 one is: a read of a global, as cheap as the flags it replaces), and only then runs the op through
@@ -32,11 +32,11 @@ _lock = threading.Lock()
 class Observer:
     """An observer of the engine's ops; each method's default only runs the op."""
 
-    def forward(self, ctx, recorded, run, *args, **params):
-        return run(*args, **params)
+    def run(self, ctx, phase, call, *args, **params):
+        return call(*args, **params)
 
-    def backward(self, ctx, run, grad):
-        return run(grad)
+    def recorded(self, ctx):
+        pass
 
     def gradients(self, ctx, in_grads):
         pass
@@ -56,20 +56,27 @@ def remove(observer):
             observing.remove(observer)
 
 
+def _run(ctx, phase, call, now, args, params):
+    """call(*args, **params) run through each observer's `run` in `now` (the first one outermost)."""
+    for observer in reversed(now):
+        call = functools.partial(observer.run, ctx, phase, call)
+    return call(*args, **params)
+
+
 def forward(ctx, recorded, args, params):
-    """`ctx.forward(*args, **params)`, run through every observer on (the first one outermost)."""
-    run = ctx.forward
-    for observer in reversed(tuple(observing)):
-        run = functools.partial(observer.forward, ctx, recorded, run)
-    return run(*args, **params)
+    """`ctx.forward(*args, **params)` run through the observers on; then, when apply records the node
+    (`recorded`), each observer's `recorded(ctx)` (outside the forward: not timed with it)."""
+    now = tuple(observing)
+    out = _run(ctx, "forward", ctx.forward, now, args, params)
+    if recorded:
+        for observer in now:
+            observer.recorded(ctx)
+    return out
 
 
 def backward(ctx, grad):
-    """`ctx.backward(grad)`, run through every observer on (the first one outermost)."""
-    run = ctx.backward
-    for observer in reversed(tuple(observing)):
-        run = functools.partial(observer.backward, ctx, run)
-    return run(grad)
+    """`ctx.backward(grad)` run through the observers on."""
+    return _run(ctx, "backward", ctx.backward, tuple(observing), (grad,), {})
 
 
 def gradients(ctx, in_grads):

@@ -52,15 +52,11 @@ def set_thread_profiler(profile):
 class _ProfilerObserver(observers.Observer):
     """Times each op's forward and backward for the calling thread's profile, if it has one."""
 
-    def forward(self, ctx, recorded, run, *args, **params):
+    def run(self, ctx, phase, call, *args, **params):
         profile = _state.profiler
         if profile is None:
-            return run(*args, **params)
-        return profile._op(ctx, "forward", run, *args, **params)
-
-    def backward(self, ctx, run, grad):
-        profile = _state.profiler
-        return run(grad) if profile is None else profile._op(ctx, "backward", run, grad)
+            return call(*args, **params)
+        return profile._op(ctx, phase, call, *args, **params)
 
 
 _OBSERVER = _ProfilerObserver()
