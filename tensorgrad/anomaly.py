@@ -1,17 +1,18 @@
 """Anomaly mode (torch.autograd.detect_anomaly): find the op whose backward made a NaN, and the
 line of your code that created that op.
 
-While it is on (`with tg.autograd.detect_anomaly():` or `tg.autograd.set_detect_anomaly(True)`):
-- forward: `Function.apply` keeps, on each node it records, the traceback of the call that made
-  it (`forward_stack`: the user's frames, tensorgrad's own trimmed away);
-- backward: `run_backward` hands each node's gradients to `check_gradients`, which, when one
-  holds a NaN, warns with that node's forward traceback and raises PyTorch's
-  "Function 'SqrtBackward0' returned nan values in its 0th output." (as PyTorch: NaN only; an
-  inf gradient passes, since inf is often a true value).
+While it is on (`with tg.autograd.detect_anomaly():` or `tg.autograd.set_detect_anomaly(True)`),
+its observer (`_AnomalyObserver`, on the engine's one hook: observers.py) is on:
+- forward: on each node `Function.apply` records, it keeps the traceback of the call that made it
+  (`forward_stack`: the user's frames, tensorgrad's own trimmed away) in `node.stack`;
+- backward: it hands each node's gradients to `check_gradients`, which, when one holds a NaN,
+  warns with that node's forward traceback and raises PyTorch's "Function 'SqrtBackward0'
+  returned nan values in its 0th output." (as PyTorch: NaN only; an inf gradient passes, since
+  inf is often a true value).
 
-When it is off, the engine reads one module attribute (`anomaly.enabled`) per op and does nothing
-more.  The mode is the process's, as in PyTorch (the grad mode, by contrast, is per thread).  The
-engine imports this module; it imports nothing of tensorgrad.
+When it is off, the observer is not on the hook, and the engine does nothing for it.  The mode is
+the process's, as in PyTorch (the grad mode, by contrast, is per thread).  The engine imports this
+module; it imports nothing of tensorgrad but the observer hook.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ import sys
 import traceback
 import warnings
 
+from . import observers
+
 # Process-wide, as PyTorch's anomaly mode (a global flag there too, not a thread's): turned on in
 # one thread, every thread's ops record their stacks and every backward checks its gradients.
-enabled = False  # read by Function.apply and run_backward: record stacks / check gradients
+enabled = False  # record stacks and check gradients (while True, _OBSERVER is on the engine's hook)
 check_nan = True  # with enabled: raise on a NaN gradient (False: record the stacks only)
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -88,6 +91,21 @@ class detect_anomaly:
 def _set(mode, nan):
     global enabled, check_nan
     enabled, check_nan = bool(mode), bool(nan)
+    (observers.add if enabled else observers.remove)(_OBSERVER)
+
+
+class _AnomalyObserver(observers.Observer):
+    """Anomaly mode on the engine's hook: a recorded node keeps its forward traceback, and every
+    backward's gradients are checked."""
+
+    def recorded(self, ctx):  # where the user's code made this node
+        ctx.stack = forward_stack()
+
+    def gradients(self, ctx, in_grads):
+        check_gradients(ctx, in_grads)
+
+
+_OBSERVER = _AnomalyObserver()
 
 
 def forward_stack():
@@ -109,7 +127,7 @@ def check_gradients(ctx, in_grads):
     for i, g in enumerate(in_grads):
         if g is not None and bool(ctx.xp.isnan(g).any()):
             name = backward_name(ctx)
-            stack = getattr(ctx, "stack", None)
+            stack = ctx.stack
             where = "".join(stack.format()) if stack else "  (not recorded: the op ran before anomaly mode was on)\n"
             message = f"Error detected in {name}. Traceback of forward call that caused the error:\n{where}"
             warnings.warn(message, stacklevel=_user_level())

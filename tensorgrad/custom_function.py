@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import inspect
 
-from . import autograd, backend
+from . import autograd, backend, versions
 from .autograd import Function, no_grad
+from .tensor_base import TensorBase
 
 
 class FunctionCtx(Function):
@@ -61,7 +62,7 @@ class FunctionCtx(Function):
     # ------------------------------------------------------------------ PyTorch's ctx API
     def save_for_backward(self, *tensors):
         for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, autograd.TensorBase):
+            if t is not None and not isinstance(t, TensorBase):
                 raise TypeError(
                     f"save_for_backward can only save tensors (or None), but argument {i} is of type "
                     f"{type(t).__name__}; keep other values as attributes: ctx.name = value"
@@ -100,7 +101,7 @@ class FunctionCtx(Function):
         if not isinstance(grads, tuple):
             grads = (grads,)
         _check_grads(self.function.__name__, grads, self.parents)
-        return tuple(g if isinstance(x, autograd.TensorBase) else None for x, g in zip(self.parents, grads))
+        return tuple(g if isinstance(x, TensorBase) else None for x, g in zip(self.parents, grads))
 
 
 def _check_grads(name, grads, inputs):
@@ -116,12 +117,12 @@ def _check_grads(name, grads, inputs):
         if g is None:
             out.append(None)
             continue
-        if not isinstance(x, autograd.TensorBase):
+        if not isinstance(x, TensorBase):
             raise RuntimeError(
                 f"function {name}Backward returned a gradient different than None at position {i}, "
                 f"but the corresponding forward input was not a Tensor ({type(x).__name__})"
             )
-        if not isinstance(g, autograd.TensorBase):
+        if not isinstance(g, TensorBase):
             raise TypeError(f"function {name}Backward returned a {type(g).__name__} at position {i}; expected a Tensor")
         if g.shape != x.shape and not autograd.expandable(x.shape, g.shape):
             raise RuntimeError(
@@ -153,7 +154,7 @@ def _apply(cls, *args, **kwargs):
             bound = inspect.signature(cls.forward).bind(None, *args, **kwargs)
         bound.apply_defaults()
         args = bound.args if split else bound.args[1:]
-    tensors = [a for a in args if isinstance(a, autograd.TensorBase)]
+    tensors = [a for a in args if isinstance(a, TensorBase)]
     if not tensors:
         raise TypeError(f"{cls.__name__}.apply: needs at least one Tensor argument")
     device = tensors[0].device
@@ -166,14 +167,14 @@ def _apply(cls, *args, **kwargs):
     ctx = cls._node_class(backend.namespace(device))
     ctx._device = device
     ctx._tensor_type = type(tensors[0])  # the class backward wraps the incoming gradient in
-    ctx.needs_input_grad = tuple(isinstance(a, autograd.TensorBase) and a.requires_grad and grad_on for a in args)
+    ctx.needs_input_grad = tuple(isinstance(a, TensorBase) and a.requires_grad and grad_on for a in args)
     with no_grad():
         if split:
             out = cls.forward(*args)
             cls.setup_context(ctx, args, out)
         else:
             out = cls.forward(ctx, *args)
-    if not isinstance(out, autograd.TensorBase):
+    if not isinstance(out, TensorBase):
         raise TypeError(
             f"{cls.__name__}.forward returned a {type(out).__name__}; it must return one Tensor "
             "(for several outputs, write one Function per output)"
@@ -182,11 +183,8 @@ def _apply(cls, *args, **kwargs):
     # a new tensor, even if forward returned one of its inputs
     result = type(out)._make(out._data, out.device, requires_grad)
     result._counter = out._counter  # the same storage: the same version counter
-    if requires_grad:
-        ctx.parents = args
-        result._ctx = ctx
-        if ctx.saved:  # each saved tensor's version now: backward refuses one written in place since
-            ctx.versions = [(t._counter, t._counter[0], None) for t in ctx.saved if t is not None]
+    if requires_grad:  # each saved tensor's version now: backward refuses one written in place since
+        ctx.attach(result, args, versions.taken_saved(ctx.saved) if ctx.saved else None)
     return result
 
 

@@ -15,7 +15,8 @@ class _ThreadState(threading.local):
     backward pass it is running, are its own.  A new thread starts from these class defaults
     (gradients on, no profile, no pass), whatever the thread that started it had.  Reading one
     is an attribute read on a thread-local object: `apply` reads `grad_enabled` (when an input
-    requires grad) and `profiler` (only while some thread profiles: `_profiles`)."""
+    requires grad); `profiler` is read by the profiler's observer (observers.py), which is on the
+    engine's hook only while some thread profiles."""
 
     grad_enabled = True  # grad mode: no_grad / enable_grad / set_grad_enabled / inference_mode
     inference_mode = False  # inside inference_mode()

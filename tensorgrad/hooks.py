@@ -2,7 +2,7 @@
 
 The engine (autograd.backpropagate) knows one thing of hooks: a tensor whose `_hooks` slot is not
 None has them run when its gradient is complete (`_hooks.on_gradient(tensor, grad)`), and a leaf
-runs `_hooks.post_accumulate` after accumulating its .grad.  Everything else is here, above the
+runs `_hooks.after_accumulate(tensor)` after accumulating its .grad.  Everything else is here, above the
 engine: the TensorHooks object in that slot, the handles register_* return, and `grad`, the
 engine's reverse pass run with `capture` instead of accumulation.  Tensor.register_hook,
 retain_grad and register_post_accumulate_grad_hook (tensor_methods/hooks.py) and the module hooks
@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 
 from . import backend
-from .autograd import TensorBase, backpropagate
+from .autograd import backpropagate
+from .tensor_base import TensorBase
 
 
 class RemovableHandle:
@@ -81,6 +82,13 @@ class TensorHooks:
         if self.retains_grad:
             tensor._grad = t.clone() if tensor._grad is None else tensor._grad + t
         return t
+
+    def after_accumulate(self, tensor):
+        """The leaf `tensor` has accumulated its .grad (in either walk): run its post-accumulate
+        hooks, in order; each must return None (PyTorch's check)."""
+        for fn in tuple(self.post_accumulate.values()):
+            if fn(tensor) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def _run_grad_hooks(self, tensor, t):
         """The grad hooks in order, each on the previous one's result (a Tensor), each new result

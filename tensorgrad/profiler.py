@@ -7,12 +7,14 @@
             opt.step()
     print(prof.table())
 
-Every op (a `Function`) is timed twice: its forward (in `Function.apply`) and its backward (in
-the backward pass).  A row is one op and one phase; an op that ran a fused kernel
-(tensorgrad/kernels/) is named with "[kernel]", one that ran the reference op is not.  The times
-are self times: an op or `record` region that runs other ops inside it is charged only for what
-it does itself, so the rows add up.  "(outside ops)" is the rest of the wall time: the Python of
-the model's `forward`, building the graph, the backward loop's gradient sums.
+Every op (a `Function`) is timed twice: its forward (in `Function.apply`) and its backward (in the
+backward pass), through the engine's observer hook (observers.py): while some thread profiles,
+`_OBSERVER` is on it, and times the ops of the threads that have a profile running.  A row is one
+op and one phase; an op that ran a fused kernel (tensorgrad/kernels/) is named with "[kernel]", one
+that ran the reference op is not.  The times are self times: an op or `record` region that runs
+other ops inside it is charged only for what it does itself, so the rows add up.  "(outside ops)"
+is the rest of the wall time: the Python of the model's `forward`, building the graph, the backward
+loop's gradient sums.
 
 On a GPU the device is synchronised before and after every timed piece, so each row is the
 device's time for that op plus its launch cost; the step runs slower than without the profiler
@@ -25,10 +27,39 @@ the ops that thread runs, forward and backward, and another thread may run a pro
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 
-from . import autograd, backend
+from . import backend, observers
+from .grad_mode import _state
+
+# Process-wide: how many threads have a profile open; while one does, _OBSERVER is on the hook.
+_profiles = 0
+_profiles_lock = threading.Lock()
+
+
+def set_thread_profiler(profile):
+    """Make `profile` (a profile, or None) the calling thread's running profile (its `with` block
+    calls this on entering and leaving), and keep the observer on the hook while any thread has one."""
+    global _profiles
+    with _profiles_lock:
+        _profiles += (profile is not None) - (_state.profiler is not None)
+        _state.profiler = profile
+        (observers.add if _profiles else observers.remove)(_OBSERVER)
+
+
+class _ProfilerObserver(observers.Observer):
+    """Times each op's forward and backward for the calling thread's profile, if it has one."""
+
+    def run(self, ctx, phase, call, *args, **params):
+        profile = _state.profiler
+        if profile is None:
+            return call(*args, **params)
+        return profile._op(ctx, phase, call, *args, **params)
+
+
+_OBSERVER = _ProfilerObserver()
 
 
 class profile:  # noqa: N801 - a context manager, named as torch.profiler.profile
@@ -44,22 +75,22 @@ class profile:  # noqa: N801 - a context manager, named as torch.profiler.profil
         self.wall = 0.0
 
     def __enter__(self):
-        if autograd._state.profiler is not None:
+        if _state.profiler is not None:
             raise RuntimeError(
                 "tg.profiler.profile: another profile is already running in this thread (profiles do not nest)"
             )
         backend.synchronize(self.device)
         self._started = time.perf_counter()
-        autograd.set_thread_profiler(self)
+        set_thread_profiler(self)
         return self
 
     def __exit__(self, *exc):
         backend.synchronize(self.device)
         self.wall += time.perf_counter() - self._started
-        autograd.set_thread_profiler(None)
+        set_thread_profiler(None)
         return False
 
-    # ------------------------------------------------------------ timing (called by autograd)
+    # ------------------------------------------------------------ timing (called by _OBSERVER)
     def _op(self, ctx, phase, method, *args, **params):
         """method(*args, **params), an op's forward or backward, timed as `ctx`'s `phase`."""
         self._begin()
@@ -116,7 +147,7 @@ def _share(secs, wall) -> str:
 def record(name: str):
     """Time a region of code that is not an op (an optimizer step, data loading) as one row of the
     running profile, named `name`; without a running profile it only runs the code."""
-    prof = autograd._state.profiler
+    prof = _state.profiler
     if prof is None:
         yield
         return

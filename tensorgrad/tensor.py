@@ -273,9 +273,8 @@ class Tensor(
         out = Tensor._make(backend.to_device(self._data, device), device, requires_grad)
         if requires_grad:
             ctx = ToDevice(backend.namespace(device))
-            ctx.parents = (self,)
             ctx.saved = (self.device,)
-            out._ctx = ctx
+            ctx.attach(out, (self,))
         return out
 
     def cpu(self):

@@ -112,9 +112,18 @@ def test_detect_anomaly_as_a_decorator():
 
 
 def test_no_record_when_off():
-    """Off, a node records nothing: the engine's only cost is reading the flag."""
+    """Off, a node records nothing (its `stack` keeps the class default) and anomaly mode is not on
+    the engine's observer hook (whose empty list is the engine's only cost); on, it is, and only then."""
+    from tensorgrad import anomaly, observers
+
     _, loss = sqrt_at_zero(tg)
-    assert not hasattr(loss._ctx, "stack")
+    assert loss._ctx.stack is None and "stack" not in vars(loss._ctx)
+    assert anomaly._OBSERVER not in observers.observing
+    with tg.autograd.set_detect_anomaly(True):
+        assert anomaly._OBSERVER in observers.observing
+        _, loss = sqrt_at_zero(tg)
+        assert loss._ctx.stack is not None
+    assert anomaly._OBSERVER not in observers.observing
 
 
 UNARY = [

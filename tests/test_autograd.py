@@ -455,3 +455,47 @@ def test_pow_zero_has_zero_gradient_everywhere(device):
     x = leaf([0.0, 2.0], device)
     (x**0).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+def test_every_node_is_recorded_through_attach(monkeypatch):
+    """Function.attach is the one place a node enters the graph: apply, a copy to another device, a
+    recorded in-place write (and the write through a view into its base), a custom Function and a
+    create_graph gradient all go through it, so every node reachable from the result was attached."""
+    from tensorgrad.autograd import Function
+
+    attached = set()
+    attach = Function.attach
+
+    def counting(self, output, parents, records=None):
+        attached.add(id(self))
+        return attach(self, output, parents, records)
+
+    monkeypatch.setattr(Function, "attach", counting)
+
+    class Twice(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = tg.ones(4, requires_grad=True)
+    y = Twice.apply(x * 3).to("strict").to("cpu")  # apply, custom Function, ToDevice
+    y += 1  # a recorded in-place write
+    v = y[1:3]
+    v *= 2  # a write into a view: also recorded on its base
+    (g,) = tg.autograd.grad((y.exp() * x).sum(), x, create_graph=True)  # the gradient's own nodes
+    nodes, stack = [], [g, y]
+    while stack:
+        t = stack.pop()
+        ctx = t._ctx
+        if ctx is None or any(ctx is n for n in nodes):
+            continue
+        nodes.append(ctx)
+        stack.extend(p for p in (*ctx.parents, ctx.previous) if isinstance(p, tg.Tensor))
+    names = {type(n).__name__ for n in nodes}
+    assert {"Twice", "ToDevice", "AddInplace", "MulInplace", "SetItem", "Index", "Mul"} <= names, names
+    assert all(id(n) in attached for n in nodes), [type(n).__name__ for n in nodes if id(n) not in attached]

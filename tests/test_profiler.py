@@ -13,7 +13,7 @@ import pytest
 
 import tensorgrad as tg
 from gpt import build_model, get_config
-from tensorgrad import autograd
+from tensorgrad import autograd, observers, profiler
 
 
 def _tiny_step(model, x, y, opt):
@@ -86,11 +86,14 @@ def test_nothing_stays_installed_and_profiles_do_not_nest():
         with tg.profiler.profile():
             raise ValueError("a failing step")
     assert autograd._state.profiler is None
+    assert profiler._OBSERVER not in observers.observing  # off the engine's hook: apply pays nothing for it
     with tg.profiler.profile():
+        assert profiler._OBSERVER in observers.observing
         with pytest.raises(RuntimeError, match="already running"):
             with tg.profiler.profile():
                 pass
     assert autograd._state.profiler is None
+    assert profiler._OBSERVER not in observers.observing
     with tg.profiler.record("no profile running"):  # only runs the code
         pass
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function, TensorBase, graph_constant
+from ..autograd import Function, graph_constant
+from ..tensor_base import TensorBase
 
 
 def _const(xp, g, array):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 
 from .. import backend
-from ..autograd import TensorBase
 from ..backend import ShapeError
+from ..tensor_base import TensorBase
 
 # TensorBase (the engine's: the fields autodiff reads) is the base of every method family, so of
 # every Tensor.  The families cannot import tensor.py (it imports them), so they ask

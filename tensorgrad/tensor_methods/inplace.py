@@ -7,7 +7,7 @@ y.mul_(2), y.clamp_(0, 1)), or of a value that requires grad (logits[i] = model(
 tg.zeros), is recorded.  Its node (ops/inplace.py, each backward derived there) writes the
 storage and becomes the tensor's history: the same Python object now stands for the new values,
 and the version before the write, an alias holding the old history, is the node's first parent
-(autograd.rebase_history; nodes made earlier from the tensor keep reading that version).
+(versions.rebase_history; nodes made earlier from the tensor keep reading that version).
 - A leaf that requires grad may be written only under no_grad (optimizers, `p -= lr * p.grad`);
   in grad mode that raises PyTorch's error.
 - A node that saved the old values (y = x.exp(); y += 1: exp saved y) raises at backward,
@@ -22,11 +22,12 @@ and the version before the write, an alias holding the old history, is the node'
 
 from __future__ import annotations
 
-from .. import autograd, backend
-from ..autograd import is_grad_enabled, rebase_history
+from .. import backend
+from ..autograd import is_grad_enabled
 from ..backend import ShapeError
 from ..ops.inplace import AddInplace, ClampInplace, DivInplace, MulInplace, SetItem
 from ..ops.shape import Index
+from ..versions import rebase_history, taken
 from .common import TensorBase, broadcast_shapes
 from .common import torch_dtype_name as _torch_name
 
@@ -39,7 +40,7 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # an in-place result may 
 
 class InplaceMixin(TensorBase):
     # An in-place op writes into this tensor's storage (which its views share) and bumps the
-    # version counter; backward then refuses arrays saved before the write (autograd.py).
+    # version counter; backward then refuses arrays saved before the write (versions.py).
     # In the graph it is recorded (module docstring); `_write` is the one path every op takes.
     # _view_of: (base, index) of a basic-index view taken outside the graph (set by __getitem__;
     # unset otherwise), so that a recorded write into it (out[i] += v) is recorded on its base too.
@@ -62,12 +63,12 @@ class InplaceMixin(TensorBase):
         ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
         arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
         ctx.forward(self._data, *arrays, **params)
-        if record and ctx.saved:  # versions before this write's: a saved value in self's memory,
-            # which the write changes, makes backward raise ((y *= y) raises, as in PyTorch)
-            ctx.versions = autograd.versions_now(self, [a for a in args if isinstance(a, TensorBase)])
+        # versions before this write's: a saved value in self's memory, which the write changes,
+        # makes backward raise ((y *= y) raises, as in PyTorch)
+        records = taken(self, [a for a in args if isinstance(a, TensorBase)]) if record and ctx.saved else None
         self._bump_version()
         if record:
-            ctx.parents = (rebase_history(self, ctx), *args)
+            rebase_history(self, ctx, args, records)
             if view is not None:
                 self._write_through(*view)
         return self
@@ -103,7 +104,7 @@ class InplaceMixin(TensorBase):
         if _base_of(base) is not None:
             raise RuntimeError(f"{op}: an in-place write into a view of a view in the graph is not supported; "
                                "index the base tensor once (y[i, j] instead of y[i][j])")  # fmt: skip
-        born = getattr(ctx, "stamp", ctx.epoch)
+        born = ctx.stamp or ctx.epoch
         if any(s > born for s in self._counter[1:]) or base._ctx is not None and base._ctx.parents is None:
             raise RuntimeError(f"{op}: this view was taken before an in-place write to its base recorded in the "
                                "graph; take the view again after that write")  # fmt: skip
@@ -118,11 +119,10 @@ class InplaceMixin(TensorBase):
         written._ctx, written._counter = self._ctx, self._counter
         put = SetItem(xp)
         put.save_for_backward(index, self.ndim)
-        put.parents = (rebase_history(base, put), written)
+        rebase_history(base, put, (written,))
         view = Index(xp)  # made after the base's rebase: it reads the new base
         view.save_for_backward(base.shape, base.dtype, index, False)
-        view.parents = (base,)
-        rebase_history(self, view, previous=written, view=True)
+        rebase_history(self, view, (base,), previous=written, view=True)
 
     @property
     def data(self):
@@ -267,6 +267,6 @@ def _base_of(t):
     """The tensor `t` is a view of in the graph (its node's input sharing its storage), else None.
     A node of an in-place write shares the storage with its previous version: not a view."""
     ctx = t._ctx
-    if ctx is None or ctx.parents is None or (hasattr(ctx, "stamp") and type(ctx) is not Index):
+    if ctx is None or ctx.parents is None or (ctx.stamp and type(ctx) is not Index):
         return None
     return next((p for p in ctx.parents if isinstance(p, TensorBase) and p._counter is t._counter), None)
