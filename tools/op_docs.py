@@ -1,13 +1,11 @@
-"""Write docs/backward.md: every op's derivation, forward, backward and Tensor-level backward on one page.
+"""What the backward-pass pages say about each op, read from the code (tools/backward_pages.py writes them).
 
-    python tools/backward_docs.py            # regenerate docs/backward.md
-    python tools/backward_docs.py --check    # exit 1 if it is out of date (tests/test_backward_docs.py)
-
-The page is built from the code, never by hand:
 - every class with a `backward` method in tensorgrad/ops/**.py (and tensorgrad/kernels/**.py,
   where the fast kernels document themselves) is an op; its docstring is the derivation and
-  its `forward` and `backward` are shown as they are (read with `ast`, nothing is imported);
-- each module's docstring introduces its section;
+  its `forward`, `backward` and `backward_graph` are shown as they are (read with `ast`, nothing
+  is imported);
+- each module's docstring introduces its page;
+- the kernel op that replaces a reference op is read from `replaces = ...` in tensorgrad/kernels/;
 - "checked by" comes from running the op table of tests/op_table.py (OPS): each case's graph
   is walked and the op classes in it are recorded, so a new case or a new op shows up on its own.
   An op lists the cases of its own file's section of the table first (in table order), then the
@@ -24,30 +22,37 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "docs" / "backward.md"
 SOURCES = ("tensorgrad/ops", "tensorgrad/kernels")
-COMMAND = "python tools/backward_docs.py"
 OP_TABLE = ROOT / "tests" / "op_table.py"
 
 
 # ---------------------------------------------------------------- reading the ops
 def _ops_in(path: Path) -> tuple[str, list[dict]]:
-    """(module docstring, [op]) of one file; an op is a class with a `backward` method."""
+    """(module docstring, [op]) of one file; an op is a class with a `backward` method, or a subclass
+    of an op of the same file (`class Amin(Amax)`: its `inherits` names the op whose methods it uses,
+    and its `source` is its own class body)."""
     text = path.read_text()
     tree = ast.parse(text)
-    ops = []
+    ops, names = [], set()
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
         methods = {m.name: m for m in node.body if isinstance(m, ast.FunctionDef)}
-        if "backward" not in methods:
+        bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        inherits = next((b for b in bases if b in names), None)
+        if "backward" not in methods and inherits is None:
             continue
         code = {
             name: textwrap.dedent(ast.get_source_segment(text, methods[name], padded=True))
             for name in ("forward", "backward", "backward_graph")
             if name in methods
         }
-        ops.append({"name": node.name, "line": node.lineno, "doc": ast.get_docstring(node) or "", "code": code})
+        op = {"name": node.name, "line": node.lineno, "doc": ast.get_docstring(node) or "", "code": code}
+        if "backward" not in methods:
+            op["inherits"] = inherits
+            op["source"] = ast.get_source_segment(text, node)
+        ops.append(op)
+        names.add(node.name)
     return ast.get_docstring(tree) or "", ops
 
 
@@ -137,71 +142,34 @@ def named_tests(op: str, all_ops: list[str]) -> list[str]:
     return hits
 
 
-# ---------------------------------------------------------------- the page
-def render() -> str:
-    files = collect()
-    cases = op_table_cases()
-    sections = op_table_sections()
-    all_ops = [op["name"] for f in files for op in f["ops"]]
-    out = [
-        "# Every backward pass, derived",
-        "",
-        f"Generated from the ops' docstrings by `{COMMAND}`; do not edit by hand",
-        "(`tests/test_backward_docs.py` fails when this page is out of date).",
-        "",
-        "Each op is a `Function` with `forward` and `backward` on raw arrays (`xp` is NumPy or CuPy).",
-        "`g` is the gradient of the loss with respect to the op's output; `backward` returns the",
-        "gradient with respect to each input. Where an input was broadcast, the engine sums the",
-        "gradient back to the input's shape (`autograd.unbroadcast`), so no op does it itself.",
-        "With `create_graph=True` the engine runs `backward_graph` instead: the same gradient written",
-        "with Tensor ops, its derivation in its docstring, so the gradient can be differentiated again",
-        "(`docs/double_backward.md`).",
-        "",
-        "Checked by: the op-table cases run through `tests/test_gradcheck_ops.py` (float64 central",
-        "differences with a random cotangent), `tests/test_reference_torch.py` (forward and backward",
-        "against PyTorch) and `tests/test_gpu.py` (the same on a GPU), plus the property tests named.",
-        "",
-        "## Contents",
-        "",
-    ]
-    for f in files:
-        names = ", ".join(f"[{op['name']}](#{op['name'].lower()})" for op in f["ops"]) or "(kernels)"
-        out.append(f"- `{f['path']}`: {names}")
-    for f in files:
-        out += ["", f"## `{f['path']}`", ""]
-        if f["doc"]:
-            out += [f["doc"], ""]
-        for op in f["ops"]:
-            out += [f"### {op['name']}", "", f"`{f['path']}:{op['line']}`", ""]
-            if op["doc"]:
-                out += ["```text", op["doc"], "```", ""]
-            graph = "Backward as Tensor ops (create_graph: second and higher orders)"
-            for part, title in (("forward", "Forward"), ("backward", "Backward"), ("backward_graph", graph)):
-                if part in op["code"]:
-                    out += [f"{title}:", "", "```python", op["code"][part].rstrip(), "```", ""]
-            checks = []
-            if op["name"] in cases:
-                own = [c for c in cases[op["name"]] if sections.get(c) == f["path"]]
-                names = ", ".join(f"`{c}`" for c in own + sorted(set(cases[op["name"]]) - set(own)))
-                checks.append(f"- op-table cases: {names}")
-            checks += [f"- `{t}`" for t in named_tests(op["name"], all_ops)]
-            out += ["Checked by:", ""] + (checks or ["- (no test case names this op yet)"]) + [""]
-    return "\n".join(out).rstrip() + "\n"
-
-
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    text = render()
-    if "--check" in argv:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT.relative_to(ROOT)} is out of date: run `{COMMAND}`")
-            return 1
-        return 0
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+# ---------------------------------------------------------------- the kernels that replace ops
+def kernel_replacements() -> dict[tuple[str, str], list[dict]]:
+    """(ops file, op class) -> the kernel ops that replace it: each {"name", "path", "line", "doc"},
+    from the `replaces = ref_module.Op` lines of tensorgrad/kernels/**.py (the module alias is
+    resolved through the file's `from ..ops import module as alias` imports)."""
+    found: dict[tuple[str, str], list[dict]] = {}
+    for path in sorted((ROOT / "tensorgrad" / "kernels").rglob("*.py")):
+        text = path.read_text()
+        tree = ast.parse(text)
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("ops"):
+                for a in node.names:
+                    aliases[a.asname or a.name] = f"tensorgrad/ops/{a.name}.py"
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for stmt in node.body:
+                target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+                if not (isinstance(target, ast.Name) and target.id == "replaces"):
+                    continue
+                value = stmt.value
+                if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in aliases:
+                    key = (aliases[value.value.id], value.attr)
+                    found.setdefault(key, []).append({
+                        "name": node.name,
+                        "path": path.relative_to(ROOT).as_posix(),
+                        "line": node.lineno,
+                        "doc": ast.get_docstring(node) or "",
+                    })
+    return found
