@@ -47,7 +47,7 @@ nitpicky = True
 suppress_warnings = []
 
 # ---------------------------------------------------------------- MyST and the notebooks
-myst_enable_extensions = ["dollarmath", "colon_fence", "deflist", "attrs_inline"]
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist", "attrs_inline", "attrs_block"]
 myst_dmath_double_inline = True  # `$$...$$` inside a paragraph is display math too
 myst_heading_anchors = 4  # [text](#a-heading) and [text](page.md#a-heading) resolve (checked)
 nb_execution_mode = "force"  # the notebooks are committed without outputs: run each at every build

@@ -56,8 +56,7 @@ def _fence(text: str, lang: str) -> list[str]:
 
 
 def _title(path: str, doc: str) -> str:
-    first = doc.strip().split("\n\n", 1)[0].replace("\n", " ").strip() if doc.strip() else ""
-    return f"`{Path(path).name}`" + (f": {first.rstrip('.')}" if first and len(first) <= 70 else "")
+    return f"`{Path(path).name}`"
 
 
 def op_section(op: dict, path: str, cases: dict, sections: dict, all_ops: list[str], kernels: dict) -> list[str]:
@@ -76,7 +75,11 @@ def op_section(op: dict, path: str, cases: dict, sections: dict, all_ops: list[s
         out += _fence(op["source"], "python")
     for part, title in CODE_TITLES:
         if part in op["code"]:
-            out += ["", f"**{title}**", ""] + _fence(op["code"][part], "python")
+            out += ["", f"**{title}**", ""]
+            doc = op.get("method_docs", {}).get(part, "").strip()
+            if doc:  # the method's own derivation, typeset above its code
+                out += [doc, ""]
+            out += _fence(op.get("bare", op["code"])[part], "python")
     out += [":::", "::::", ""]
     for k in kernels.get((path, name), []):
         if k["doc"].strip():

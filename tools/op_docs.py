@@ -27,6 +27,17 @@ OP_TABLE = ROOT / "tests" / "op_table.py"
 
 
 # ---------------------------------------------------------------- reading the ops
+def _without_docstring(source: str, fn: ast.FunctionDef) -> str:
+    """A method's source (as `ast.get_source_segment` gives it) without its docstring, which the pages
+    typeset above the code."""
+    first = fn.body[0] if fn.body else None
+    if not (ast.get_docstring(fn) and isinstance(first, ast.Expr)):
+        return source
+    lines = source.splitlines(keepends=True)
+    start, end = first.lineno - fn.lineno, first.end_lineno - fn.lineno
+    return "".join(lines[:start] + lines[end + 1 :])
+
+
 def _ops_in(path: Path) -> tuple[str, list[dict]]:
     """(module docstring, [op]) of one file; an op is a class with a `backward` method, or a subclass
     of an op of the same file (`class Amin(Amax)`: its `inherits` names the op whose methods it uses,
@@ -42,12 +53,11 @@ def _ops_in(path: Path) -> tuple[str, list[dict]]:
         inherits = next((b for b in bases if b in names), None)
         if "backward" not in methods and inherits is None:
             continue
-        code = {
-            name: textwrap.dedent(ast.get_source_segment(text, methods[name], padded=True))
-            for name in ("forward", "backward", "backward_graph")
-            if name in methods
-        }
+        parts = [name for name in ("forward", "backward", "backward_graph") if name in methods]
+        code = {name: textwrap.dedent(ast.get_source_segment(text, methods[name], padded=True)) for name in parts}
         op = {"name": node.name, "line": node.lineno, "doc": ast.get_docstring(node) or "", "code": code}
+        op["method_docs"] = {name: ast.get_docstring(methods[name]) or "" for name in parts}
+        op["bare"] = {name: _without_docstring(code[name], methods[name]) for name in parts}
         if "backward" not in methods:
             op["inherits"] = inherits
             op["source"] = ast.get_source_segment(text, node)
@@ -166,10 +176,12 @@ def kernel_replacements() -> dict[tuple[str, str], list[dict]]:
                 value = stmt.value
                 if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in aliases:
                     key = (aliases[value.value.id], value.attr)
-                    found.setdefault(key, []).append({
-                        "name": node.name,
-                        "path": path.relative_to(ROOT).as_posix(),
-                        "line": node.lineno,
-                        "doc": ast.get_docstring(node) or "",
-                    })
+                    found.setdefault(key, []).append(
+                        {
+                            "name": node.name,
+                            "path": path.relative_to(ROOT).as_posix(),
+                            "line": node.lineno,
+                            "doc": ast.get_docstring(node) or "",
+                        }
+                    )
     return found
