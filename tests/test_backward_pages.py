@@ -60,6 +60,13 @@ def test_a_section_holds_derivation_code_kernel_and_checks(pages):
 
 
 def test_every_page_is_in_the_index(pages):
+    """Every ops/ file with a docstring'd op or helper has its page (adamw.py has no Function: its
+    update's derivation is on its page too), and the index links each page."""
+    for path in (ROOT / "tensorgrad" / "ops").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        if any(isinstance(n, (ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(n) for n in tree.body):
+            assert path.stem in pages, path.name
+    assert "### helper `adamw_update_`" in pages["adamw"]
     index = pages["index"]
     for name in pages:
         if name != "index":

@@ -11,6 +11,7 @@ visited; the checks:
 - the KaTeX fonts load (the vendored woff2 files, in use on a page with math);
 - every math node on every page is typeset (a .katex inside each), with no KaTeX error
   (.katex-error) and no raw `$$` outside code blocks;
+- every notebook of examples/notebooks/ has its page, with the outputs of its execution;
 - every `Function` class of tensorgrad/ops/ has its anchor on its family's backward page;
 - Sphinx's search for "layernorm" finds the LayerNorm section;
 - every internal link resolves to a page of the site, and its anchor to an element of that page.
@@ -101,6 +102,7 @@ PAGE_SCRIPT = """async () => {
     math: document.querySelectorAll("span.math, div.math").length,
     typeset: [...document.querySelectorAll("span.math, div.math")].filter((e) => e.querySelector(".katex")).length,
     katex: document.querySelectorAll(".katex").length,
+    outputs: document.querySelectorAll(".cell_output").length,
     katexErrors: [...document.querySelectorAll(".katex-error")].map((e) => e.getAttribute("title") || e.textContent),
     rawDisplayMath: text.textContent.includes("$$"),
     fonts: [...document.fonts].filter((f) => f.status === "loaded").map((f) => f.family),
@@ -200,6 +202,13 @@ def test_math_is_typeset_everywhere(site):
     ops_with_dollars = [p.stem for p in (ROOT / "tensorgrad/ops").glob("*.py") if "$" in p.read_text()]
     for stem in ops_with_dollars:  # a family whose docstrings are written in LaTeX shows it typeset
         assert f"_generated/backward/{stem}.html" in with_math, stem
+
+
+def test_every_notebook_is_executed_on_the_site(site):
+    for nb in sorted((ROOT / "examples" / "notebooks").glob("*.ipynb")):
+        page = site["pages"].get(f"notebooks/{nb.stem}.html")
+        assert page is not None, f"{nb.name} has no page"
+        assert page["outputs"] > 0, f"{nb.name}'s page shows no outputs (not executed)"
 
 
 def test_every_function_in_ops_has_an_anchor(site):

@@ -111,9 +111,17 @@ def render() -> dict[str, str]:
         lines = [f"# {_title(f['path'], f['doc'])}", ""]
         if f["doc"]:
             lines += [f["doc"].strip(), ""]
-        lines += ["Ops on this page: " + ", ".join(f"[{op['name']}](#{op['name'].lower()})" for op in f["ops"]), ""]
+        if f["ops"]:
+            lines += ["Ops on this page: " + ", ".join(f"[{op['name']}](#{op['name'].lower()})" for op in f["ops"]), ""]
         for op in f["ops"]:
             lines += op_section(op, f["path"], cases, sections, all_ops, kernels)
+        if f["helpers"]:
+            lines += ["## Helpers of this file", ""]
+            lines += ["The file's other functions and classes that have a docstring: what the ops above call,", ""]
+            lines[-2] += " and array code that is not a `Function`."
+            for h in f["helpers"]:
+                lines += [f"### helper `{h['name']}`", "", f"`{f['path']}:{h['line']}`", "", h["doc"].strip(), ""]
+                lines += _fence(h["source"], "python") + [""]
         pages[name] = lines
     # The kernels: each module's docstring and the ops of tensorgrad/kernels/ (their own backward)
     lines = ["# The kernels (`tensorgrad/kernels/`)", ""]
@@ -135,6 +143,7 @@ def render() -> dict[str, str]:
         if f["path"].startswith("tensorgrad/ops/"):
             name = page_name(f["path"])
             ops = ", ".join(f"[{op['name']}]({name}.md#{op['name'].lower()})" for op in f["ops"])
+            ops = ops or "(no op class: " + ", ".join(f"`{h['name']}`" for h in f["helpers"]) + ")"
             index.append(f"| [`{Path(f['path']).name}`]({name}.md) | {ops} |")
     index += ["| [kernels](kernels.md) | the CPU and CUDA kernels that replace the ops above |", ""]
     index += ["```{toctree}", ":hidden:", ""] + [p for p in pages] + ["```", ""]

@@ -66,6 +66,26 @@ def _ops_in(path: Path) -> tuple[str, list[dict]]:
     return ast.get_docstring(tree) or "", ops
 
 
+def helpers_in(path: Path, ops: list[dict]) -> list[dict]:
+    """The file's other top-level functions and classes that have a docstring (the helpers an op's
+    backward calls, derived there, and the array code that is not a `Function`, e.g. AdamW's update):
+    each {"name", "line", "doc", "source"}."""
+    text = path.read_text()
+    names = {op["name"] for op in ops}
+    return [
+        {
+            "name": node.name,
+            "line": node.lineno,
+            "doc": ast.get_docstring(node),
+            "source": _without_docstring(ast.get_source_segment(text, node), node)
+            if isinstance(node, ast.FunctionDef)
+            else ast.get_source_segment(text, node),
+        }
+        for node in ast.parse(text).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name not in names and ast.get_docstring(node)
+    ]
+
+
 def collect() -> list[dict]:
     """One entry per source file that defines ops (or documents kernels), in path order."""
     files = []
@@ -73,8 +93,9 @@ def collect() -> list[dict]:
         for path in sorted((ROOT / top).rglob("*.py")):
             doc, ops = _ops_in(path)
             rel = path.relative_to(ROOT).as_posix()
-            if ops or (top.endswith("kernels") and doc):
-                files.append({"path": rel, "doc": doc, "ops": ops})
+            helpers = helpers_in(path, ops) if top.endswith("ops") else []
+            if ops or helpers or (top.endswith("kernels") and doc):
+                files.append({"path": rel, "doc": doc, "ops": ops, "helpers": helpers})
     return files
 
 
