@@ -174,24 +174,24 @@ SHOTS = {
 
 
 # ---------------------------------------------------------------- the checks
-def test_no_request_leaves_127_0_0_1(site):
+def check_no_request_leaves_127_0_0_1(site):
     assert not site["outside"], f"requests to other hosts (the site must serve everything itself): {site['outside']}"
     assert not site["failed"], f"requests that failed: {site['failed']}"
     assert len(site["pages"]) > 20, sorted(site["pages"])
 
 
-def test_no_console_error(site):
+def check_no_console_error(site):
     assert not site["console"], site["console"]
 
 
-def test_katex_fonts_load(site):
+def check_katex_fonts_load(site):
     fonts = [u for u in site["responses"] if "/_static/katex/fonts/" in u]
     assert fonts and all(u.endswith(".woff2") for u in fonts), fonts
     loaded = site["pages"]["_generated/backward/index.html"]["fonts"]
     assert "KaTeX_Main" in loaded and "KaTeX_Math" in loaded, loaded
 
 
-def test_math_is_typeset_everywhere(site):
+def check_math_is_typeset_everywhere(site):
     index = site["pages"]["_generated/backward/index.html"]
     assert index["katex"] > 0, "the backward index shows no typeset math"
     for rel, info in site["pages"].items():
@@ -204,14 +204,14 @@ def test_math_is_typeset_everywhere(site):
         assert f"_generated/backward/{stem}.html" in with_math, stem
 
 
-def test_every_notebook_is_executed_on_the_site(site):
+def check_every_notebook_is_executed_on_the_site(site):
     for nb in sorted((ROOT / "examples" / "notebooks").glob("*.ipynb")):
         page = site["pages"].get(f"notebooks/{nb.stem}.html")
         assert page is not None, f"{nb.name} has no page"
         assert page["outputs"] > 0, f"{nb.name}'s page shows no outputs (not executed)"
 
 
-def test_every_function_in_ops_has_an_anchor(site):
+def check_every_function_in_ops_has_an_anchor(site):
     from tensorgrad.autograd import Function
 
     missing = []
@@ -225,12 +225,12 @@ def test_every_function_in_ops_has_an_anchor(site):
     assert not missing, f"op classes without an anchor on their backward page: {missing}"
 
 
-def test_search_finds_layernorm(site):
+def check_search_finds_layernorm(site):
     hrefs = [href for href, _ in site["search"]]
     assert any(h.endswith("_generated/backward/layernorm.html#layernorm") for h in hrefs), site["search"][:20]
 
 
-def test_every_internal_link_and_anchor_resolves(site):
+def check_every_internal_link_and_anchor_resolves(site):
     base, broken = site["base"], []
     for rel, info in site["pages"].items():
         for href in info["links"] + [src for src, _ in info["images"]]:
@@ -247,3 +247,27 @@ def test_every_internal_link_and_anchor_resolves(site):
                 broken.append(f"{rel}: {href} (no anchor #{fragment} on {path})")
         broken += [f"{rel}: image {src} did not load" for src, width in info["images"] if not width]
     assert not broken, f"{len(broken)} broken links: {broken[:30]}"
+
+
+CHECKS = [
+    check_no_request_leaves_127_0_0_1,
+    check_no_console_error,
+    check_katex_fonts_load,
+    check_math_is_typeset_everywhere,
+    check_every_notebook_is_executed_on_the_site,
+    check_every_function_in_ops_has_an_anchor,
+    check_search_finds_layernorm,
+    check_every_internal_link_and_anchor_resolves,
+]
+
+
+def test_the_site_in_a_browser(site):
+    """One test runs every check on one build and one crawl: as separate tests, pytest-xdist (`-n auto`)
+    would hand them to several workers, each building the site into the same folder at once."""
+    failures = []
+    for check in CHECKS:
+        try:
+            check(site)
+        except AssertionError as e:
+            failures.append(f"{check.__name__}: {e}")
+    assert not failures, "\n".join(failures)
