@@ -142,7 +142,7 @@ def draw_speed(out_dir: Path) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(10, 3.8))
     width = 0.27
-    labels = [r["op"] for r in ops]
+    labels = [r["op"].replace(" (", "\n(") for r in ops]  # "AdamW step\n(10.8M params)": labels do not collide
     for k, (who, color) in enumerate((("tensorgrad", "#3b7dd8"), ("reference", "#9dbbe8"), ("PyTorch", "#e8833a"))):
         xs = [i + (k - 1) * width for i in range(len(ops))]
         total = [_number(r[f"{who} fwd"]) + _number(r[f"{who} bwd"]) for r in ops]
