@@ -131,8 +131,8 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def test_readme_supported_ops_is_up_to_date():
-    """README.md's "Supported ops" block is what tools/supported_ops.py writes from the mapping, the samples
+def test_supported_ops_page_is_up_to_date():
+    """docs/supported_ops.md's generated block is what tools/supported_ops.py writes from the mapping, the samples
     and the expected-failures list (run it after mapping an op or shrinking the list)."""
     import importlib.util
     from pathlib import Path
@@ -141,7 +141,7 @@ def test_readme_supported_ops_is_up_to_date():
     spec = importlib.util.spec_from_file_location("supported_ops", path)
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    block = tool.readme_block(tool.README.read_text())
-    assert block is not None, "README.md has lost its generated supported-ops block"
-    stale = "README.md's supported ops are stale: run python tools/supported_ops.py"
+    block = tool.page_block(tool.PAGE.read_text())
+    assert block is not None, "docs/supported_ops.md has lost its generated supported-ops block"
+    stale = "docs/supported_ops.md is stale: run python tools/supported_ops.py"
     assert block == tool.build(MAPPED, read_expected()), stale

@@ -1,5 +1,5 @@
-"""tensorgrad.testing: assert_close, check_gradients, the hypothesis strategies, and the README's
-"your own op, property-tested" block run as it stands."""
+"""tensorgrad.testing: assert_close, check_gradients, the hypothesis strategies, and the Study page's
+"your own op, property-tested" block (docs/study.md) run as it stands."""
 
 from __future__ import annotations
 
@@ -154,20 +154,21 @@ def test_importing_tensorgrad_does_not_need_hypothesis():
     assert out.stdout.strip() == "strategies need hypothesis"
 
 
-# ---------------------------------------------------------------- the README's block
+# ---------------------------------------------------------------- the Study page's block
 def readme_block(heading: str) -> str:
-    text = (ROOT / "README.md").read_text()
+    """The python block under a heading of docs/study.md (the site's Study page)."""
+    text = (ROOT / "docs" / "study.md").read_text()
     match = re.search(re.escape(heading) + r"\n.*?```python\n(.*?)```", text, re.S)
-    assert match, f"README.md has no python block under {heading!r}"
+    assert match, f"docs/study.md has no python block under {heading!r}"
     return match.group(1)
 
 
-def test_readme_own_op_block_runs():
+def test_study_page_own_op_block_runs():
     code = readme_block("## Your own op, property-tested")
     namespace: dict = {}
-    # "<README.md>", not a file name: hypothesis reads the source of a test by its file and line, and
-    # the README at the block's line numbers is not Python (Python 3.13's tokenizer raises on it)
-    exec(compile(code, "<README.md>", "exec"), namespace)  # defines Swish and runs its property test
+    # "<docs/study.md>", not a file name: hypothesis reads the source of a test by its file and line,
+    # and the page at the block's line numbers is not Python (Python 3.13's tokenizer raises on it)
+    exec(compile(code, "<docs/study.md>", "exec"), namespace)  # defines Swish and runs its property test
     x = tg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     y = namespace["Swish"].apply(x)
     y.backward(tg.ones(3))

@@ -6,9 +6,9 @@
     python tools/opinfo_report.py --ops erf atan2 --slow --write-expected   # only these ops' lines
 
 Prints: the op names mapped, the samples run, the cases per class and path, and one row per op
-(its tensorgrad spelling, passing cases, failing cases by class) -- the material of the README's
-"Supported ops".  --write-expected writes every failing case of this run (keeping the listed cases of
-sample kinds it did not run); review its diff: a new line is a new failure.
+(its tensorgrad spelling, passing cases, failing cases by class) -- the material of the site's
+"Supported ops" page (docs/supported_ops.md).  --write-expected writes every failing case of this
+run (keeping the listed cases of sample kinds it did not run); review its diff: a new line is a new failure.
 """
 
 from __future__ import annotations

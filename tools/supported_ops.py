@@ -1,6 +1,6 @@
-"""Write the README's "Supported ops" list from the OpInfo conformance harness (tests/opinfo_harness.py).
+"""Write docs/supported_ops.md's list of supported ops from the OpInfo conformance harness (tests/opinfo_harness.py).
 
-    python tools/supported_ops.py           # rewrite the generated block of README.md
+    python tools/supported_ops.py           # rewrite the generated block of docs/supported_ops.md
     python tools/supported_ops.py --check   # exit 1 if it is out of date (tests/test_opinfo.py)
 
 The block is built from what decides the conformance test, never by hand:
@@ -24,7 +24,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import opinfo_harness as H  # noqa: E402  (tests/ on the path first)
 
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "supported_ops.md"
 BEGIN = "<!-- supported-ops: written by python tools/supported_ops.py from the OpInfo harness; do not edit -->"
 END = "<!-- /supported-ops -->"
 SPELLINGS = (  # (prefix of the harness's description, heading)
@@ -97,7 +97,7 @@ def current_block() -> str:
     return build(H.mapped_ops(H.load_op_db()), H.read_expected())
 
 
-def readme_block(text: str) -> str | None:
+def page_block(text: str) -> str | None:
     if BEGIN not in text or END not in text:
         return None
     return text[text.index(BEGIN) : text.index(END) + len(END)]
@@ -105,20 +105,20 @@ def readme_block(text: str) -> str | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md's block is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/supported_ops.md's block is out of date")
     args = parser.parse_args(argv)
-    text = README.read_text()
-    old, new = readme_block(text), current_block()
+    text = PAGE.read_text()
+    old, new = page_block(text), current_block()
     if old is None:
-        print(f"README.md has no block between {BEGIN!r} and {END!r}", file=sys.stderr)
+        print(f"docs/supported_ops.md has no block between {BEGIN!r} and {END!r}", file=sys.stderr)
         return 1
     if args.check:
         if old != new:
-            print("README.md's supported ops are out of date: run python tools/supported_ops.py", file=sys.stderr)
+            print("docs/supported_ops.md is out of date: run python tools/supported_ops.py", file=sys.stderr)
             return 1
         return 0
-    README.write_text(text.replace(old, new))
-    print("wrote README.md's supported ops", file=sys.stderr)
+    PAGE.write_text(text.replace(old, new))
+    print("wrote docs/supported_ops.md's supported ops", file=sys.stderr)
     return 0
 
 
