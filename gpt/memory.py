@@ -17,7 +17,7 @@ The estimate counts what a step keeps alive at its peak, the end of the forward 
 
 times a margin for the backward pass's temporaries (gradients of a layer's activations alive
 beside them). The margin was fitted to measured peaks of the `large` model at several batch, block,
-width, depth and head counts (README, "Memory"); the estimate lands 4-13% above each of them,
+width, depth and head counts (tests/test_gpt_memory.py checks it); the estimate lands 4-13% above each of them,
 so it errs on the side of refusing a step that would only just fit.
 """
 

@@ -4,7 +4,7 @@ A second thread speeds up a product only when the product is large enough to pay
 The `small` preset's biggest product, the FFN's (256 tokens x 32) @ (32 x 128), is 2 MFLOP, and its
 step is mostly Python: there the BLAS and kernel threads only spin beside the main thread, and on
 a machine with other work they take turns with it, which made the default run 2-4x slower
-(README, "Threads"). The `large` preset's products are 19 GFLOP each, and every core helps.
+(docs/results.md, "Threads"). The `large` preset's products are 19 GFLOP each, and every core helps.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ By default glibc's malloc serves every block over its mmap threshold (128 KiB, r
 32 MiB as blocks are freed) with fresh pages from the kernel and hands them back when the block is
 freed.  A training step allocates and frees hundreds of activations of 25-100 MB, so each of them
 is page-faulted in again on every step, and the faults cost more than the arithmetic on them
-(the README's speed section has the step times with and without).  The NumPy arrays, their
-values and the results do not change, only where their memory comes from.
+(docs/results.md, "Memory that stays mapped", has the step times with and without).  The NumPy
+arrays, their values and the results do not change, only where their memory comes from.
 
 It is process-wide, so tensorgrad never does it on import: the training programs call it
 (gpt/cli/train.py and the benchmarks), and your own script can too.  The memory freed during a

@@ -36,7 +36,7 @@ _BLOCKS = 16  # row blocks of a sum over rows (dweight, dbias): fixed, so sums n
 # Below this many elements a kernel runs its serial compilation on the calling thread.  Numba's
 # threads are a second pool beside OpenBLAS's, whose threads keep spinning for a while after each
 # product: a parallel kernel right after a GEMM shares the cores with them and waits for its
-# slowest thread, so only large work is worth splitting (the README's speed section has the
+# slowest thread, so only large work is worth splitting (docs/results.md, "Speed", has the
 # timings behind this threshold).
 _PARALLEL_MIN = 1 << 22
 
