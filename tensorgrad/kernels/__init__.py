@@ -16,7 +16,8 @@ their device's kernel module.  They reach the engine through its kernel registry
 kernel seam"): this package registers a loader per device with the engine, which runs it on that
 device's first op, so a device's kernels are imported (and compiled) only when it is used, and
 `Function.apply` then runs a kernel op in place of its reference wherever it accepts the inputs.
-GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
+GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).  kernels/thread_count.py keeps the CPU kernels'
+thread count (tg.set_num_threads).
 
 The switch, one for the whole library (the default is "kernels"):
 
@@ -170,27 +171,6 @@ for _device in _KERNEL_MODULES:
     autograd.register_kernel_loader(_device, _load)
 
 
-_chosen_threads = None  # the count set_num_threads was given (None: never called); process-wide, as torch's
-
-
-def set_num_threads(n: int):
-    """The CPU kernels' threads (tg.set_num_threads calls this): Numba's for their parallel loops, at
-    most the NUMBA_NUM_THREADS Numba started with, and the count the ops that split their own work
-    split it over (cpu_threads.py reads `chosen_threads`).  Numba is imported here only when asked."""
-    global _chosen_threads
-    import numba  # noqa: PLC0415
-
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    _chosen_threads = n
-
-
-def chosen_threads():
-    """The count tg.set_num_threads set, kept as given: a BLAS library loaded after it (Numba's
-    import loads SciPy's OpenBLAS) starts with one thread per core, so reading the libraries back
-    would not give it.  None before any call."""
-    return _chosen_threads
-
-
 def compile_error(kernel: str, error: Exception) -> KernelError:
     """The error raised when a kernel fails to compile: it names the kernel and the switch."""
     first_line = (str(error).strip().splitlines() or [""])[0]
@@ -200,5 +180,4 @@ def compile_error(kernel: str, error: Exception) -> KernelError:
     )
 
 
-__all__ = ["MODES", "KernelError", "chosen_threads", "compile_error", "mode", "module", "reference", "set_num_threads",
-           "substitutes", "use"]  # fmt: skip
+__all__ = ["MODES", "KernelError", "compile_error", "mode", "module", "reference", "substitutes", "use"]
