@@ -57,10 +57,11 @@ custom_function.py adapts that form to this one, through the hook `on_subclass` 
 The kernel seam: a device may run a fused kernel version of an op (tensorgrad/kernels/).  A
 kernel is a class that names the reference op it `replaces` and says, in `accepts(*args,
 **params)`, whether it takes these arguments; `apply` looks the op up in the device's table (a
-dict lookup, for every op), asks `accepts` once, before forward, and builds the kernel's node instead of the
-reference's when it does.  The tables are filled on a device's first op by the loader registered
-for it (`register_kernel_loader`; tensorgrad/kernels/ registers one per device, importing its
-kernels only then), and emptied by `clear_kernels` (`tg.kernels.use` switches paths so).
+dict lookup, for every op), asks its kernels' `accepts` in order, before forward, and builds the
+node of the first that takes the inputs instead of the reference's.  The tables are filled on a
+device's first op by the loader registered for it (`register_kernel_loader`; tensorgrad/kernels/
+registers one per device, importing its kernels only then), and emptied by `clear_kernels`
+(`tg.kernels.use` switches paths so).
 """
 
 from __future__ import annotations
@@ -317,8 +318,12 @@ class Function:
         table = _kernel_tables.get(device)
         if table is None:
             table = kernel_table(device)
-        kernel = table.get(cls)  # the device's kernel version of the op, if it has one and takes these inputs
-        ctx = kernel(xp) if kernel is not None and kernel.accepts(*arrays, **params) else cls(xp)
+        for kernel in table.get(cls, ()):  # the device's kernels of the op, in order: the first that takes these inputs
+            if kernel.accepts(*arrays, **params):
+                ctx = kernel(xp)
+                break
+        else:
+            ctx = cls(xp)
         profiler = _state.profiler if _profiles else None
         if profiler is None:
             out = ctx.forward(*arrays, **params)

@@ -12,12 +12,13 @@ and runs on every device.  This package holds the same math as fused loops, one 
 `kernels/functions.py` holds the kernel ops: subclasses of the reference ops (a `LayerNorm` whose
 forward and backward call `kernels.layernorm_forward` / `_backward`, ...), each naming the op it
 `replaces` and the inputs it `accepts`; `kernels/cpu_ops.py` and `kernels/cuda_ops.py` bind them to
-their device's kernel module.  They reach the engine through its kernel registry (autograd.py, "the
-kernel seam"): this package registers a loader per device with the engine, which runs it on that
-device's first op, so a device's kernels are imported (and compiled) only when it is used, and
-`Function.apply` then runs a kernel op in place of its reference wherever it accepts the inputs.
-GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).  kernels/thread_count.py keeps the CPU kernels'
-thread count (tg.set_num_threads).
+their device's kernel module, beside the device's own paths of some ops (each a kernel op of its
+own, asked before the general one).  They reach the engine through its kernel registry
+(kernel_registry.py, "the kernel seam"): this package registers a loader per device with the
+engine, which runs it on that device's first op, so a device's kernels are imported (and compiled)
+only when it is used, and `Function.apply` then runs the first of an op's kernel ops that accepts
+the inputs in place of its reference.  GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
+kernels/thread_count.py keeps the CPU kernels' thread count (tg.set_num_threads).
 
 The switch, one for the whole library (the default is "kernels"):
 
@@ -122,7 +123,7 @@ def use(new_mode: str):
     if new_mode not in MODES:
         raise ValueError(f"tg.kernels.use: mode must be 'kernels' or 'reference', got {new_mode!r}")
     _mode = new_mode
-    autograd.clear_kernels()  # each device loads its table again (substitutes) at its next op
+    autograd.clear_kernels()  # each device loads its table again (kernel_ops) at its next op
 
 
 @contextlib.contextmanager
@@ -153,22 +154,27 @@ def module(device: str):
         ) from None
 
 
-def substitutes(device: str) -> dict:
-    """{reference class: kernel op} for a device in the current mode (empty: all reference)."""
+def kernel_ops(device: str) -> tuple:
+    """The kernel ops of a device in the current mode, in the order the engine asks them (empty: all
+    reference): its *_ops.py's KERNEL_OPS.  The engine calls this on the device's first op (and
+    after use())."""
     mod = module(device)
     if mod is None:
-        return {}
-    ops = importlib.import_module(f"{mod.__name__}_ops")  # cpu_ops.py, cuda_ops.py
-    return {kernel.replaces: kernel for kernel in ops.KERNEL_OPS}
+        return ()
+    return importlib.import_module(f"{mod.__name__}_ops").KERNEL_OPS  # cpu_ops.py, cuda_ops.py
 
 
-def _load(device: str):
-    """The kernel ops of `device`: the engine calls this on the device's first op (and after use())."""
-    return substitutes(device).values()
+def substitutes(device: str) -> dict:
+    """{reference class: (kernel op, ...)} for a device in the current mode, each op's kernels in the
+    order the engine asks them (the first that accepts the inputs runs); empty: all reference."""
+    table = {}
+    for kernel in kernel_ops(device):
+        table[kernel.replaces] = (*table.get(kernel.replaces, ()), kernel)
+    return table
 
 
 for _device in _KERNEL_MODULES:
-    autograd.register_kernel_loader(_device, _load)
+    autograd.register_kernel_loader(_device, kernel_ops)
 
 
 def compile_error(kernel: str, error: Exception) -> KernelError:
@@ -180,4 +186,4 @@ def compile_error(kernel: str, error: Exception) -> KernelError:
     )
 
 
-__all__ = ["MODES", "KernelError", "compile_error", "mode", "module", "reference", "substitutes", "use"]
+__all__ = ["MODES", "KernelError", "compile_error", "kernel_ops", "mode", "module", "reference", "substitutes", "use"]
