@@ -503,10 +503,12 @@ def test_fused_packed_attention_is_taken_for_short_sequences_only():
         _close(ker.forward(qkv, mask, 2, 0.5), ref.forward(qkv, mask, 2, 0.5), np.float32)
         assert (type(ker) is op_cls) == (t <= n)
         _close(ker.backward(g)[0], ref.backward(g)[0], np.float32)
-    # through the engine, as the GPT calls it
+    # through the engine, as the GPT calls it; shown by the name of the op it replaces, as every kernel op is
     x = tg.randn(32, 8, 3 * 4 * 8, requires_grad=True)
     out = tg.nn.functional.packed_self_attention(x, 4, is_causal=True)
     assert type(out._ctx) is op_cls
+    assert repr(out).endswith("grad_fn=<PackedSelfAttentionBackward>)")
+    assert tg.profiler.op_name(out._ctx) == "PackedSelfAttention [kernel]"
 
 
 @given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple), last=st.integers(1, 70),
