@@ -140,7 +140,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **params):
         """Run the op on its Tensor arguments and return the output tensor: check that the tensors
-        share a device, pick the node (the device's fused kernel for the op when it has one that
+        share a device, pick the node (the first of the device's fused kernels for the op that
         accepts these arguments, kernel_registry.py; else the op itself), run its forward on the
         arrays, give the output its version counter (its input's, when it is a view of one), and,
         when an input requires grad and grad mode is on, record the node (`attach`)."""
@@ -167,8 +167,12 @@ class Function:
         table = _kernel_tables.get(device)
         if table is None:
             table = kernel_table(device)
-        kernel = table.get(cls)  # the device's kernel version of the op, if it has one and takes these inputs
-        ctx = kernel(xp) if kernel is not None and kernel.accepts(*arrays, **params) else cls(xp)
+        for kernel in table.get(cls, ()):  # the device's kernels of the op, in order: the first that takes these inputs
+            if kernel.accepts(*arrays, **params):
+                ctx = kernel(xp)
+                break
+        else:
+            ctx = cls(xp)
         requires_grad = requires_grad and _state.grad_enabled
         if observing:  # the profiler or anomaly mode is on (observers.py)
             out = observers.forward(ctx, requires_grad, arrays, params)

@@ -159,9 +159,10 @@ def record(name: str):
 
 
 def op_name(ctx) -> str:
-    """The row name of an op: its class name, and "[kernel]" where it ran a fused kernel (a kernel
-    op of tensorgrad/kernels/, which the engine runs only for inputs it accepts)."""
-    name = type(ctx).__name__
+    """The row name of an op: its class name (a kernel op's, of the op it replaces), and "[kernel]"
+    where it ran a fused kernel (a kernel op of tensorgrad/kernels/, which the engine runs only for
+    inputs it accepts)."""
+    name = (getattr(type(ctx), "replaces", None) or type(ctx)).__name__
     if getattr(ctx, "kernels", None) is not None:
         name += " [kernel]"
     return name

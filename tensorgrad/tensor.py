@@ -132,7 +132,8 @@ class Tensor(
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
         if self._ctx is not None:
-            extras.append(f"grad_fn=<{type(self._ctx).__name__}Backward>")
+            op = getattr(type(self._ctx), "replaces", None) or type(self._ctx)  # a kernel op: the op it replaces
+            extras.append(f"grad_fn=<{op.__name__}Backward>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"

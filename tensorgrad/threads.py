@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from . import kernels
+from .kernels import thread_count
 
 
 def _blas_limits():
@@ -33,13 +33,13 @@ def set_num_threads(n: int) -> None:
         raise RuntimeError("set_num_threads needs threadpoolctl to reach the BLAS library: pip install threadpoolctl")
     # The kernels first: importing Numba loads SciPy, and with it SciPy's own BLAS library, which
     # starts with one thread per core; the limit below then reaches every BLAS library loaded.
-    kernels.set_num_threads(n)
+    thread_count.set_num_threads(n)
     limits.threadpool_limits(limits=n, user_api="blas")
 
 
 def get_num_threads() -> int:
     """The count set_num_threads set (as PyTorch's); before any, the BLAS library's thread count."""
-    chosen = kernels.chosen_threads()  # kept as given (kernels.chosen_threads says why)
+    chosen = thread_count.chosen_threads()  # kept as given (thread_count.chosen_threads says why)
     if chosen is not None:
         return chosen
     limits = _blas_limits()

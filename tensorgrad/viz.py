@@ -81,7 +81,8 @@ def collect(root: Tensor, params=None) -> tuple[list[dict], list[tuple[int, int]
                     "draw_graph: this graph was released by backward(); call backward(retain_graph=True) "
                     "to draw it after backward, or draw it before"
                 )
-            lines = [type(ctx).__name__, _describe(t), f"requires_grad, saved {_size(_nbytes(ctx.saved))}"]
+            op = getattr(type(ctx), "replaces", None) or type(ctx)  # a kernel op goes by the op it replaces
+            lines = [op.__name__, _describe(t), f"requires_grad, saved {_size(_nbytes(ctx.saved))}"]
             kind = "op"
             for p in ctx.parents:
                 if isinstance(p, Tensor):

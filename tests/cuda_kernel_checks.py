@@ -233,42 +233,45 @@ def test_flash_attention(batch, t, s, d, dv, dtype, masked, dropout_p, seed):
     """CUDA's attention op runs the flash kernels (kernels/cuda_flash.py): its forward and
     backward equal the reference op (ops/attention.py), T != S included, and with dropout it
     draws the reference's keep mask from the same generator."""
-    from tensorgrad.kernels.cuda_ops import ScaledDotProductAttention as KernelAttention  # noqa: PLC0415
+    from tensorgrad.kernels.cuda_ops import FlashAttention  # noqa: PLC0415
     from tensorgrad.ops.attention import ScaledDotProductAttention  # noqa: PLC0415
 
-    _, xp, device = _env()
+    _, xp, _ = _env()
     q, k, v, g, mask = (_dev(a) for a in _attention_inputs(np.random.default_rng(seed), batch, t, s, d, dv, dtype,
                                                             masked))  # fmt: skip
     scale = d**-0.5
-    assert KernelAttention.accepts(q, k, v, mask, scale, dropout_p, device)
-    ker, ref = KernelAttention(xp), ScaledDotProductAttention(xp)
+    assert FlashAttention.accepts(q, k, v, mask, scale, dropout_p)  # CUDA's first attention kernel op takes them
+    ker, ref = FlashAttention(xp), ScaledDotProductAttention(xp)
     tg.manual_seed(seed)
-    want = ref.forward(q, k, v, mask, scale, dropout_p, device)
+    want = ref.forward(q, k, v, mask, scale, dropout_p)
     if masked == "causal" and s > t:  # keys t.. are masked for every query: their NaNs stay out of every sum
         k, v = k.copy(), v.copy()
         k[..., t:, :] = v[..., t:, :] = np.nan
     tg.manual_seed(seed)
-    _close(ker.forward(q, k, v, mask, scale, dropout_p, device), want, dtype, "out")
-    assert isinstance(ker.saved[0], str)  # the flash path (it saves its marker first), not the plain one
+    _close(ker.forward(q, k, v, mask, scale, dropout_p), want, dtype, "out")
     if mask is not None:  # the causal flag: tiles past the diagonal are skipped only for tril
-        assert bool(ker.saved[7][0]) == bool((_host(mask) == np.tri(t, s, dtype=bool)).all())
+        assert bool(ker.saved[6][0]) == bool((_host(mask) == np.tri(t, s, dtype=bool)).all())
+    # the reference formula's parameters for a double backward (without dropout: no keep mask to keep)
+    assert ker.graph_params() == ((None, scale, 1.0) if dropout_p == 0 else None)
     for name, got, want in zip(("dq", "dk", "dv"), ker.backward(g), ref.backward(g)):
         _close(got, want, dtype, name)
 
 
 def test_flash_attention_leaves_long_heads_to_the_plain_path():
-    """A head dim over cuda_flash.D_MAX (the length of the kernels' row arrays) runs the plain path."""
+    """A head dim over cuda_flash.D_MAX (the length of the kernels' row arrays) runs the plain path:
+    the flash kernel op does not accept it, the next of CUDA's attention kernel ops does."""
     from tensorgrad.kernels.cuda_flash import D_MAX  # noqa: PLC0415
+    from tensorgrad.kernels.cuda_ops import FlashAttention  # noqa: PLC0415
     from tensorgrad.kernels.cuda_ops import ScaledDotProductAttention as KernelAttention  # noqa: PLC0415
     from tensorgrad.ops.attention import ScaledDotProductAttention  # noqa: PLC0415
 
-    _, xp, device = _env()
+    _, xp, _ = _env()
     q, k, v, g, mask = (_dev(a) for a in _attention_inputs(np.random.default_rng(0), (2,), 3, 4, D_MAX + 1, 2,
                                                             np.float64, "causal"))  # fmt: skip
+    assert not FlashAttention.accepts(q, k, v, mask, 0.1, 0.0) and KernelAttention.accepts(q, k, v, mask, 0.1, 0.0)
     ker, ref = KernelAttention(xp), ScaledDotProductAttention(xp)
-    out = ker.forward(q, k, v, mask, 0.1, 0.0, device)
-    assert not isinstance(ker.saved[0], str)  # the plain path: it saves q first, not the flash marker
-    _close(out, ref.forward(q, k, v, mask, 0.1, 0.0, device), np.float64, "out")
+    out = ker.forward(q, k, v, mask, 0.1, 0.0)
+    _close(out, ref.forward(q, k, v, mask, 0.1, 0.0), np.float64, "out")
     for name, got, want in zip(("dq", "dk", "dv"), ker.backward(g), ref.backward(g)):
         _close(got, want, np.float64, name)
 
@@ -362,7 +365,7 @@ def test_dropout(shape, dtype, p, seed):
     g = rng.standard_normal(shape).astype(dtype)
     tg.manual_seed(seed)
     ref = Dropout(xp)
-    y_ref = ref.forward(_dev(x), p, device)
+    y_ref = ref.forward(_dev(x), p)
     dx_ref = ref.backward(_dev(g))
     tg.manual_seed(seed)
     keep = keep_mask(device, shape, p)  # the same draw as the reference's

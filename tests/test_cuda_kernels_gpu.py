@@ -53,6 +53,7 @@ def test_flash_attention_at_the_large_presets_shape(dtype, dropout_p):
     reference op, computed in float64 from the same inputs (and the same dropout draw)."""
     import cupy  # noqa: PLC0415
 
+    from tensorgrad.kernels.cuda_ops import FlashAttention  # noqa: PLC0415
     from tensorgrad.kernels.cuda_ops import PackedSelfAttention as KernelPacked  # noqa: PLC0415
     from tensorgrad.ops.attention import PackedSelfAttention  # noqa: PLC0415
 
@@ -65,15 +66,15 @@ def test_flash_attention_at_the_large_presets_shape(dtype, dropout_p):
 
     ker = KernelPacked(cupy)
     tg.manual_seed(1)
-    out = ker.forward(qkv, mask, H, scale, dropout_p, "cuda")
-    heads = ker.saved[0]  # the heads' attention op, dispatched to CUDA's kernel op
-    assert isinstance(heads.saved[0], str)  # the flash path (it saves its marker first)
-    assert bool(heads.saved[7][0])  # the mask is found causal: the tiles past the diagonal are skipped
+    out = ker.forward(qkv, mask, H, scale, dropout_p)
+    heads = ker.saved[0]  # the heads' attention op, dispatched to CUDA's kernel ops
+    assert type(heads) is FlashAttention  # the flash path
+    assert bool(heads.saved[6][0])  # the mask is found causal: the tiles past the diagonal are skipped
     (dqkv, _) = ker.backward(g)
 
     ref = PackedSelfAttention(cupy)
     tg.manual_seed(1)
-    want = ref.forward(qkv.astype(cupy.float64), mask, H, scale, dropout_p, "cuda")
+    want = ref.forward(qkv.astype(cupy.float64), mask, H, scale, dropout_p)
     (dwant, _) = ref.backward(g.astype(cupy.float64))
     # float64: sums of up to 256 terms of size <= ~10 in another order (and with fused multiply-adds):
     # ~1e-13.  float32: the reference op itself in float32 is off from float64 by up to 1e-6 (out) and

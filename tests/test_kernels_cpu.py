@@ -4,9 +4,10 @@ multiple of the thread count or of the row blocks, float32 and float64, with and
 dropout, weight and bias.
 
 The kernel ops are the Function subclasses of kernels/functions.py (bound to cpu.py by
-kernels/cpu_ops.py), run here without a graph (op.forward / op.backward on arrays), beside the
-reference class on the same arrays; inputs a kernel does not accept go to the reference class
-(autograd.dispatch, as Function.apply does).
+kernels/cpu_ops.py, beside the CPU's own paths of some ops), run here without a graph (op.forward /
+op.backward on arrays), beside the reference class on the same arrays; inputs a kernel does not
+accept go to the next kernel of the op, or to the reference class (autograd.dispatch, as
+Function.apply does).
 
 Tolerances: float64 kernels agree with the reference to ~1e-15 relative per operation; sums
 over a row are taken in another order (and in float64 accumulators for float32 inputs), so a
@@ -28,12 +29,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorgrad as tg
-from tensorgrad import autograd, backend, kernels
+from tensorgrad import autograd, backend, kernel_registry, kernels
 from tensorgrad.kernels import cpu, cpu_attention, cpu_linear, cpu_ops, cpu_threads
 from tensorgrad.ops import activation, adamw, attention, cross_entropy, dropout, embedding, layernorm, linear, softmax
 from tensorgrad.ops.adamw import adamw_update_
 
-KERNEL = kernels.substitutes("cpu")  # reference class -> kernel class
+KERNELS = kernels.substitutes("cpu")  # reference class -> its kernel classes, in the order the engine asks them
+KERNEL = {ref: ops[-1] for ref, ops in KERNELS.items()}  # reference class -> its general kernel op (asked last)
 TOL = {np.float32: 2e-5, np.float64: 1e-10}
 dtypes = st.sampled_from([np.float32, np.float64])
 odd = st.integers(1, 37)  # odd sizes and 1 included; 37 rows is no multiple of 2 threads or 16 blocks
@@ -179,8 +181,8 @@ class _UnevenRowParts:
     run_parts = staticmethod(cpu_threads.run_parts)
 
 
-class _RowParts(KERNEL[attention.ScaledDotProductAttention]):
-    """The CPU attention kernel op split over rows however small the work, in blocks of 3 query rows."""
+class _RowParts(cpu_ops.ScaledDotProductAttentionInParts):
+    """The CPU attention in row parts, split however small the work, in blocks of 3 query rows."""
 
     query_block = 3
     threads = _UnevenRowParts
@@ -300,8 +302,8 @@ def test_linear_kernel_splits_large_float_products_only(monkeypatch):
     np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-6)
 
 
-class _SplitDropout(KERNEL[dropout.Dropout]):
-    """The CPU Dropout kernel op split however small the input: blocks of 1 row, 2 rows and the rest."""
+class _SplitDropout(cpu_ops.DropoutOnThreads):
+    """The CPU's Dropout on threads split however small the input: blocks of 1 row, 2 rows and the rest."""
 
     class threads:
         MIN_SPLIT_WORK = 0
@@ -313,19 +315,44 @@ class _SplitDropout(KERNEL[dropout.Dropout]):
        dtype=dtypes, seed=st.integers(0, 2**16))  # fmt: skip
 def test_dropout_kernel_split_over_threads_draws_the_references_mask(shape, p, dtype, seed):
     """Each thread draws its own rows of the mask (cpu.KeepRows) and applies them: the reference's
-    mask bit for bit, its output and gradient, and the generator left where the reference leaves it."""
+    mask bit for bit, its output and gradient, and the generator left where the reference leaves it.
+    An input of fewer than two rows goes to the general kernel op (`accepts`)."""
     rng = np.random.default_rng(seed)
     x, g = _randn(rng, shape, dtype), _randn(rng, shape, dtype)
+    split = _SplitDropout.accepts(x, p)
+    assert split == (len(shape) >= 2 and shape[-1] > 0 and x.size // shape[-1] >= 2)
     results = []
-    for op in (dropout.Dropout(np), _SplitDropout(np)):
+    for op in (dropout.Dropout(np), _SplitDropout(np) if split else KERNEL[dropout.Dropout](np)):
         tg.manual_seed(seed)
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
-            results.append((op.forward(x, p, "cpu"), op.backward(g), backend.rng("cpu").generator.random()))
+            results.append((op.forward(x, p), op.backward(g), backend.rng("cpu").generator.random()))
     (want_y, want_g, want_next), (got_y, got_g, got_next) = results
     np.testing.assert_array_equal(got_y, want_y)
     np.testing.assert_array_equal(got_g, want_g)
     assert got_next == want_next
+
+
+def test_the_cpus_own_paths_run_where_they_accept_the_inputs(monkeypatch):
+    """Each of the CPU's own paths is a kernel op of its own, asked before the general kernel op of
+    its reference op (kernels/cpu_ops.py's KERNEL_OPS): the row parts for a large attention, the
+    fused packed attention for short sequences and the batch parts for long ones, the threads for a
+    large dropout; the general kernel op for the other inputs."""
+    monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
+    sdpa, packed = attention.ScaledDotProductAttention, attention.PackedSelfAttention
+    q = np.zeros((32, 256, 8), np.float32)  # 32 rows of 256 x 256 scores: two parts of PART_WORK
+    assert autograd.dispatch(sdpa, "cpu", q, q, q, None, 0.5) is cpu_ops.ScaledDotProductAttentionInParts
+    assert autograd.dispatch(sdpa, "cpu", q[:1], q[:1], q[:1], None, 0.5) is cpu_ops.ScaledDotProductAttention
+    qkv = np.zeros((16, 256, 3 * 2 * 8), np.float32)  # 16 batches of 2 heads' 256 x 256 scores: two parts
+    assert autograd.dispatch(packed, "cpu", qkv, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts
+    assert autograd.dispatch(packed, "cpu", qkv[:, :16], None, 2, 0.5) is cpu_ops.FusedPackedSelfAttention
+    assert autograd.dispatch(packed, "cpu", qkv[:, :17], None, 2, 0.5) is cpu_ops.PackedSelfAttention
+    assert autograd.dispatch(packed, "cpu", qkv.astype(np.float16), None, 2, 0.5) is cpu_ops.PackedSelfAttention
+    x = np.zeros((2, cpu_threads.MIN_SPLIT_WORK // 2), np.float32)
+    assert autograd.dispatch(dropout.Dropout, "cpu", x, 0.1) is cpu_ops.DropoutOnThreads
+    assert autograd.dispatch(dropout.Dropout, "cpu", x[:, 1:], 0.1) is cpu_ops.Dropout  # under MIN_SPLIT_WORK
+    monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 1)
+    assert autograd.dispatch(dropout.Dropout, "cpu", x, 0.1) is cpu_ops.Dropout  # one thread
 
 
 def test_attention_query_blocks_are_taken_where_they_skip_keys():
@@ -360,16 +387,9 @@ def test_attention_kernel_runs_the_reference_for_broadcast_batches():
     assert type(ker) is attention.ScaledDotProductAttention
 
 
-class _Unfused(KERNEL[attention.PackedSelfAttention]):
-    """The CPU packed-attention kernel op with its fused path off, so that short sequences run the
-    inherited path (contiguous heads, the attention kernel op's GEMMs and softmax kernels)."""
-
-    fused_max_len = 0
-
-
-class _BatchParts(_Unfused):
-    """The CPU packed-attention kernel op with every sequence long and the batch split however small
-    the work: parts of 1 batch, 2 batches and the rest (those that exist), on the real threads."""
+class _BatchParts(cpu_ops.PackedSelfAttentionInParts):
+    """The CPU packed attention in batch parts, the batch split however small the work: parts of 1
+    batch, 2 batches and the rest (those that exist), on the real threads."""
 
     class threads:
         row_parts = staticmethod(_UnevenRowParts.row_parts)
@@ -377,7 +397,8 @@ class _BatchParts(_Unfused):
 
 
 @pytest.mark.parametrize(
-    "op_cls, path", [(KERNEL[attention.PackedSelfAttention], "fused"), (_Unfused, None), (_BatchParts, "parts")],
+    "op_cls, path", [(cpu_ops.FusedPackedSelfAttention, "fused"), (KERNEL[attention.PackedSelfAttention], None),
+                     (_BatchParts, "parts")],
     ids=["fused", "unfused", "batch-parts"],
 )
 @given(b=st.integers(1, 4), t=st.integers(1, 7), heads=st.integers(1, 3), d=st.integers(1, 4), dtype=dtypes,
@@ -397,8 +418,8 @@ def test_packed_attention_kernel_equals_reference(op_cls, path, b, t, heads, d, 
         for op in (ref, ker):
             tg.manual_seed(seed)
             outs.append((op.forward(qkv, mask, heads, d**-0.5, dropout_p), *op.backward(g), tg.rand(1).item()))
-    marker = {"fused": cpu_ops._FUSED, "parts": cpu_ops._PARTS}.get(ker.saved[0] if ker.saved else None)
-    assert marker == {"fused": cpu_ops._FUSED, "parts": cpu_ops._PARTS}.get(path) or (path == "parts" and b == 1)
+    # the path takes these inputs (one batch is one part: the engine runs the next kernel op for it)
+    assert op_cls.accepts(qkv, mask, heads, d**-0.5, dropout_p) or (path == "parts" and b == 1)
     for got, want in zip(outs[1][:-1], outs[0][:-1]):
         _close(got, want, dtype)
     assert outs[1][-1] == outs[0][-1]  # the generator left in the same state
@@ -407,7 +428,7 @@ def test_packed_attention_kernel_equals_reference(op_cls, path, b, t, heads, d, 
 @st.composite
 def fused_attention_cases(draw):
     b, heads, d = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 6))
-    t = draw(st.integers(1, KERNEL[attention.PackedSelfAttention].fused_max_len))
+    t = draw(st.integers(1, cpu_ops.FusedPackedSelfAttention.fused_max_len))
     # causal: key prefixes of every length; "random": masked keys inside the prefixes too (every row
     # attends its first key: a fully masked row is NaN, its own test); "4d": a (1, 1, T, T) mask
     mask = draw(st.sampled_from(["none", "causal", "random", "4d"]))
@@ -432,12 +453,12 @@ def test_fused_packed_attention_equals_reference(case):
     elif mask_kind == "random":
         mask = rng.random((t, t)) < 0.6
         mask[:, 0] = True
-    ref, ker = _pair(attention.PackedSelfAttention)
+    ref, ker = attention.PackedSelfAttention(np), cpu_ops.FusedPackedSelfAttention(np)
     outs = []
     for op in (ref, ker):
         tg.manual_seed(seed)
         outs.append((op.forward(qkv, mask, heads, scale, dropout_p), *op.backward(g)))
-    assert ker.saved[0] is cpu_ops._FUSED
+    assert ker.accepts(qkv, mask, heads, scale, dropout_p)
     for got, want in zip(outs[1], outs[0]):
         _close(got, want, dtype)
 
@@ -449,11 +470,12 @@ def test_fused_packed_attention_fully_masked_row_is_nan_like_the_reference():
     qkv, g = _randn(rng, (2, 4, 3 * 2 * 3), np.float64), _randn(rng, (2, 4, 2 * 3), np.float64)
     mask = np.tril(np.ones((4, 4), bool))
     mask[2] = False
-    ref, ker = _pair(attention.PackedSelfAttention)
+    ref, ker = _dispatched(attention.PackedSelfAttention, qkv, mask, 2, 0.5)
     with np.errstate(invalid="ignore"):  # the masked row is -inf - (-inf): NaN, as in PyTorch
         want, got = ref.forward(qkv, mask, 2, 0.5), ker.forward(qkv, mask, 2, 0.5)
         want_grad, got_grad = ref.backward(g)[0], ker.backward(g)[0]
-    assert ker.saved[0] is cpu_ops._FUSED and np.isnan(got[:, 2]).all() and np.isnan(want[:, 2]).all()
+    assert type(ker) is cpu_ops.FusedPackedSelfAttention
+    assert np.isnan(got[:, 2]).all() and np.isnan(want[:, 2]).all()
     _close(got, want, np.float64)
     _close(got_grad, want_grad, np.float64)  # equal_nan: NaN in the same places
 
@@ -462,28 +484,31 @@ def test_fused_packed_attention_is_taken_for_short_sequences_only():
     """The fused path runs for T <= fused_max_len (the `small` GPT's T = 8) and a kernel dtype, not
     for the `large` GPT's T = 256 nor just over the threshold (which then equals the reference on
     the inherited path), nor for float16, a non-bool mask or dropout_p = 1."""
-    op_cls = KERNEL[attention.PackedSelfAttention]
+    op_cls = cpu_ops.FusedPackedSelfAttention
+    assert KERNELS[attention.PackedSelfAttention][0] is op_cls  # asked first
     n = op_cls.fused_max_len
     small, large = np.empty((32, 8, 3 * 4 * 8), np.float32), np.empty((1, 256, 3 * 6 * 64), np.float32)
-    assert op_cls.fuses(small, np.tril(np.ones((8, 8), bool)), 4)
-    assert op_cls.fuses(np.empty((2, n, 3 * 2 * 64)), None, 2)  # float64, a large head size
-    assert not op_cls.fuses(large, np.tril(np.ones((256, 256), bool)), 6)
-    assert not op_cls.fuses(np.empty(small.shape, np.float16), None, 4)
-    assert not op_cls.fuses(small, np.tril(np.ones((8, 8))), 4)  # a float mask
-    assert not op_cls.fuses(small, None, 4, dropout_p=1.0)
-    assert not op_cls.fuses(small[:, :0], None, 4)  # T = 0
+    assert op_cls.accepts(small, np.tril(np.ones((8, 8), bool)), 4, 0.5)
+    assert op_cls.accepts(np.empty((2, n, 3 * 2 * 64)), None, 2, 0.5)  # float64, a large head size
+    assert not op_cls.accepts(large, np.tril(np.ones((256, 256), bool)), 6, 0.5)
+    assert not op_cls.accepts(np.empty(small.shape, np.float16), None, 4, 0.5)
+    assert not op_cls.accepts(small, np.tril(np.ones((8, 8))), 4, 0.5)  # a float mask
+    assert not op_cls.accepts(small, None, 4, 0.5, dropout_p=1.0)
+    assert not op_cls.accepts(small[:, :0], None, 4, 0.5)  # T = 0
     rng = np.random.default_rng(6)
     for t in (8, n + 1):
         qkv, g = _randn(rng, (2, t, 3 * 2 * 4), np.float32), _randn(rng, (2, t, 2 * 4), np.float32)
         mask = np.tril(np.ones((t, t), bool))
         ref, ker = _dispatched(attention.PackedSelfAttention, qkv, mask, 2, 0.5)
         _close(ker.forward(qkv, mask, 2, 0.5), ref.forward(qkv, mask, 2, 0.5), np.float32)
-        assert (ker.saved[0] is cpu_ops._FUSED) == (t <= n)
+        assert (type(ker) is op_cls) == (t <= n)
         _close(ker.backward(g)[0], ref.backward(g)[0], np.float32)
-    # through the engine, as the GPT calls it
+    # through the engine, as the GPT calls it; shown by the name of the op it replaces, as every kernel op is
     x = tg.randn(32, 8, 3 * 4 * 8, requires_grad=True)
     out = tg.nn.functional.packed_self_attention(x, 4, is_causal=True)
-    assert type(out._ctx) is op_cls and out._ctx.saved[0] is cpu_ops._FUSED
+    assert type(out._ctx) is op_cls
+    assert repr(out).endswith("grad_fn=<PackedSelfAttentionBackward>)")
+    assert tg.profiler.op_name(out._ctx) == "PackedSelfAttention [kernel]"
 
 
 @given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple), last=st.integers(1, 70),
@@ -580,7 +605,7 @@ def test_the_adamw_params_kernel_op_takes_writable_contiguous_arrays_of_one_kern
     for bad in (np.ones((3, 2), np.float32).T, read_only, np.ones(4, np.float64), np.ones(4, np.int64)):
         assert not ker.accepts([ok[0], bad])
     assert autograd.dispatch(adamw.AdamWParamsUpdate, "cpu", [ok[0], ok[0].T]) is adamw.AdamWParamsUpdate
-    op = ker("cpu", ok)
+    op = ker(ok)
     twin = copy.deepcopy(op)  # made anew: its table holds the copies' addresses, not the originals'
     assert twin.params[0] is not ok[0]
     assert twin.table[0].tolist() == [a.ctypes.data for a in twin.params] != op.table[0].tolist()
@@ -599,7 +624,7 @@ def test_elementwise_kernels_equal_reference(shape, dtype, seed):
     outs = []
     for op in (ref, ker):
         tg.manual_seed(seed)
-        outs.append((op.forward(x, 0.3, "cpu"), op.backward(g)))
+        outs.append((op.forward(x, 0.3), op.backward(g)))
     for got, want in zip(outs[1], outs[0]):
         _close(got, want, dtype)
 
@@ -707,12 +732,51 @@ def test_the_engine_runs_a_registered_kernel_only_for_inputs_it_accepts(monkeypa
         def forward(self, x):
             return 2 * self.xp.maximum(x, 0)
 
-    monkeypatch.setattr(autograd, "_kernel_tables", {})  # the registry as new, restored after the test
+    tables = {}  # the registry as new (the engine's and apply's view of it), restored after the test
+    monkeypatch.setattr(kernel_registry, "_kernel_tables", tables)
+    monkeypatch.setattr(autograd, "_kernel_tables", tables)
     autograd.register_kernel(TwiceReLU, "strict")
     x = tg.tensor([-1.0, 2.0], dtype=tg.float64, device="strict", requires_grad=True)
     assert x.relu().tolist() == [0, 4] and type(x.relu()._ctx) is TwiceReLU
     assert x.float().relu().tolist() == [0, 2] and type(x.float().relu()._ctx) is activation.ReLU
     assert autograd.dispatch(activation.ReLU, "strict", np.zeros(2, np.float32)) is activation.ReLU
+
+
+def test_of_an_ops_kernels_the_first_that_accepts_the_inputs_runs(monkeypatch):
+    """An op's kernels in the order the device's loader gives them (kernel_registry.py): apply and
+    dispatch run the first whose `accepts` holds, the next where it does not, the reference where
+    none does; register_kernel puts a kernel ahead of the others."""
+
+    def scaled(factor, accepts):
+        class ScaledReLU(activation.ReLU):  # wrong on purpose, so that the path taken shows
+            replaces = activation.ReLU
+
+            def forward(self, x):
+                return factor * self.xp.maximum(x, 0)
+
+        ScaledReLU.accepts = staticmethod(accepts)
+        return ScaledReLU
+
+    long_ones = scaled(3, lambda x: x.size > 2)
+    doubles = scaled(2, lambda x: x.dtype == np.float64)
+    tables = {}
+    monkeypatch.setattr(kernel_registry, "_kernel_tables", tables)
+    monkeypatch.setattr(autograd, "_kernel_tables", tables)
+    monkeypatch.setitem(kernel_registry._kernel_loaders, "strict", lambda device: (long_ones, doubles))
+
+    def relu(values, dtype):
+        out = tg.tensor(values, dtype=dtype, device="strict", requires_grad=True).relu()
+        return out.tolist(), type(out._ctx)
+
+    assert relu([-1.0, 1.0, 2.0], tg.float64) == ([0, 3, 6], long_ones)  # both accept: the first runs
+    assert relu([-1.0, 2.0], tg.float64) == ([0, 4], doubles)  # the first declines: the next
+    assert relu([-1.0, 2.0], tg.float32) == ([0, 2], activation.ReLU)  # none accepts: the reference
+    assert autograd.dispatch(activation.ReLU, "strict", np.zeros(2, np.float64)) is doubles
+    assert autograd.kernel_table("strict") == {activation.ReLU: (long_ones, doubles)}
+    first = scaled(4, lambda x: x.size == 2)
+    autograd.register_kernel(first, "strict")
+    assert relu([-1.0, 2.0], tg.float32) == ([0, 8], first)
+    assert relu([-1.0, 1.0, 2.0], tg.float64) == ([0, 3, 6], long_ones)
 
 
 def test_both_paths_draw_the_same_dropout_masks_and_train_alike():

@@ -123,9 +123,11 @@ def op_table_cases() -> dict[str, list[str]]:
             if id(t) in seen or getattr(t, "_ctx", None) is None:
                 continue
             seen.add(id(t))
-            name = type(t._ctx).__name__
-            if case.name not in found.setdefault(name, []):
-                found[name].append(case.name)
+            op = type(t._ctx)
+            reference = getattr(op, "replaces", None) or op  # a kernel op's case checks its reference op too
+            for name in dict.fromkeys((op.__name__, reference.__name__)):
+                if case.name not in found.setdefault(name, []):
+                    found[name].append(case.name)
             stack.extend(p for p in t._ctx.parents or () if isinstance(p, tg.Tensor))
     return found
 

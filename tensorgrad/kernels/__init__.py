@@ -14,11 +14,13 @@ kernels/cuda.py    Numba-CUDA, on CuPy arrays (through __cuda_array_interface__,
 `kernels/functions.py` holds the kernel ops: subclasses of the reference ops (a `LayerNorm` whose
 forward and backward call `kernels.layernorm_forward` / `_backward`, ...), each naming the op it
 `replaces` and the inputs it `accepts`; `kernels/cpu_ops.py` and `kernels/cuda_ops.py` bind them to
-their device's kernel module.  They reach the engine through its kernel registry (autograd.py, "the
-kernel seam"): this package registers a loader per device with the engine, which runs it on that
-device's first op, so a device's kernels are imported (and compiled) only when it is used, and
-`Function.apply` then runs a kernel op in place of its reference wherever it accepts the inputs.
-GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
+their device's kernel module, beside the device's own paths of some ops (each a kernel op of its
+own, asked before the general one).  They reach the engine through its kernel registry
+(kernel_registry.py, "the kernel seam"): this package registers a loader per device with the
+engine, which runs it on that device's first op, so a device's kernels are imported (and compiled)
+only when it is used, and `Function.apply` then runs the first of an op's kernel ops that accepts
+the inputs in place of its reference.  GEMMs stay with BLAS (NumPy) and cuBLAS (CuPy).
+kernels/thread_count.py keeps the CPU kernels' thread count (tg.set_num_threads).
 
 The switch, one for the whole library (the default is "kernels"):
 
@@ -127,7 +129,7 @@ def use(new_mode: str):
     if new_mode not in MODES:
         raise ValueError(f"tg.kernels.use: mode must be 'kernels' or 'reference', got {new_mode!r}")
     _mode = new_mode
-    autograd.clear_kernels()  # each device loads its table again (substitutes) at its next op
+    autograd.clear_kernels()  # each device loads its table again (kernel_ops) at its next op
 
 
 @contextlib.contextmanager
@@ -158,43 +160,27 @@ def module(device: str):
         ) from None
 
 
-def substitutes(device: str) -> dict:
-    """{reference class: kernel op} for a device in the current mode (empty: all reference)."""
+def kernel_ops(device: str) -> tuple:
+    """The kernel ops of a device in the current mode, in the order the engine asks them (empty: all
+    reference): its *_ops.py's KERNEL_OPS.  The engine calls this on the device's first op (and
+    after use())."""
     mod = module(device)
     if mod is None:
-        return {}
-    ops = importlib.import_module(f"{mod.__name__}_ops")  # cpu_ops.py, cuda_ops.py
-    return {kernel.replaces: kernel for kernel in ops.KERNEL_OPS}
+        return ()
+    return importlib.import_module(f"{mod.__name__}_ops").KERNEL_OPS  # cpu_ops.py, cuda_ops.py
 
 
-def _load(device: str):
-    """The kernel ops of `device`: the engine calls this on the device's first op (and after use())."""
-    return substitutes(device).values()
+def substitutes(device: str) -> dict:
+    """{reference class: (kernel op, ...)} for a device in the current mode, each op's kernels in the
+    order the engine asks them (the first that accepts the inputs runs); empty: all reference."""
+    table = {}
+    for kernel in kernel_ops(device):
+        table[kernel.replaces] = (*table.get(kernel.replaces, ()), kernel)
+    return table
 
 
 for _device in _KERNEL_MODULES:
-    autograd.register_kernel_loader(_device, _load)
-
-
-_chosen_threads = None  # the count set_num_threads was given (None: never called); process-wide, as torch's
-
-
-def set_num_threads(n: int):
-    """The CPU kernels' threads (tg.set_num_threads calls this): Numba's for their parallel loops, at
-    most the NUMBA_NUM_THREADS Numba started with, and the count the ops that split their own work
-    split it over (cpu_threads.py reads `chosen_threads`).  Numba is imported here only when asked."""
-    global _chosen_threads
-    import numba  # noqa: PLC0415
-
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    _chosen_threads = n
-
-
-def chosen_threads():
-    """The count tg.set_num_threads set, kept as given: a BLAS library loaded after it (Numba's
-    import loads SciPy's OpenBLAS) starts with one thread per core, so reading the libraries back
-    would not give it.  None before any call."""
-    return _chosen_threads
+    autograd.register_kernel_loader(_device, kernel_ops)
 
 
 def compile_error(kernel: str, error: Exception) -> KernelError:
@@ -206,5 +192,4 @@ def compile_error(kernel: str, error: Exception) -> KernelError:
     )
 
 
-__all__ = ["MODES", "KernelError", "chosen_threads", "compile_error", "mode", "module", "reference", "set_num_threads",
-           "substitutes", "use"]  # fmt: skip
+__all__ = ["MODES", "KernelError", "compile_error", "kernel_ops", "mode", "module", "reference", "substitutes", "use"]

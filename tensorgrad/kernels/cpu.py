@@ -533,7 +533,7 @@ def dropout_forward(x, keep, scale):
 
 def dropout_forward_into(x, keep, scale, out):
     """dropout_forward written into `out` (C-contiguous, like x): a part of a large dropout's rows
-    (cpu_ops.Dropout).  Returns out."""
+    (cpu_ops.DropoutOnThreads).  Returns out."""
     scale = x.dtype.type(scale)  # in x's dtype: float32 stays float32
     _run("dropout_forward", _dropout_forward, x.size, x.reshape(-1), keep.reshape(-1), scale, out.reshape(-1))
     return out

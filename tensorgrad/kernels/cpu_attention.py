@@ -29,8 +29,8 @@ the loops skip them and write 0 there, which changes no value but the order of t
 blocks of kernels/functions.py rest on the same argument).  A causal mask leaves $T (T + 1) / 2$ of
 the $T^2$ pairs.
 
-kernels/cpu_ops.py's PackedSelfAttention decides where this path runs (`fused_max_len`: short
-sequences); elsewhere the plain path runs.  The math is the reference's:
+kernels/cpu_ops.py's FusedPackedSelfAttention decides where this path runs (`fused_max_len`:
+short sequences); elsewhere the plain path runs.  The math is the reference's:
 `ops.attention.ScaledDotProductAttention` on the heads of `qkv` (`ops.attention.PackedSelfAttention`).
 """
 

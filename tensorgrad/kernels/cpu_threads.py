@@ -27,8 +27,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from .. import kernels
-from . import cpu
+from . import cpu, thread_count
 
 # Below this many (T, S) scores in all, an attention runs as one part on the calling thread: the
 # small models' attention (B * heads * T * T of a few thousand) costs less than starting threads.
@@ -89,10 +88,10 @@ def even_split(n: int, count: int) -> list:
 
 def _thread_count() -> int:
     """The threads to split an op's work over: 1 inside a part (parts never split again); the count
-    tg.set_num_threads chose (kernels.chosen_threads); before any choice, the BLAS library's own."""
+    tg.set_num_threads chose (thread_count.chosen_threads); before any choice, the BLAS library's own."""
     if cpu._serial_only:
         return 1
-    chosen = kernels.chosen_threads()
+    chosen = thread_count.chosen_threads()
     if chosen is not None:
         return chosen
     try:

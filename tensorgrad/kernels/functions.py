@@ -10,7 +10,8 @@ contiguous, draw dropout masks from the same generator as the reference) and lea
 the kernels; GEMMs stay with the array library (BLAS, cuBLAS).
 
 The kernel functions are the class attribute `kernels`: kernels/cpu_ops.py and
-kernels/cuda_ops.py subclass these classes once per device, setting it to their device's module.
+kernels/cuda_ops.py make these classes' subclasses for their device with `bind`, which sets it to
+the device's module.
 """
 
 from __future__ import annotations
@@ -43,11 +44,19 @@ def _fits(*arrays) -> bool:
 
 class _KernelOp:
     """Mixin of the kernel ops: `replaces` is the reference op, `kernels` the device's kernel module
-    (set by cpu_ops.py / cuda_ops.py)."""
+    (set by `bind`)."""
 
     __slots__ = ()
     replaces = None
     kernels = None
+
+
+def bind(kernels, module: str, *ops) -> tuple:
+    """The kernel ops `ops` on one device: for each, a subclass of the same name whose `kernels` is
+    the device's kernel module `kernels`, made in `module` (the caller's __name__, where it is
+    assigned by that name: a pickle of an op finds its class there)."""
+    made = {"__slots__": (), "__module__": module, "kernels": kernels}
+    return tuple(type(op.__name__, (op,), {**made, "__qualname__": op.__name__}) for op in ops)
 
 
 class LayerNorm(_KernelOp, ref_layernorm.LayerNorm):
@@ -88,10 +97,8 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
     the output or to any gradient: skipping them changes no value but the order of the sums.  A
     causal mask leaves about half the (T, S) scores, and so half the attention's work, out.
 
-    Row parts (`threads`, kernels/cpu_threads.py on the CPU; None: one part): the (batch, head)
-    rows are independent, so a large attention runs in parts of a few rows, forward and backward,
-    each part's scores kept in the cache and the parts spread over the threads; every part is
-    computed as the whole would be."""
+    `_attend` and `_attend_backward` run these lines on any rows of the batch: the CPU's attention
+    in row parts (kernels/cpu_ops.py) runs them part by part."""
 
     __slots__ = ()
     replaces = ref_attention.ScaledDotProductAttention
@@ -100,70 +107,38 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
         "twice under tg.kernels.use('reference')"
     )
     query_block = 0  # rows per query block; kernels/cpu_ops.py sets it (the blocks need the mask on the host)
-    threads = None  # row_parts(rows, work), run_parts(fn, parts): kernels/cpu_ops.py sets kernels/cpu_threads.py
 
     @staticmethod
-    def accepts(q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
-        """`q, k, v` of one batch shape (none broadcast) and one kernel dtype; a mask of `T * S`
-        elements in at least 2 dims (`(T, S)`, `(1, 1, T, S)`, ...) or none."""
+    def accepts(q, k, v, mask, scale, dropout_p=0.0):
+        """q, k, v of one batch shape (none broadcast) and one kernel dtype; a mask of T * S
+        elements in at least 2 dims ((T, S), (1, 1, T, S), ...) or none."""
         T, S = q.shape[-2], k.shape[-2]
         if mask is not None and not (mask.ndim >= 2 and mask.size == T * S):
             return False
         return q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and _fits(q, k, v)
 
-    def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
-        xp = self.xp
+    def forward(self, q, k, v, mask, scale, dropout_p=0.0):
         T, S = q.shape[-2], k.shape[-2]
         if mask is not None:
             mask = _contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
         batch = q.shape[:-2]
-        R = math.prod(batch)
+        keep = None
+        if dropout_p > 0:  # the reference's draw
+            keep = self.kernels.keep_mask(backend.rng(backend.device_of(q)), batch + (T, S), dropout_p)
+            keep = keep.reshape(math.prod(batch), T, S)
         blocks = self._query_blocks(mask, T, S)
-        parts = self.threads.row_parts(R, R * T * S) if self.threads is not None else [slice(0, R)]
-        if len(parts) == 1:
-            keep = None
-            if dropout_p > 0:  # the reference's draw
-                keep = self.kernels.keep_mask(backend.rng(device), batch + (T, S), dropout_p).reshape(R, T, S)
-            out, saved = self._attend(q, k, v, mask, keep, scale, 1 - dropout_p, blocks)
-            saved = [saved]
-        else:
-            q, k, v = (a.reshape((R,) + a.shape[-2:]) for a in (q, k, v))  # (R, T, d): the batch as rows
-            out = xp.empty((R, T, v.shape[-1]), dtype=q.dtype)
-            # the reference's draw, each part drawing its own rows (kernels/cpu.py's KeepRows)
-            keeps = self.kernels.KeepRows(backend.rng(device), R, T * S, dropout_p) if dropout_p > 0 else None
-
-            def part(rows):
-                keep_rows = keeps.rows(rows.start, rows.stop).reshape(-1, T, S) if keeps is not None else None
-                out_rows, saved_rows = self._attend(q[rows], k[rows], v[rows], mask, keep_rows, scale, 1 - dropout_p,
-                                                    blocks)  # fmt: skip
-                out[rows] = out_rows
-                return saved_rows
-
-            saved = self.threads.run_parts(part, parts)
-        self.save_for_backward(q, k, v, saved, parts, scale, 1 - dropout_p, blocks)
-        return out.reshape(batch + out.shape[-2:])
+        out, saved = self._attend(q, k, v, mask, keep, scale, 1 - dropout_p, blocks)
+        self.save_for_backward(q, k, v, saved, scale, 1 - dropout_p, blocks)
+        return out
 
     def backward(self, g):
-        q, k, v, saved, parts, scale, keep_prob, blocks = self.saved
-        if len(parts) == 1:
-            dq, dk, dv = self._attend_backward(g, q, k, v, saved[0], scale, keep_prob, blocks)
-            return dq, dk, dv, None
-        xp = self.xp
-        batch = g.shape[:-2]
-        g = g.reshape(q.shape[:1] + g.shape[-2:])  # (R, T, dv)
-        dq, dk, dv = xp.empty_like(q), xp.empty_like(k), xp.empty_like(v)
-
-        def part(rows_and_saved):
-            rows, saved_rows = rows_and_saved
-            dq[rows], dk[rows], dv[rows] = self._attend_backward(g[rows], q[rows], k[rows], v[rows], saved_rows, scale,
-                                                                 keep_prob, blocks)  # fmt: skip
-
-        self.threads.run_parts(part, list(zip(parts, saved)))
-        return tuple(d.reshape(batch + d.shape[1:]) for d in (dq, dk, dv)) + (None,)
+        q, k, v, saved, scale, keep_prob, blocks = self.saved
+        dq, dk, dv = self._attend_backward(g, q, k, v, saved, scale, keep_prob, blocks)
+        return dq, dk, dv, None
 
     def graph_params(self):
         """The reference's formula needs the dropout mask as an array: without dropout there is none."""
-        _, _, _, _, _, scale, keep_prob, _ = self.saved
+        *_, scale, keep_prob, _ = self.saved
         return (None, scale, keep_prob) if keep_prob == 1 else None
 
     # ------------------------------------------------------------------ one part of the rows
@@ -266,11 +241,11 @@ class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
     replaces = ref_attention.PackedSelfAttention
 
     @staticmethod
-    def accepts(qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
+    def accepts(qkv, mask, num_heads, scale, dropout_p=0.0):
         """Every input: the heads' attention op is dispatched again, on the heads' arrays."""
         return True
 
-    def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
+    def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0):
         xp = self.xp
         B, T, three_hd = qkv.shape
         H, d = num_heads, three_hd // (3 * num_heads)
@@ -279,9 +254,10 @@ class PackedSelfAttention(_KernelOp, ref_attention.PackedSelfAttention):
         k_t = _contiguous(parts[:, :, 1].transpose(0, 2, 3, 1))  # (B, H, d, T): k^T, contiguous
         v = _contiguous(parts[:, :, 2].transpose(0, 2, 1, 3))  # (B, H, T, d)
         k = k_t.swapaxes(-1, -2)
-        op = autograd.dispatch(ref_attention.ScaledDotProductAttention, device, q, k, v, mask, scale, dropout_p, device)
+        op = autograd.dispatch(ref_attention.ScaledDotProductAttention, backend.device_of(qkv), q, k, v, mask, scale,
+                               dropout_p)  # fmt: skip
         attention = op(xp)
-        out = attention.forward(q, k, v, mask, scale, dropout_p, device)  # (B, H, T, d)
+        out = attention.forward(q, k, v, mask, scale, dropout_p)  # (B, H, T, d)
         self.save_for_backward(attention, H, d)
         return out.transpose(0, 2, 1, 3).reshape(B, T, H * d)
 
@@ -412,11 +388,11 @@ class Dropout(_KernelOp, ref_dropout.Dropout):
     replaces = ref_dropout.Dropout
 
     @staticmethod
-    def accepts(x, p, device):
+    def accepts(x, p):
         return _fits(x)
 
-    def forward(self, x, p, device):
-        mask = self.kernels.keep_mask(backend.rng(device), x.shape, p)  # the reference's draw
+    def forward(self, x, p):
+        mask = self.kernels.keep_mask(backend.rng(backend.device_of(x)), x.shape, p)  # the reference's draw
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
         return self.kernels.dropout_forward(_contiguous(x), mask, scale)
@@ -474,8 +450,8 @@ class AdamWParamsUpdate(_KernelOp, ref_adamw.AdamWParamsUpdate):
         through its address."""
         return _fits(*params) and all(p.flags.c_contiguous and p.flags.writeable and p.flags.aligned for p in params)
 
-    def __init__(self, device, params):
-        super().__init__(device, params)
+    def __init__(self, params):
+        super().__init__(params)
         self.table = self.kernels.param_table(self.params)  # valid while self.params holds the arrays
 
     def __call__(self, first, end, g, m, v, *, step, lr, beta1, beta2, eps, weight_decay):

@@ -649,8 +649,8 @@ class RReLU(Function):
     $x > 0$, as PyTorch's noise).  $dz/dx = a$: $dx = g\, a$   (the forward's slopes, stored).
     """
 
-    def forward(self, x, lower, upper, device):
-        u = backend.rng(device).uniform(x.shape, x.dtype)
+    def forward(self, x, lower, upper):
+        u = backend.rng(backend.device_of(x)).uniform(x.shape, x.dtype)
         slope = self.xp.where(x > 0, self.xp.ones((), dtype=x.dtype), lower + (upper - lower) * u)
         self.save_for_backward(slope)
         return x * slope

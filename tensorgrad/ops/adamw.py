@@ -63,8 +63,8 @@ class AdamWParamsUpdate:
     The gradients and the moments are flat arrays over the whole list, the parameters' parts one
     after another in its order (`params[k]`'s part is `offsets[k]:offsets[k + 1]`).
 
-    Made once for a list of arrays of one device and one float dtype,
-    `AdamWParamsUpdate(device, params)`, then called for any run `params[first:end]` of them, in place
+    Made once for a list of arrays of one device (theirs) and one float dtype,
+    `AdamWParamsUpdate(params)`, then called for any run `params[first:end]` of them, in place
     on those parameters and on the run's part of `m` and `v`:
 
     ```
@@ -80,9 +80,9 @@ class AdamWParamsUpdate:
 
     __slots__ = ("device", "params", "offsets")
 
-    def __init__(self, device, params):
-        self.device = device
+    def __init__(self, params):
         self.params = list(params)  # held: the arrays the update writes
+        self.device = backend.device_of(self.params[0])
         self.offsets = [0]
         for p in self.params:
             self.offsets.append(self.offsets[-1] + p.size)
@@ -90,7 +90,7 @@ class AdamWParamsUpdate:
     def __reduce__(self):
         """A copy (copy.deepcopy, pickle) is made anew for the copied arrays: nothing made for the
         originals (a kernel op's table of their addresses) carries over."""
-        return type(self), (self.device, self.params)
+        return type(self), (self.params,)
 
     def __call__(self, first, end, g, m, v, *, step, lr, beta1, beta2, eps, weight_decay):
         xp = backend.namespace(self.device)

@@ -64,7 +64,7 @@ class ScaledDotProductAttention(Function):
     PyTorch's CPU attention accumulates it (its softmax's sums in float16 would overflow).
     """
 
-    def forward(self, q, k, v, mask, scale, dropout_p=0.0, device="cpu"):
+    def forward(self, q, k, v, mask, scale, dropout_p=0.0):
         xp = self.xp
         dtype = backend.result_type(backend.result_type(q.dtype, k.dtype), v.dtype)
         q, k, v = backend.widen(q), backend.widen(k), backend.widen(v)
@@ -75,7 +75,7 @@ class ScaledDotProductAttention(Function):
         P = E / backend.sum(xp, E, -1, keepdims=True)
         R, Pd = None, P
         if dropout_p > 0:
-            R = keep_mask(device, P.shape, dropout_p)  # True = kept
+            R = keep_mask(backend.device_of(q), P.shape, dropout_p)  # True = kept
             Pd = P * R / (1 - dropout_p)
         out = Pd @ v  # (..., T, dv)
         self.save_for_backward(q, k, v, P, Pd, R, scale, 1 - dropout_p, dtype)
@@ -141,7 +141,7 @@ class PackedSelfAttention(Function):
         "dropout_p > 0 differentiate twice under tg.kernels.use('reference')"
     )
 
-    def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0, device="cpu"):
+    def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0):
         B, T, three_hd = qkv.shape
         H, d = num_heads, three_hd // (3 * num_heads)
         parts = qkv.reshape(B, T, 3, H, d)
@@ -149,7 +149,7 @@ class PackedSelfAttention(Function):
         k = parts[:, :, 1].transpose(0, 2, 1, 3)
         v = parts[:, :, 2].transpose(0, 2, 1, 3)
         attention = ScaledDotProductAttention(self.xp)
-        out = attention.forward(q, k, v, mask, scale, dropout_p, device)  # (B, H, T, d)
+        out = attention.forward(q, k, v, mask, scale, dropout_p)  # (B, H, T, d)
         self.save_for_backward(attention, H, d)
         return out.transpose(0, 2, 1, 3).reshape(B, T, H * d)  # (B, T, H * d)
 

@@ -19,8 +19,8 @@ class Dropout(Function):
     bool (1 byte).
     """
 
-    def forward(self, x, p, device):
-        mask = keep_mask(device, x.shape, p)
+    def forward(self, x, p):
+        mask = keep_mask(backend.device_of(x), x.shape, p)
         scale = 1.0 / (1.0 - p)
         self.save_for_backward(mask, scale)
         return x * mask * scale

@@ -123,11 +123,11 @@ def _params_update(flat: FlatGroup) -> AdamWParamsUpdate:
     """The AdamWParamsUpdate for the group's parameter arrays (the device's kernel op where it takes
     them: autograd.dispatch), made again when an array was replaced (FlatGroup.sync empties
     `prepared`) or the kernel path changed (tg.kernels.use)."""
-    kernel = autograd.kernel_table(flat.device).get(AdamWParamsUpdate)
+    kernels = autograd.kernel_table(flat.device).get(AdamWParamsUpdate)
     made = flat.prepared.get("update")
-    if made is None or made[0] is not kernel:
+    if made is None or made[0] is not kernels:
         cls = autograd.dispatch(AdamWParamsUpdate, flat.device, flat.arrays)
-        made = flat.prepared["update"] = (kernel, cls(flat.device, flat.arrays))
+        made = flat.prepared["update"] = (kernels, cls(flat.arrays))
     return made[1]
 
 

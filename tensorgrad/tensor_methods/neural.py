@@ -40,7 +40,7 @@ class NeuralNetMixin(TensorBase):
             return self
         if p == 1:
             return self * 0.0
-        return Dropout.apply(self, p=p, device=self.device)
+        return Dropout.apply(self, p=p)
 
     def layer_norm(self, normalized_shape, weight=None, bias=None, eps=1e-5):
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)

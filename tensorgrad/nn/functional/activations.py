@@ -224,7 +224,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if inplace:
         raise ValueError("rrelu: inplace=True is not supported; use the returned tensor (inplace=False)")
     _require_float("rrelu", input)
-    return RReLU.apply(input, lower=lower, upper=upper, device=input.device)
+    return RReLU.apply(input, lower=lower, upper=upper)
 
 
 def _require_float(op, input: Tensor):

@@ -27,9 +27,7 @@ def scaled_dot_product_attention(
         )
     attn_mask = _attention_mask("scaled_dot_product_attention", attn_mask, is_causal, dropout_p, T, S, query.device)
     scale = query.shape[-1] ** -0.5 if scale is None else scale
-    return ScaledDotProductAttention.apply(
-        query, key, value, attn_mask, scale=scale, dropout_p=dropout_p, device=query.device
-    )
+    return ScaledDotProductAttention.apply(query, key, value, attn_mask, scale=scale, dropout_p=dropout_p)
 
 
 def _attention_mask(op, attn_mask, is_causal, dropout_p, t, s, device):
@@ -67,6 +65,4 @@ def packed_self_attention(
         raise ShapeError(f"packed_self_attention: attn_mask must be ({T}, {T}), got {attn_mask.shape}")
     head_size = qkv.shape[-1] // (3 * num_heads)
     scale = head_size**-0.5 if scale is None else scale
-    return PackedSelfAttention.apply(
-        qkv, attn_mask, num_heads=num_heads, scale=scale, dropout_p=dropout_p, device=qkv.device
-    )
+    return PackedSelfAttention.apply(qkv, attn_mask, num_heads=num_heads, scale=scale, dropout_p=dropout_p)

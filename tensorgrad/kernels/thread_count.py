@@ -1,0 +1,25 @@
+"""The CPU kernels' thread count, as tg.set_num_threads chose it (tensorgrad/threads.py): Numba's
+threads for the kernels' parallel loops, and the count the ops that split their own work split it
+over (kernels/cpu_threads.py).  Numba is imported here only when a count is set."""
+
+from __future__ import annotations
+
+_chosen_threads = None  # the count set_num_threads was given (None: never called); process-wide, as torch's
+
+
+def set_num_threads(n: int):
+    """The CPU kernels' threads (tg.set_num_threads calls this): Numba's for their parallel loops, at
+    most the NUMBA_NUM_THREADS Numba started with, and the count the ops that split their own work
+    split it over (cpu_threads.py reads `chosen_threads`)."""
+    global _chosen_threads
+    import numba  # noqa: PLC0415
+
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    _chosen_threads = n
+
+
+def chosen_threads():
+    """The count tg.set_num_threads set, kept as given: a BLAS library loaded after it (Numba's
+    import loads SciPy's OpenBLAS) starts with one thread per core, so reading the libraries back
+    would not give it.  None before any call."""
+    return _chosen_threads
