@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import inspect
 
-from . import autograd, backend, versions
+from . import autograd, backend, gradient_shapes, versions
 from .autograd import Function, no_grad
 from .tensor_base import TensorBase
 
@@ -94,7 +94,7 @@ class FunctionCtx(Function):
         return _check_grads(self.function.__name__, grads, self.parents)
 
     def backward_graph(self, grad, output):
-        """A create_graph pass (autograd.py): the user's backward on Tensors with grad mode on, so
+        """A create_graph pass (graph_walk.py): the user's backward on Tensors with grad mode on, so
         the gradients it returns are recorded and differentiable as far as the ops it uses are (as
         PyTorch runs a custom Function's backward under create_graph).  Checked as `backward`'s."""
         grads = self.function.backward(self, grad)
@@ -124,7 +124,7 @@ def _check_grads(name, grads, inputs):
             )
         if not isinstance(g, TensorBase):
             raise TypeError(f"function {name}Backward returned a {type(g).__name__} at position {i}; expected a Tensor")
-        if g.shape != x.shape and not autograd.expandable(x.shape, g.shape):
+        if g.shape != x.shape and not gradient_shapes.expandable(x.shape, g.shape):
             raise RuntimeError(
                 f"Function {name}Backward returned an invalid gradient at index {i} - got {list(g.shape)} but "
                 f"expected shape compatible with {list(x.shape)}"

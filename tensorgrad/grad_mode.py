@@ -1,7 +1,7 @@
 """Grad mode, per thread as PyTorch's: `no_grad`, `enable_grad`, `set_grad_enabled` and
 `inference_mode` (context managers and decorators), and the thread-local state the engine reads
-(`_state`: the mode, the running profile, the backward pass's callback queue).  The engine
-(autograd.py) imports this module; it imports nothing of tensorgrad."""
+(`_state`: the mode, the running profile, the backward pass's callback queue: `queue_callback`).
+The engine (autograd.py) imports this module; it imports nothing of tensorgrad."""
 
 from __future__ import annotations
 
@@ -30,6 +30,18 @@ _state = _ThreadState()
 def is_grad_enabled() -> bool:
     """Whether ops record the graph in this thread (PyTorch's torch.is_grad_enabled; per thread)."""
     return _state.grad_enabled
+
+
+def queue_callback(fn):
+    """Have `fn()` run once the backward pass now running in this thread has finished (PyTorch's
+    Variable._execution_engine.queue_callback): a hook that starts work during backward (the
+    all-reduces of DistributedDataParallel) finishes it there.  The queue is the pass's own: a
+    backward in another thread (or one nested in a hook) neither runs nor drops it, and a pass
+    that raises drops its queue.  Outside a backward pass it raises, as PyTorch."""
+    callbacks = _state.callbacks
+    if callbacks is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    callbacks.append(fn)
 
 
 class _GradMode:

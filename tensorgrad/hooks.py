@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 
-from . import backend
+from . import backend, graph_walk
 from .autograd import backpropagate
 from .tensor_base import TensorBase
 
@@ -135,7 +135,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     the gradient reaching each input is recorded, and leaves accumulate nothing.  Tensor hooks on
     the way run as in backward; post-accumulate hooks do not (nothing is accumulated).
     create_graph=True: the pass records the graph of the gradients (each op's `backward_graph`,
-    autograd.py), so the returned gradients can be differentiated again; grad_outputs that require
+    graph_walk.py), so the returned gradients can be differentiated again; grad_outputs that require
     grad are part of that graph.  retain_graph defaults to create_graph, as in PyTorch."""
     if retain_graph is None:
         retain_graph = create_graph
@@ -179,7 +179,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = type(out)._make(g, out.device, False)
         root_grads.append(g)
     capture = {id(t): None for t in inputs}
-    backpropagate(outputs, root_grads, retain_graph=bool(retain_graph), capture=capture, create_graph=create_graph)
+    walk = graph_walk.walk if create_graph else None  # the walk that records a graph, or autograd's on arrays
+    backpropagate(outputs, root_grads, retain_graph=bool(retain_graph), capture=capture, walk=walk)
     result = []
     for i, t in enumerate(inputs):
         g = capture[id(t)]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from . import backend
-from .autograd import is_grad_enabled, run_backward
+from . import backend, graph_walk
+from .autograd import backpropagate, is_grad_enabled
 from .backend import ShapeError
 from .ops.arithmetic import Cast, Clone
 from .ops.transfer import ToDevice
@@ -173,7 +173,7 @@ class Tensor(
                 grad = g if g.dtype == self.dtype else g.to(self.dtype)
         if create_graph and not isinstance(grad, Tensor):
             grad = Tensor._make(grad, self.device, False)
-        run_backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+        backpropagate([self], [grad], retain_graph, walk=graph_walk.walk if create_graph else None)
 
     def detach(self) -> Tensor:
         """The same storage outside the graph; in-place writes to either show in both and

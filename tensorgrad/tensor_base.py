@@ -22,7 +22,7 @@ class TensorBase:
                     tensor may, and only a leaf's can be switched off; the engine reads the field
                     `_requires_grad` itself)
     grad            that gradient (a tensor of the same class, dtype, device and shape), accumulated by
-                    run_backward (a property: an assigned one is checked; the engine writes `_grad`)
+                    backpropagate (a property: an assigned one is checked; the engine writes `_grad`)
     _ctx            the Function node that made it (None for a leaf)
     _counter        its version counter: [number of in-place writes], one list shared with its views
     _hooks          None, or its hooks (hooks.TensorHooks: register_hook, retain_grad, post-accumulate

@@ -185,3 +185,21 @@ def test_the_stubs_are_written_from_the_table():
     assert "def sum(input: Tensor, dim=..., keepdim=..., *, dtype=..., axis=..., keepdims=...): ..." in (
         stubs.forwarders_stub()
     )
+
+
+# tg.autograd is outside the snapshot (it is a module of the engine, whose helpers come and go): these
+# are the names a user or another layer reaches through it, PyTorch's and the engine's own.
+AUTOGRAD_NAMES = (
+    "Function GradcheckError backward_name backpropagate clear_kernels detect_anomaly dispatch enable_grad "
+    "expandable functional grad gradcheck gradgradcheck inference_mode is_anomaly_check_nan_enabled "
+    "is_anomaly_enabled is_grad_enabled is_inference_mode_enabled kernel_table no_grad on_subclass "
+    "queue_callback register_kernel register_kernel_loader set_detect_anomaly set_grad_enabled unbroadcast"
+).split()
+
+
+def test_tg_autograd_keeps_its_names():
+    """Every name tg.autograd had before the engine was split into modules (grad_mode.py, anomaly.py,
+    kernel_registry.py, gradient_shapes.py, graph_walk.py) is still there, in a fresh interpreter."""
+    script = f"import tensorgrad as tg; print([n for n in {AUTOGRAD_NAMES!r} if not hasattr(tg.autograd, n)])"
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 from ..tensor_base import TensorBase
 
 

@@ -4,7 +4,8 @@ dropout on the weights and the weighted sum of values, with one hand-derived bac
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 from .dropout import keep_mask
 from .shape import Stack
 

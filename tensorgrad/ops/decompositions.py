@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 from .rearrange import Flip
 from .scan import exclusive_cumprod_graph
 from .shape import Cat

@@ -13,7 +13,8 @@ that gradient is wanted (PyTorch's rule for the original self of an in-place op)
 
 from __future__ import annotations
 
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 from ..tensor_base import TensorBase
 from .shape import Index
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 
 
 class MaskedFill(Function):

@@ -12,7 +12,8 @@ float16 would overflow in float16 where PyTorch's do not.  (PyTorch's CPU `prod`
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 from .rearrange import Flip
 from .scan import exclusive_cumprod, exclusive_cumprod_graph, widened
 

@@ -12,7 +12,8 @@ cumprod, loops of their own, run in `backend.widen(x)` (float32 for float16) and
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 from .rearrange import Flip
 from .shape import Cat, Stack
 

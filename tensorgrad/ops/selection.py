@@ -13,7 +13,8 @@ which interpolates between two sorted neighbours) have backwards of their own.
 from __future__ import annotations
 
 from .. import backend
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 from ..tensor_base import TensorBase
 from .masking import Where
 from .shape import Cat, IndexBackward

@@ -60,7 +60,7 @@ class Expand(Function):
 
     def backward_graph(self, g, z):
         """Tensor-level (create_graph): $dx = g$, summed back to $x$'s shape by the engine with recorded
-        ops (`autograd.unbroadcast_graph`): linear in $g$."""
+        ops (`graph_walk.unbroadcast_graph`): linear in $g$."""
         return g
 
 

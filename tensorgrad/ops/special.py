@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..autograd import Function, graph_constant
+from ..autograd import Function
+from ..graph_walk import graph_constant
 
 SQRT_PI = math.sqrt(math.pi)
 SQRT_2PI = math.sqrt(2 * math.pi)
