@@ -45,8 +45,8 @@ D_i &= \textstyle\sum_c g_{ic}\, \mathit{out}_{ic}
 dv_j &= \textstyle\sum_i P^d_{ij}\, g_i && (dv = P_d^\top g) \\
 dP_{ij} &= (g_i \cdot v_j)\, R_{ij} / k_p && (dP_d = g\, v^\top,\ dP = dP_d \odot R / k_p) \\
 dS_{ij} &= P_{ij}\, (dP_{ij} - D_i) && (\text{the softmax backward}) \\
-dq_i &= \mathrm{scale} \textstyle\sum_j dS_{ij}\, k_j, \qquad
-dk_j = \mathrm{scale} \textstyle\sum_i dS_{ij}\, q_i && (dq = dS\, k \cdot \mathit{scale},\ dk = dS^\top q \cdot \mathit{scale})
+dq_i &= \mathrm{scale} \textstyle\sum_j dS_{ij}\, k_j && (dq = dS\, k \cdot \mathit{scale}) \\
+dk_j &= \mathrm{scale} \textstyle\sum_i dS_{ij}\, q_i && (dk = dS^\top q \cdot \mathit{scale})
 \end{aligned}
 $$
 
@@ -56,9 +56,13 @@ accumulated in the cache) the query blocks $b$ that see it are visited in order,
 $dS_{bt} K_t$ to its rows of $dq$: the thread that owns row $r$ writes all of $dq_r$, $dk_r$,
 $dv_r$, so the results do not depend on the number of threads.
 
-Tiles: the products are `BLOCK`-sized tile GEMMs by BLAS (`np.dot` in nopython mode, on the
-contiguous rows of $q$, $k$, $v$ and the tile buffers); the row passes between them (scale, mask,
-max, exp, sums, dropout) are loops over a tile's rows.  Key tiles that no row of a query block may
+Tiles: the products are `BLOCK`-sized tile GEMMs by BLAS, called in place on the rows of $q$, $k$,
+$v$ and the gradients (leading dims), the scale as GEMM's alpha, the sums into $dq$, $dk$, $dv$ as
+its beta = 1 (`_gemm`: Numba's own `numba_xxgemm`, the SciPy BLAS entry that `np.dot` uses in
+nopython mode; `np.dot` takes neither, and explicit loops ran at a third of its rate); the row
+passes between them (mask, max, exp, sums, dropout) are loops over a tile's rows.  A tile product
+is at most `BLOCK` x `BLOCK` x the head size: at up to $64^3$ OpenBLAS runs it on the calling
+thread (above that it would start its own threads from inside each of ours).  Key tiles that no row of a query block may
 attend are skipped: with the causal mask (`tril(ones(T, S))`) about half of them (the block's keys
 end at its last row), with another mask those after the block's last attended key and before its
 first.  Inside a tile the causal mask is a bound on $j$ per row, another mask is read per element.
@@ -338,21 +342,30 @@ def is_causal(mask) -> bool:
     return bool(np.array_equal(mask, np.tri(T, S, dtype=np.bool_)))
 
 
-def key_ranges(mask, causal, T, S):
-    """Per query block of `BLOCK` rows, `(key_lo, key_hi)` (int64 arrays): the keys from `key_lo` to
+def key_ranges(mask, causal, T, S, block):
+    """Per query block of `block` rows, `(key_lo, key_hi)` (int64 arrays): the keys from `key_lo` to
     `key_hi` hold every key a row of the block may attend; tiles outside them are skipped."""
-    nblocks = -(-T // BLOCK)
-    starts = np.arange(nblocks) * BLOCK
+    nblocks = -(-T // block)
+    starts = np.arange(nblocks) * block
     if mask is None:
         return np.zeros(nblocks, np.int64), np.full(nblocks, S, np.int64)
     if causal:
-        return np.zeros(nblocks, np.int64), np.minimum(starts + BLOCK, S).astype(np.int64)
+        return np.zeros(nblocks, np.int64), np.minimum(starts + block, S).astype(np.int64)
     lo, hi = np.zeros(nblocks, np.int64), np.zeros(nblocks, np.int64)
     for b, i0 in enumerate(starts):
-        cols = np.flatnonzero(mask[i0 : i0 + BLOCK].any(axis=0))
+        cols = np.flatnonzero(mask[i0 : i0 + block].any(axis=0))
         if cols.size:
             lo[b], hi[b] = cols[0], cols[-1] + 1
     return lo, hi
+
+
+def block_size(d, dv):
+    """Rows of a query block and keys of a tile: `BLOCK`, halved until a tile product
+    (`block` x `block` x the head size) is at most `BLOCK`^3, the size OpenBLAS runs on one thread."""
+    block = BLOCK
+    while block > 8 and block * block * max(d, dv, 1) > BLOCK**3:
+        block //= 2
+    return block
 
 
 def _call(name, fn, *args):
@@ -368,6 +381,7 @@ def attention_forward(q, k, v, mask, keep, keep_prob, scale):
     dropout keep mask, bool `(R, T, S)` (drawn by `kernels.keep_mask`), `keep_prob = 1 - dropout_p`.
     `out` `(R, T, dv)`; `lse` `(R, T)`: each row's logsumexp of its scores, for `attention_backward`
     (-inf for a row with every key masked).  Must equal `ops.attention.ScaledDotProductAttention.forward`."""
+    q, k, v = (np.ascontiguousarray(a) for a in (q, k, v))
     R, T, _ = q.shape
     S = k.shape[1]
     out = np.empty((R, T, v.shape[2]), q.dtype)
@@ -375,12 +389,13 @@ def attention_forward(q, k, v, mask, keep, keep_prob, scale):
     if out.size == 0 and lse.size == 0:
         return out, lse
     causal = mask is not None and is_causal(mask)
-    key_lo, key_hi = key_ranges(mask, causal, T, S)
+    block = block_size(k.shape[2], v.shape[2])
+    key_lo, key_hi = key_ranges(mask, causal, T, S, block)
     f = q.dtype.type
-    mask_ = mask if mask is not None else np.empty((0, 0), np.bool_)
-    keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
+    mask_ = np.ascontiguousarray(mask) if mask is not None else np.empty((0, 0), np.bool_)
+    keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
     _call("flash_attention_forward", _forward, q, k, v, mask_, causal, keep_, f(1.0 / keep_prob), f(scale),
-          key_lo, key_hi, BLOCK, out, lse)  # fmt: skip
+          key_lo, key_hi, block, out, lse)  # fmt: skip
     return out, lse
 
 
@@ -388,17 +403,19 @@ def attention_backward(q, k, v, out, lse, dout, mask, keep, keep_prob, scale):
     """`(dq, dk, dv)` from the forward's inputs, its `out` and `lse`, and `dout` `(R, T, dv)`, as in
     `attention_forward`.  Must equal `ops.attention.ScaledDotProductAttention.backward`, a row with
     every key masked included: NaN in its row of `dq` and in all of its (batch, head) row's `dk`, `dv`."""
+    q, k, v, out, dout = (np.ascontiguousarray(a) for a in (q, k, v, out, dout))
     R, T, _ = q.shape
     S = k.shape[1]
     dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
     causal = mask is not None and is_causal(mask)
-    key_lo, key_hi = key_ranges(mask, causal, T, S)
+    block = block_size(k.shape[2], v.shape[2])
+    key_lo, key_hi = key_ranges(mask, causal, T, S, block)
     f = q.dtype.type
-    mask_ = mask if mask is not None else np.empty((0, 0), np.bool_)
-    keep_ = keep if keep is not None else np.empty((0, 0, 0), np.bool_)
+    mask_ = np.ascontiguousarray(mask) if mask is not None else np.empty((0, 0), np.bool_)
+    keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
     if q.size or k.size or v.size:
         _call("flash_attention_backward", _backward, q, k, v, out, dout, lse, mask_, causal, keep_,
-              f(1.0 / keep_prob), f(scale), key_lo, key_hi, BLOCK, dq, dk, dv)  # fmt: skip
+              f(1.0 / keep_prob), f(scale), key_lo, key_hi, block, dq, dk, dv)  # fmt: skip
     if mask is not None and T and S:
         dead = ~mask.any(axis=1)  # rows with every key masked: the reference's NaN spreads from them
         if dead.any():
