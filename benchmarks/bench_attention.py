@@ -13,9 +13,10 @@ causal, float32, with and without dropout (p = 0.2).  One forward + backward is 
 - `torch`: `torch.nn.functional.scaled_dot_product_attention` (its CPU flash kernel).
 
 Each at 1 thread and at every core, each case in its own process (no two thread pools compete);
-the median of `--repeats` runs after a warm-up.  The ratios are against PyTorch at its faster
-thread count.  On a machine other programs are using the times move by tens of percent: read the
-ratios as rough.
+the median of `--repeats` runs after a warm-up, as wall time and as the process's CPU time.  The
+ratios are against PyTorch: wall time at its faster thread count, and CPU time at one thread (on a
+machine other programs are using, the wall times move by tens of percent; one thread's CPU time
+moves less, but the caches are still shared: read every ratio as rough).
 """
 
 from __future__ import annotations
@@ -90,12 +91,13 @@ def _case(impl, rows, T, d, dropout, threads):
 def worker(impl, rows, T, d, dropout, threads, repeats):
     run = _case(impl, rows, T, d, dropout, threads)
     run()  # warm-up (and compilation)
-    times = []
+    times, cpu_times = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         run()
         times.append(time.perf_counter() - t0)
-    print(json.dumps({"ms": 1e3 * statistics.median(times)}))
+        cpu_times.append(time.process_time() - c0)
+    print(json.dumps({"ms": 1e3 * statistics.median(times), "cpu_ms": 1e3 * statistics.median(cpu_times)}))
 
 
 def blas_report() -> str:
@@ -132,17 +134,21 @@ def main():
                 done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
                 if done.returncode:
                     print(done.stderr[-2000:], file=sys.stderr)
-                    results[impl, n] = float("nan")
+                    results[impl, n] = {"ms": float("nan"), "cpu_ms": float("nan")}
                 else:
-                    results[impl, n] = json.loads(done.stdout.strip().splitlines()[-1])["ms"]
-        torch_best = min((results[i, n] for i, n in results if i == "torch"), default=float("nan"))
-        print(f"\ndropout {dropout}")
-        print(f"| {'path':<20} | " + " | ".join(f"{n} thread{'s' * (n > 1)} ms" for n in threads)
-              + " | best / torch's best |")  # fmt: skip
-        print("|" + "---|" * (len(threads) + 2))
+                    results[impl, n] = json.loads(done.stdout.strip().splitlines()[-1])
+        torch_best = min((results[i, n]["ms"] for i, n in results if i == "torch"), default=float("nan"))
+        torch_one = results.get(("torch", 1), {}).get("cpu_ms", float("nan"))
+        print(f"\ndropout {dropout}: wall ms (CPU ms of the process, all its threads)")
+        print(f"| {'path':<20} | " + " | ".join(f"{n} thread{'s' * (n > 1)}" for n in threads)
+              + " | best wall / torch's best | 1-thread CPU / torch's |")  # fmt: skip
+        print("|" + "---|" * (len(threads) + 3))
         for impl in args.impls:
             row = [results[impl, n] for n in threads]
-            print(f"| {impl:<20} | " + " | ".join(f"{t:.1f}" for t in row) + f" | {min(row) / torch_best:.2f} |")
+            best = min(r["ms"] for r in row)
+            one = results.get((impl, 1), {}).get("cpu_ms", float("nan"))
+            print(f"| {impl:<20} | " + " | ".join(f"{r['ms']:.1f} ({r['cpu_ms']:.1f})" for r in row)
+                  + f" | {best / torch_best:.2f} | {one / torch_one:.2f} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -144,3 +144,19 @@ def test_flash_block_size_keeps_tile_products_on_one_thread():
     for d in (65, 128, 200, 256, 512):
         b = cpu_flash.block_size(d, d)
         assert b * b * d <= 64**3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_flash_attention_parallel_equals_serial_bit_for_bit(dtype, monkeypatch):
+    """The parallel compilation (rows over Numba's threads, taken for large work) gives the serial
+    one's bits: each (batch, head) row is computed start to end by one thread; and it equals the reference."""
+    rng = np.random.default_rng(3)
+    q, k, v, g = (rng.standard_normal((5, 130, 16)).astype(dtype) for _ in range(4))
+    mask = rng.random((130, 130)) < 0.5
+    mask[:, 0] = True
+    serial = _flash(q, k, v, g, mask, 0.25, 0.3, 11)
+    monkeypatch.setattr(cpu, "_PARALLEL_MIN", 0)  # every size runs the parallel compilation
+    parallel = _flash(q, k, v, g, mask, 0.25, 0.3, 11)
+    for a, b in zip(parallel, serial):
+        np.testing.assert_array_equal(a, b)
+    _assert_equal_to_reference(q, k, v, g, mask, 0.3, 11, dtype)

@@ -67,6 +67,12 @@ attend are skipped: with the causal mask (`tril(ones(T, S))`) about half of them
 end at its last row), with another mask those after the block's last attended key and before its
 first.  Inside a tile the causal mask is a bound on $j$ per row, another mask is read per element.
 
+Threads: each kernel is compiled twice, as kernels/cpu.py's loops are (`cpu._jit`): parallel over
+the rows $r$ (`prange`), and serial, which `cpu._run` picks for small work and inside
+`cpu.serial_kernels()` (an op splitting its own work over threads).  A row is computed start to end
+by one thread, so the results are the same bits either way.  The row max of a tile's scores is
+`_row_max`, compiled without NaN (so that it keeps one max per SIMD lane).
+
 The exponentials are a polynomial in float32 (`_exp32`: Cody and Waite's range reduction
 $x = n \ln 2 + r$ and Cephes' degree-6 polynomial for $e^r$, $2^n$ made by its exponent bits; within
 2 ulp of the true $e^x$, and in SIMD registers, where Numba's `math.exp` calls the C library once
@@ -87,17 +93,15 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, prange
 from numba.core import types as nb_types
-from numba.core.errors import NumbaError
 from numba.extending import intrinsic, overload
 from numba.np.linalg import ensure_blas
 
-from . import compile_error
+from . import cpu
 
 ensure_blas()  # SciPy's BLAS, which Numba's `numba_xxgemm` calls (a clear error here where it is missing)
 
 BLOCK = 64  # query rows of a block, keys of a tile
 _FAST = {"reassoc", "contract"}  # as kernels/cpu.py: reassociation and fused multiply-add only
-_OPTIONS = dict(cache=True, error_model="numpy", nogil=True, fastmath=_FAST)
 
 
 # --------------------------------------------------------------------------- exp
@@ -148,6 +152,17 @@ def _exp_overload(x):
     return lambda x: math.exp(x)
 
 
+@njit(fastmath={"reassoc", "contract", "nnan"})
+def _row_max(x, n, neg_inf):
+    """`max(x[:n])` (`neg_inf` for n = 0).  Compiled assuming no NaN (`nnan`), so that the compiler
+    keeps a max per SIMD lane (a NaN is passed over here; it still makes its exp, and so the row's
+    sum and output, NaN)."""
+    m = neg_inf
+    for j in range(n):
+        m = x[j] if x[j] > m else m
+    return m
+
+
 # --------------------------------------------------------------------------- tile products
 def _gemm_signature(dtype):
     return nb_types.intc(
@@ -191,7 +206,7 @@ def _xxgemm_overload(trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c,
 
 
 # --------------------------------------------------------------------------- forward
-@njit(parallel=True, **_OPTIONS)
+@cpu._jit
 def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, block, out, lse):
     R, T, d = q.shape
     S, dv = k.shape[1], v.shape[2]
@@ -223,18 +238,14 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
                     # keys of this row in the tile: all, or with the causal mask those j <= i
                     n_j = max(0, min(nk, i0 + i - j0 + 1)) if causal else nk
                     # pass 1: the mask; the tile's row max m_t
-                    m_t = neg_inf
                     if has_mask:
                         mrow = mask[i0 + i, j0:]
                         for j in range(nk):
-                            s = srow[j] if mrow[j] else neg_inf
-                            srow[j] = s
-                            m_t = max(m_t, s)
+                            srow[j] = srow[j] if mrow[j] else neg_inf
                     else:
                         for j in range(n_j, nk):
                             srow[j] = neg_inf
-                        for j in range(n_j):
-                            m_t = max(m_t, srow[j])
+                    m_t = _row_max(srow, nk if has_mask else n_j, neg_inf)
                     m_new = max(m[i], m_t)
                     if m_new == neg_inf:  # every key so far masked: nothing to add yet
                         srow[:nk] = zero
@@ -271,7 +282,7 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
 
 
 # --------------------------------------------------------------------------- backward
-@njit(parallel=True, **_OPTIONS)
+@cpu._jit
 def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, block, dq, dk, dv):
     R, T, d = q.shape
     S, dvs = k.shape[1], v.shape[2]
@@ -368,13 +379,6 @@ def block_size(d, dv):
     return block
 
 
-def _call(name, fn, *args):
-    try:
-        return fn(*args)
-    except NumbaError as e:
-        raise compile_error(name, e) from e
-
-
 def attention_forward(q, k, v, mask, keep, keep_prob, scale):
     """`(out, lse)` from `q` `(R, T, d)`, `k` `(R, S, d)`, `v` `(R, S, dv)` (float32 or float64, one
     dtype, C-contiguous), `mask` None or bool `(T, S)` (True = may attend), `keep` None or the
@@ -394,8 +398,8 @@ def attention_forward(q, k, v, mask, keep, keep_prob, scale):
     f = q.dtype.type
     mask_ = np.ascontiguousarray(mask) if mask is not None else np.empty((0, 0), np.bool_)
     keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
-    _call("flash_attention_forward", _forward, q, k, v, mask_, causal, keep_, f(1.0 / keep_prob), f(scale),
-          key_lo, key_hi, block, out, lse)  # fmt: skip
+    cpu._run("flash_attention_forward", _forward, R * T * S, q, k, v, mask_, causal, keep_, f(1.0 / keep_prob),
+             f(scale), key_lo, key_hi, block, out, lse)  # fmt: skip
     return out, lse
 
 
@@ -414,7 +418,7 @@ def attention_backward(q, k, v, out, lse, dout, mask, keep, keep_prob, scale):
     mask_ = np.ascontiguousarray(mask) if mask is not None else np.empty((0, 0), np.bool_)
     keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
     if q.size or k.size or v.size:
-        _call("flash_attention_backward", _backward, q, k, v, out, dout, lse, mask_, causal, keep_,
+        cpu._run("flash_attention_backward", _backward, R * T * S, q, k, v, out, dout, lse, mask_, causal, keep_,
               f(1.0 / keep_prob), f(scale), key_lo, key_hi, block, dq, dk, dv)  # fmt: skip
     if mask is not None and T and S:
         dead = ~mask.any(axis=1)  # rows with every key masked: the reference's NaN spreads from them
