@@ -66,6 +66,9 @@ thread (above that it would start its own threads from inside each of ours).  Ke
 attend are skipped: with the causal mask (`tril(ones(T, S))`) about half of them (the block's keys
 end at its last row), with another mask those after the block's last attended key and before its
 first.  Inside a tile the causal mask is a bound on $j$ per row, another mask is read per element.
+A causal tile on the diagonal is multiplied in two halves of rows: the first `BLOCK / 2` rows see
+only the first `BLOCK / 2` keys, so the corner after them (a quarter of the tile) is not computed
+(its scores are set to $-\infty$, its $dS$ to 0, before they are read).
 
 Threads: each kernel is compiled twice, as kernels/cpu.py's loops are (`cpu._jit`): parallel over
 the rows $r$ (`prange`), and serial, which `cpu._run` picks for small work and inside
@@ -213,6 +216,7 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
     has_mask = mask.shape[0] > 0 and not causal
     has_keep = keep.shape[0] > 0
     nblocks = (T + block - 1) // block
+    h = block // 2
     zero = q.dtype.type(0.0)
     neg_inf = q.dtype.type(-np.inf)
     for r in prange(R):
@@ -231,8 +235,14 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
             o[:] = zero
             for j0 in range(key_lo[b] - key_lo[b] % block, key_hi[b], block):
                 nk = min(block, S - j0)
-                # s = q_b k_t^T * scale
-                _gemm(False, True, nq, nk, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, st, block, scal)
+                # a causal tile on the diagonal: its first h rows see only its first h keys
+                diag = causal and j0 == i0 and nq > h and nk > h
+                # s = q_b k_t^T * scale (on the diagonal: without the h x (nk - h) corner no row sees)
+                if diag:
+                    _gemm(False, True, h, h, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, st, block, scal)
+                    _gemm(False, True, nq - h, nk, d, scale, q[r, i0 + h :], d, k[r, j0:], d, 0.0, st[h:], block, scal)
+                else:
+                    _gemm(False, True, nq, nk, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, st, block, scal)
                 for i in range(nq):
                     srow = st[i]
                     # keys of this row in the tile: all, or with the causal mask those j <= i
@@ -268,7 +278,11 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
                         for c in range(dv):
                             o[i, c] *= alpha
                 # o += P_d v_t
-                _gemm(False, False, nq, dv, nk, 1.0, st, block, v[r, j0:], dv, 1.0, o, dv, scal)
+                if diag:
+                    _gemm(False, False, h, dv, h, 1.0, st, block, v[r, j0:], dv, 1.0, o, dv, scal)
+                    _gemm(False, False, nq - h, dv, nk, 1.0, st[h:], block, v[r, j0:], dv, 1.0, o[h:], dv, scal)
+                else:
+                    _gemm(False, False, nq, dv, nk, 1.0, st, block, v[r, j0:], dv, 1.0, o, dv, scal)
             # out = o / l; L = m + log(l) (a row with every key masked: NaN, and L = -inf)
             for i in range(nq):
                 if l[i] == zero:
@@ -289,6 +303,7 @@ def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale,
     has_mask = mask.shape[0] > 0 and not causal
     has_keep = keep.shape[0] > 0
     nblocks = (T + block - 1) // block
+    h = block // 2
     zero = q.dtype.type(0.0)
     for r in prange(R):
         pt = np.empty((block, block), q.dtype)  # the tile's P, then P_d
@@ -311,9 +326,18 @@ def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale,
                     continue  # no row of this block attends a key of this tile
                 i0 = b * block
                 nq = min(block, T - i0)
-                # s = q_b k_t^T * scale; dP_d = g_b v_t^T
-                _gemm(False, True, nq, nk, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, pt, block, scal)
-                _gemm(False, True, nq, nk, dvs, 1.0, dout[r, i0:], dvs, v[r, j0:], dvs, 0.0, dpt, block, scal)
+                # a causal tile on the diagonal: its first h rows see only its first h keys
+                diag = causal and j0 == i0 and nq > h and nk > h
+                # s = q_b k_t^T * scale; dP_d = g_b v_t^T (on the diagonal: without the corner no row sees)
+                if diag:
+                    _gemm(False, True, h, h, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, pt, block, scal)
+                    _gemm(False, True, nq - h, nk, d, scale, q[r, i0 + h :], d, k[r, j0:], d, 0.0, pt[h:], block, scal)
+                    _gemm(False, True, h, h, dvs, 1.0, dout[r, i0:], dvs, v[r, j0:], dvs, 0.0, dpt, block, scal)
+                    _gemm(False, True, nq - h, nk, dvs, 1.0, dout[r, i0 + h :], dvs, v[r, j0:], dvs, 0.0, dpt[h:],
+                          block, scal)  # fmt: skip
+                else:
+                    _gemm(False, True, nq, nk, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, pt, block, scal)
+                    _gemm(False, True, nq, nk, dvs, 1.0, dout[r, i0:], dvs, v[r, j0:], dvs, 0.0, dpt, block, scal)
                 for i in range(nq):
                     prow, dprow = pt[i], dpt[i]
                     n_j = max(0, min(nk, i0 + i - j0 + 1)) if causal else nk
@@ -340,10 +364,24 @@ def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale,
                     else:
                         for j in range(nk):
                             dprow[j] = prow[j] * (dprow[j] - D)
-                # dv_t += P_d^T g_b; dk_t += scale dS^T q_b; dq_b += scale dS k_t
-                _gemm(True, False, nk, dvs, nq, 1.0, pt, block, dout[r, i0:], dvs, 1.0, dv[r, j0:], dvs, scal)
-                _gemm(True, False, nk, d, nq, scale, dpt, block, q[r, i0:], d, 1.0, dk[r, j0:], d, scal)
-                _gemm(False, False, nq, d, nk, scale, dpt, block, k[r, j0:], d, 1.0, dq[r, i0:], d, scal)
+                    for j in range(n_j, nk):  # (where the corner was not computed, dP_d was not either)
+                        dprow[j] = zero
+                # dv_t += P_d^T g_b; dk_t += scale dS^T q_b; dq_b += scale dS k_t (on the diagonal: the
+                # first h keys from every row, the others from the last nq - h rows)
+                if diag:
+                    _gemm(True, False, h, dvs, nq, 1.0, pt, block, dout[r, i0:], dvs, 1.0, dv[r, j0:], dvs, scal)
+                    _gemm(True, False, nk - h, dvs, nq - h, 1.0, pt[h:, h:], block, dout[r, i0 + h :], dvs, 1.0,
+                          dv[r, j0 + h :], dvs, scal)  # fmt: skip
+                    _gemm(True, False, h, d, nq, scale, dpt, block, q[r, i0:], d, 1.0, dk[r, j0:], d, scal)
+                    _gemm(True, False, nk - h, d, nq - h, scale, dpt[h:, h:], block, q[r, i0 + h :], d, 1.0,
+                          dk[r, j0 + h :], d, scal)  # fmt: skip
+                    _gemm(False, False, h, d, h, scale, dpt, block, k[r, j0:], d, 1.0, dq[r, i0:], d, scal)
+                    _gemm(False, False, nq - h, d, nk, scale, dpt[h:], block, k[r, j0:], d, 1.0, dq[r, i0 + h :], d,
+                          scal)  # fmt: skip
+                else:
+                    _gemm(True, False, nk, dvs, nq, 1.0, pt, block, dout[r, i0:], dvs, 1.0, dv[r, j0:], dvs, scal)
+                    _gemm(True, False, nk, d, nq, scale, dpt, block, q[r, i0:], d, 1.0, dk[r, j0:], d, scal)
+                    _gemm(False, False, nq, d, nk, scale, dpt, block, k[r, j0:], d, 1.0, dq[r, i0:], d, scal)
 
 
 # --------------------------------------------------------------------------- host functions
