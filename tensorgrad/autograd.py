@@ -595,8 +595,8 @@ def _backpropagate(order, roots, root_grads, retain_graph, capture):
     grads = {}
     owned = set()  # ids whose accumulated gradient is our own array (safe to add into)
     for r, g in zip(roots, root_grads):
-        if id(r) in grads:  # the same root twice: its gradients add
-            grads[id(r)] = grads[id(r)] + g
+        if id(r) in grads:  # the same root twice: its gradients add (NumPy's 0-d sum is a scalar)
+            grads[id(r)] = backend.ensure_array(backend.namespace(r.device), grads[id(r)] + g)
             owned.add(id(r))
         else:
             grads[id(r)] = g
