@@ -1321,6 +1321,16 @@ DECOMPOSITIONS = {
         ),
         [(3, 3), (3, 2)],
     ),
+    # The factor as given, its unread triangle not zero: PyTorch's gradient of the factor is
+    # (gA + gA^T) L with the input L whole, and its second derivative differentiates that L too.
+    "cholesky_solve_whole_factor": (
+        lambda lib, a, b: (
+            lib.cholesky_solve(b, a + 4 * lib.eye(3, dtype=a.dtype, device=a.device)) ** 2
+            + lib.cholesky_solve(b, a.mT + 4 * lib.eye(3, dtype=a.dtype, device=a.device), upper=True) * b
+            + lib.cholesky_inverse(a + 4 * lib.eye(3, dtype=a.dtype, device=a.device), upper=True).sum(-1, keepdim=True)
+        ),
+        [(3, 3), (3, 2)],
+    ),
 }
 
 

@@ -522,14 +522,15 @@ class CholeskySolve(Function):
 
         <gA, dA> = <(gA + gA^T) L, dL>:      gL = (gA + gA^T) L        (upper: gU = U (gA + gA^T))
 
-    over the whole factor, as PyTorch's (whose gradient is not restricted to the triangle read).
+    over the whole factor, as PyTorch's (whose gradient is not restricted to the triangle read),
+    L there the input as given, its unread triangle included (PyTorch's formula multiplies by it).
     """
 
     def forward(self, b, factor, upper):
         xp = self.xp
-        factor = tri(xp, factor, upper)
-        x = self.solve(factor, b, upper)
-        self.save_for_backward(factor, x, upper)
+        triangle = tri(xp, factor, upper)
+        x = self.solve(triangle, b, upper)
+        self.save_for_backward(triangle, factor, x, upper)
         return x
 
     def solve(self, factor, b, upper):
@@ -538,8 +539,8 @@ class CholeskySolve(Function):
         return triangular_solve(self.xp, mT(lower), y, upper=True)  # L^T X = Y
 
     def backward(self, g):
-        factor, x, upper = self.saved
-        gb = self.solve(factor, g, upper)
+        triangle, factor, x, upper = self.saved
+        gb = self.solve(triangle, g, upper)
         if not self.needs_grad(1):
             return gb, None
         ga = -gb @ mT(x)
@@ -547,20 +548,18 @@ class CholeskySolve(Function):
         return gb, (factor @ sym if upper else sym @ factor)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the same with the factor's triangle (a recorded triu / tril of
-        the input tensor), the two solves recorded SolveTriangulars and X the output tensor: a second
-        pass differentiates the solves and X."""
-        upper = self.saved[2]
+        """Tensor-level (create_graph): the same with gB a recorded CholeskySolve of G (so a second
+        pass differentiates it through this very formula, the factor's whole gradient included, as
+        PyTorch's differentiates its cholesky_solve), the factor the input tensor as given and X the
+        output tensor."""
+        upper = self.saved[3]
         f = self.parents[1]
-        factor = f.triu() if upper else f.tril()
-        lower = factor.mT if upper else factor
-        y = SolveTriangular.apply(lower, g, upper=False, unitriangular=False)
-        gb = SolveTriangular.apply(lower.mT, y, upper=True, unitriangular=False)
+        gb = CholeskySolve.apply(g, f, upper=upper)
         if not self.needs_grad(1):
             return gb, None
         ga = -gb @ z.mT
         sym = ga + ga.mT
-        return gb, (factor @ sym if upper else sym @ factor)
+        return gb, (f @ sym if upper else sym @ f)
 
 
 class SVD(Function):
