@@ -1255,6 +1255,38 @@ def test_scatter_reduce_second_derivative_matches_pytorch(device, reduce, includ
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
 
 
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_with_zeros_second_derivative_matches_pytorch(device, include_self):
+    """Groups with zero members: the product of the others of a nonzero member is 0 there, but its
+    derivative with respect to the zero member is not (PyTorch's second derivative has it).  At
+    most one zero of src per group: PyTorch refuses the double backward for src beyond that."""
+    index = [[0, 2, 0], [3, 3, 1], [1, 1, 1]]
+
+    def fn(lib, x, s):
+        return x.scatter_reduce(1, _index(lib, index, x), s, "prod", include_self=include_self) * x
+
+    x = _pair(device, (3, 4), seed=162)
+    s = _pair(device, (3, 3), seed=163)
+    x[0, 0] = s[0, 2] = 0.0  # self and one src zero in a group
+    s[1, 0] = 0.0  # one src zero among nonzero members (self included)
+    x[2, 1] = 0.0  # self the only zero
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), [x, s])
+
+
+def test_scatter_reduce_prod_with_several_zeros_in_a_group_gradgradcheck(device):
+    """Two and three zeros of src in a group (where PyTorch refuses the double backward for src):
+    against central differences of the first derivative (a product is smooth at its zeros)."""
+    index = tg.tensor([[0, 0, 0, 1], [2, 2, 3, 2]], device=device)
+    s0 = _pair(device, (2, 4), seed=164)
+    s0[0, :3] = 0.0
+    s0[1, 0] = s0[1, 1] = 0.0
+    x = tg.tensor(_pair(device, (2, 4), seed=165), requires_grad=True, device=device)
+    s = tg.tensor(s0, requires_grad=True, device=device)
+    for include_self in (True, False):
+        fn = lambda x, s, inc=include_self: x.scatter_reduce(1, index, s, "prod", include_self=inc)  # noqa: E731
+        assert tg.autograd.gradgradcheck(fn, [x, s])
+
+
 @pytest.mark.parametrize("ord", ["nuc", 2, -2])
 def test_matrix_norm_of_singular_values_second_derivative_matches_pytorch(device, ord):
     fn = lambda lib, a: _la(lib).matrix_norm(a, ord) * a.sum((-1, -2))  # noqa: E731
