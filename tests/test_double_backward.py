@@ -1186,6 +1186,14 @@ CONVS = {
         lambda lib, x, w, b: _F(lib).conv_transpose2d(x, w, b, groups=2, dilation=2) ** 2,
         [(1, 4, 3, 3), (4, 1, 2, 2), (2,)],
     ),
+    # output_padding at least the stride (allowed: below the dilation): the convolution of dy over
+    # the full output has more positions than the input
+    "conv_transpose2d_output_padding_past_stride": (
+        lambda lib, x, w, b: _F(lib).conv_transpose2d(
+            x, w, b, stride=(3, 2), padding=(1, 2), output_padding=(2, 3), groups=2, dilation=4
+        ).tanh(),
+        [(2, 2, 4, 4), (2, 2, 4, 5), (4,)],
+    ),
     "unfold": (
         lambda lib, x, w, b: _F(lib).unfold(x * x, (2, 3), padding=1, stride=(1, 2)) ** 2 * (w.sum() + b.sum()),
         [(2, 2, 4, 5), (1,), (1,)],
