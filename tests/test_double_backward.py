@@ -1301,6 +1301,24 @@ def test_matrix_norm_of_singular_values_second_derivative_matches_pytorch(device
     _compare(device, lambda a: fn(tg, a), lambda a: fn(_torch(), a), [_pair(device, (2, 3, 4), seed=170)])
 
 
+def test_nuclear_norm_second_derivative_at_zero_is_nan_without_a_warning(device):
+    """The zero matrix: every singular value 0, repeated, so the SVD's backward divides 0 by 0.
+    PyTorch's second derivative is NaN there, silently; so is ours (no RuntimeWarning)."""
+    torch = _torch()
+    x = tg.tensor(np.zeros((3, 3)), requires_grad=True, device=device)
+    v = tg.tensor(0.7, requires_grad=True, dtype=tg.float64, device=device)
+    (g,) = tg.autograd.grad(tg.linalg.norm(x, "nuc"), x, v, create_graph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ours = tg.autograd.grad(g, [x, v], tg.tensor(np.ones((3, 3)), device=device))
+    tx = torch.zeros(3, 3, dtype=torch.float64, requires_grad=True)
+    tv = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    (tgrad,) = torch.autograd.grad(torch.linalg.norm(tx, "nuc"), tx, tv, create_graph=True)
+    theirs = torch.autograd.grad(tgrad, [tx, tv], torch.ones(3, 3, dtype=torch.float64))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())  # NaN where PyTorch's is, 3 = trace(I)
+
+
 def test_matrix_norm_create_graph_first_order_is_the_array_backward(device):
     a0 = _pair(device, (2, 3, 4), seed=171)
     grads = []

@@ -599,14 +599,15 @@ class SVD(Function):
         s2 = s * s
         e = s2[..., None, :] - s2[..., :, None] + xp.eye(k, dtype=s.dtype)  # s_j^2 - s_i^2, 1 on the diagonal
         j, kk = mT(u) @ gu, mT(v) @ gv
-        inner = ((j - mT(j)) * s[..., None, :] + s[..., :, None] * (kk - mT(kk))) / e + diag_embed(xp, gs)
-        ga = u @ inner @ vh
-        if m > k:
-            gu_s = gu / s[..., None, :]
-            ga = ga + (gu_s - u @ (mT(u) @ gu_s)) @ vh
-        elif n > k:
-            gv_s = gv / s[..., None, :]
-            ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
+        with backend.quiet():  # repeated or zero singular values: NaN / inf, as PyTorch's (silently)
+            inner = ((j - mT(j)) * s[..., None, :] + s[..., :, None] * (kk - mT(kk))) / e + diag_embed(xp, gs)
+            ga = u @ inner @ vh
+            if m > k:
+                gu_s = gu / s[..., None, :]
+                ga = ga + (gu_s - u @ (mT(u) @ gu_s)) @ vh
+            elif n > k:
+                gv_s = gv / s[..., None, :]
+                ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
         return ga
 
     def backward_graph(self, g, z):
