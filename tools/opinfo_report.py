@@ -105,7 +105,7 @@ def second_order(mapped, results) -> list[str]:
     lines = [
         "## OpInfo second order",
         "",
-        f"- OpInfo names mapped whose OpInfo supports gradgrad (in float64): **{len(names)}** "
+        f"- OpInfo names mapped whose OpInfo supports gradgrad (in float64; the random ops left out): **{len(names)}** "
         f"({sum(map(len, names.values()))} entries with their variants); with a sample run: {len(ran)}",
         f"- second-order cases (float64 samples, at most {H.MAX_GRADGRAD_SAMPLES} per op, on "
         f"{', '.join(H.GRADGRAD_PATHS)}): " + ", ".join(f"{c} {total[c]}" for c in ("pass", *H.CLASSES, "n/a")),
