@@ -232,8 +232,8 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None, walk=None
     order = _topological_order(roots)
     grads, owned = {}, set()  # {id: gradient}; owned: the ids whose gradient is the walk's own array
     for r, g in zip(roots, root_grads):
-        if id(r) in grads:  # the same root twice: the sum, an array made here (safe to add into)
-            grads[id(r)] = grads[id(r)] + g
+        if id(r) in grads:  # the same root twice: the sum, an array made here (NumPy's 0-d sum is a scalar)
+            grads[id(r)] = backend.ensure_array(backend.namespace(r.device), grads[id(r)] + g)
             owned.add(id(r))
         else:
             grads[id(r)] = g

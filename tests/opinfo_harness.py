@@ -602,11 +602,17 @@ def run_error_case(call, error_input, path: str) -> tuple[str, str]:
 
 # ------------------------------------------------------------------ whole ops
 def run_op(info, call, kinds=("s",), dtypes=("float64", "float32")):
-    """{(op_id, dtype, sample, path): (class, reason)} for every case of the op (passes included)."""
+    """{(op_id, dtype, sample, path): (class, reason)} for every case of the op (passes included).
+
+    kinds: "s" sample_inputs, "r" reference_inputs, "e" error_inputs, "g" the second derivative of
+    the float64 sample_inputs (`run_op_gradgrad`)."""
     oid = op_id(info)
     results = {}
     dtypes = _dtypes_run(info, dtypes)
     for kind in kinds:
+        if kind == "g":  # second order: float64 sample_inputs (run_op_gradgrad)
+            results.update(run_op_gradgrad(info, call))
+            continue
         if kind == "e":
             for i, err in enumerate(samples(info, "e", "float64")):
                 why_not = f"PyTorch's generator raises {err.error}" if isinstance(err, GeneratorFailure) else None
@@ -694,7 +700,7 @@ HEADER = """\
 #   dtype   float64 / float32 (int64 for the ops with no floating dtype), any (error_inputs)
 #   sample  s<i> sample_inputs, r<i> reference_inputs (the slow test), e<i> error_inputs: the i-th
 #           of the op's samples drawn after torch.manual_seed(0), in canonical order
-#           (tests/opinfo_harness.py: samples)
+#           (tests/opinfo_harness.py: samples); g<i> the second derivative of sample s<i> (float64)
 #   path    kernels (the default), reference (tg.kernels.reference()), strict (the strict device),
 #           * (all three, the same class on each)
 #   class   wrong (a silently wrong value or gradient), raises (tensorgrad raises, or warns, where
@@ -726,3 +732,161 @@ def format_expected(results: dict) -> str:
         cells = [key[i].ljust(widths[i]) for i in range(4)]
         lines.append(f"{'  '.join(cells)}  {cls.ljust(cls_w)}  {reason}".rstrip())
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ second order
+# Float64 sample_inputs whose second derivative is compared (the first of the op's canonical list:
+# "g<i>" is sample "s<i>" differentiated twice).  The cap keeps the second-order class within the
+# suite's time budget; raising it only adds cases.
+MAX_GRADGRAD_SAMPLES = 20
+# (rtol, atol) of the second derivatives: float64's (TOLERANCES) times GRAD_FACTOR per backward pass,
+# i.e. GRAD_FACTOR**2: each pass is one more reduction in whatever order each library sums.
+GRADGRAD_TOLERANCE = tuple(t * GRAD_FACTOR**2 for t in TOLERANCES["float64"])
+GRADGRAD_PATHS = ("kernels",)
+
+
+@dataclass
+class SecondOrder:
+    """PyTorch's second derivative of one sample: the first gradients g = J^T v (create_graph=True),
+    then the gradients of sum_k <g_k, w_k> with respect to the inputs and to v."""
+
+    leaves: list
+    memo: dict
+    outs: list  # the indices (in the flattened outputs) of the differentiated outputs
+    v: list  # one cotangent per differentiated output
+    w: list  # one per input: None where PyTorch's first gradient is None (unused input)
+    first: list  # g, per input (None: unused)
+    second: list  # per input, then per v (None: zero)
+
+
+def torch_second_order(info, sample, sample_key: str) -> SecondOrder | str:
+    """PyTorch's SecondOrder, or why the sample has none (a string: the case is n/a)."""
+    memo: dict = {}
+    inp = _torch_leaves(sample.input, memo)
+    args = _torch_leaves(sample.args, memo)
+    kwargs = _torch_leaves(sample.kwargs, memo)
+    leaves = [t for t in memo.values() if t.requires_grad]
+    if not leaves:
+        return "no input requires grad"
+    gen = torch.Generator().manual_seed(_stable_hash(sample_key + "/gradgrad"))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch's notes on the sample (deprecations, broadcasting)
+            outs = _flatten(sample.output_process_fn_grad(info.op(inp, *args, **kwargs)))
+            picked = [k for k, o in enumerate(outs) if isinstance(o, torch.Tensor) and o.requires_grad]
+            if not picked:
+                return "no output requires grad"
+            v = [torch.randn(outs[k].shape, generator=gen, dtype=torch.float64).to(outs[k].dtype) for k in picked]
+            v = [t.requires_grad_() for t in v]
+            first = torch.autograd.grad([outs[k] for k in picked], leaves, v, create_graph=True, allow_unused=True)
+            w = [None if g is None else torch.randn(g.shape, generator=gen, dtype=torch.float64) for g in first]
+            diff = [(g, c) for g, c in zip(first, w) if g is not None and g.requires_grad]
+            if diff:
+                second = torch.autograd.grad(
+                    [g for g, _ in diff], leaves + v, [c.to(g.dtype) for g, c in diff], allow_unused=True
+                )
+            else:
+                second = [None] * (len(leaves) + len(v))
+    except Exception as e:  # PyTorch refuses the sample, or has no (double) backward for it
+        return f"PyTorch raises {_short(e)}"
+    return SecondOrder(
+        leaves, memo, picked, [t.detach() for t in v], w,
+        [None if g is None else g.detach() for g in first], [None if s is None else s.detach() for s in second],
+    )  # fmt: skip
+
+
+def run_gradgrad_case(call, sample, path: str, ref: SecondOrder) -> tuple[str, str]:
+    """(class, reason) of one sample's second derivative on one path against PyTorch's."""
+    context = tg.kernels.reference if path == "reference" else contextlib.nullcontext
+    try:
+        out, tg_memo, _ = run_tensorgrad(call, sample, path, ref.memo)
+    except Exception as e:  # the first-order class reports the forward too
+        return "raises", f"the forward raises {_short(e)}"[:110]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            by_id = {id(v): k for k, v in ref.memo.items()}
+            leaves = [tg_memo[by_id[id(leaf)]] for leaf in ref.leaves]
+            with context():
+                outs = _flatten(sample.output_process_fn_grad(out))
+            if max(ref.outs) >= len(outs):
+                return "wrong", f"{len(outs)} outputs, torch more"
+            picked = [outs[k] for k in ref.outs]
+            for k, o in zip(ref.outs, picked):
+                if not (isinstance(o, tg.Tensor) and o.requires_grad):
+                    return "wrong", f"output {k} does not require grad (torch's does)"
+            device = picked[0].device
+            v = [tg.tensor(t.numpy(), dtype=o.dtype, device=device, requires_grad=True) for t, o in zip(ref.v, picked)]
+            with context():
+                first = tg.autograd.grad(picked, leaves, v, create_graph=True, allow_unused=True)
+                for i, (g, want) in enumerate(zip(first, ref.first)):
+                    problem = _compare_optional(g, want, ref.leaves[i], GRADGRAD_TOLERANCE)
+                    if problem:
+                        return "wrong", f"first gradient of input {i}: {problem}"[:110]
+                diff = [(g, c) for g, c in zip(first, ref.w) if c is not None and g is not None and g.requires_grad]
+                if diff:
+                    cot = [tg.tensor(c.numpy(), dtype=g.dtype, device=device) for g, c in diff]
+                    second = tg.autograd.grad([g for g, _ in diff], leaves + v, cot, allow_unused=True)
+                else:
+                    second = [None] * (len(leaves) + len(v))
+                for s in second:
+                    if s is not None:
+                        s.numpy()  # reading a value raises the device checks the pass deferred
+    except Exception as e:
+        return "raises", f"double backward raises {_short(e)}"[:110]
+    wrt = [*ref.leaves, *ref.v]
+    for i, (s, want) in enumerate(zip(second, ref.second)):
+        problem = _compare_optional(s, want, wrt[i], GRADGRAD_TOLERANCE)
+        if problem:
+            what = f"input {i}" if i < len(ref.leaves) else f"grad_output {i - len(ref.leaves)}"
+            return "wrong", f"second derivative wrt {what}: {problem}"[:110]
+    warned = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    if warned:
+        return "raises", f"RuntimeWarning: {warned[0].message}"[:110]
+    return "pass", ""
+
+
+def _compare_optional(ours, theirs, like, tol) -> str | None:
+    """_compare, a None gradient on either side standing for zeros of `like`'s shape."""
+    if ours is None and theirs is None:
+        return None
+    if theirs is None:
+        theirs = torch.zeros(like.shape, dtype=like.dtype)
+    if ours is None:  # zeros, within the tolerance (a formula's exact 0 is PyTorch's x/x - x/x, say)
+        zeros = tg.tensor(np.zeros(tuple(theirs.shape), dtype=str(theirs.dtype).removeprefix("torch.")))
+        problem = _compare(zeros, theirs, tol)
+        return problem and f"None, torch nonzero: {problem}"
+    return _compare(ours, theirs, tol)
+
+
+def supports_gradgrad(info) -> bool:
+    """Whether PyTorch's OpInfo says the op has a second derivative (and a first), in float64; the
+    ops whose result is random (RANDOM_OPS) left out, as their values cannot be compared."""
+    float64 = any(str(d) == "torch.float64" for d in info.supported_dtypes("cpu"))
+    return bool(info.supports_autograd and info.supports_gradgrad) and float64 and info.name not in RANDOM_OPS
+
+
+def run_op_gradgrad(info, call, paths=GRADGRAD_PATHS):
+    """{(op_id, "float64", "g<i>", path): (class, reason)} for the op's second-order cases."""
+    oid = op_id(info)
+    results = {}
+    if not supports_gradgrad(info):
+        return results
+    for i, sample in enumerate(samples(info, "s", "float64")[:MAX_GRADGRAD_SAMPLES]):
+        key = (oid, "float64", f"g{i}", "-")
+        if isinstance(sample, GeneratorFailure):
+            results[key] = ("n/a", f"PyTorch's generator raises {sample.error}")
+            continue
+        if operator_spelled(info) and not isinstance(sample.input, torch.Tensor):
+            results[key] = ("n/a", NON_TENSOR_SELF)
+            continue
+        if is_random(info, sample):
+            results[key] = ("n/a", "a random result")
+            continue
+        ref = torch_second_order(info, sample, f"{oid}/float64/s{i}")
+        if isinstance(ref, str):
+            results[key] = ("n/a", ref)
+            continue
+        for path in paths:
+            results[(oid, "float64", f"g{i}", path)] = run_gradgrad_case(call, sample, path, ref)
+    return results

@@ -1186,6 +1186,14 @@ CONVS = {
         lambda lib, x, w, b: _F(lib).conv_transpose2d(x, w, b, groups=2, dilation=2) ** 2,
         [(1, 4, 3, 3), (4, 1, 2, 2), (2,)],
     ),
+    # output_padding at least the stride (allowed: below the dilation): the convolution of dy over
+    # the full output has more positions than the input
+    "conv_transpose2d_output_padding_past_stride": (
+        lambda lib, x, w, b: _F(lib).conv_transpose2d(
+            x, w, b, stride=(3, 2), padding=(1, 2), output_padding=(2, 3), groups=2, dilation=4
+        ).tanh(),
+        [(2, 2, 4, 4), (2, 2, 4, 5), (4,)],
+    ),
     "unfold": (
         lambda lib, x, w, b: _F(lib).unfold(x * x, (2, 3), padding=1, stride=(1, 2)) ** 2 * (w.sum() + b.sum()),
         [(2, 2, 4, 5), (1,), (1,)],
@@ -1255,10 +1263,60 @@ def test_scatter_reduce_second_derivative_matches_pytorch(device, reduce, includ
     _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), arrays)
 
 
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_with_zeros_second_derivative_matches_pytorch(device, include_self):
+    """Groups with zero members: the product of the others of a nonzero member is 0 there, but its
+    derivative with respect to the zero member is not (PyTorch's second derivative has it).  At
+    most one zero of src per group: PyTorch refuses the double backward for src beyond that."""
+    index = [[0, 2, 0], [3, 3, 1], [1, 1, 1]]
+
+    def fn(lib, x, s):
+        return x.scatter_reduce(1, _index(lib, index, x), s, "prod", include_self=include_self) * x
+
+    x = _pair(device, (3, 4), seed=162)
+    s = _pair(device, (3, 3), seed=163)
+    x[0, 0] = s[0, 2] = 0.0  # self and one src zero in a group
+    s[1, 0] = 0.0  # one src zero among nonzero members (self included)
+    x[2, 1] = 0.0  # self the only zero
+    _compare(device, lambda *xs: fn(tg, *xs), lambda *xs: fn(_torch(), *xs), [x, s])
+
+
+def test_scatter_reduce_prod_with_several_zeros_in_a_group_gradgradcheck(device):
+    """Two and three zeros of src in a group (where PyTorch refuses the double backward for src):
+    against central differences of the first derivative (a product is smooth at its zeros)."""
+    index = tg.tensor([[0, 0, 0, 1], [2, 2, 3, 2]], device=device)
+    s0 = _pair(device, (2, 4), seed=164)
+    s0[0, :3] = 0.0
+    s0[1, 0] = s0[1, 1] = 0.0
+    x = tg.tensor(_pair(device, (2, 4), seed=165), requires_grad=True, device=device)
+    s = tg.tensor(s0, requires_grad=True, device=device)
+    for include_self in (True, False):
+        fn = lambda x, s, inc=include_self: x.scatter_reduce(1, index, s, "prod", include_self=inc)  # noqa: E731
+        assert tg.autograd.gradgradcheck(fn, [x, s])
+
+
 @pytest.mark.parametrize("ord", ["nuc", 2, -2])
 def test_matrix_norm_of_singular_values_second_derivative_matches_pytorch(device, ord):
     fn = lambda lib, a: _la(lib).matrix_norm(a, ord) * a.sum((-1, -2))  # noqa: E731
     _compare(device, lambda a: fn(tg, a), lambda a: fn(_torch(), a), [_pair(device, (2, 3, 4), seed=170)])
+
+
+def test_nuclear_norm_second_derivative_at_zero_is_nan_without_a_warning(device):
+    """The zero matrix: every singular value 0, repeated, so the SVD's backward divides 0 by 0.
+    PyTorch's second derivative is NaN there, silently; so is ours (no RuntimeWarning)."""
+    torch = _torch()
+    x = tg.tensor(np.zeros((3, 3)), requires_grad=True, device=device)
+    v = tg.tensor(0.7, requires_grad=True, dtype=tg.float64, device=device)
+    (g,) = tg.autograd.grad(tg.linalg.norm(x, "nuc"), x, v, create_graph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ours = tg.autograd.grad(g, [x, v], tg.tensor(np.ones((3, 3)), device=device))
+    tx = torch.zeros(3, 3, dtype=torch.float64, requires_grad=True)
+    tv = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    (tgrad,) = torch.autograd.grad(torch.linalg.norm(tx, "nuc"), tx, tv, create_graph=True)
+    theirs = torch.autograd.grad(tgrad, [tx, tv], torch.ones(3, 3, dtype=torch.float64))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())  # NaN where PyTorch's is, 3 = trace(I)
 
 
 def test_matrix_norm_create_graph_first_order_is_the_array_backward(device):
@@ -1318,6 +1376,16 @@ DECOMPOSITIONS = {
         lambda lib, a, b: (
             lib.cholesky_solve(b, _la(lib).cholesky(_spd(lib, a))) * b
             + lib.cholesky_solve(b, _la(lib).cholesky(_spd(lib, a)).mT, upper=True) ** 2
+        ),
+        [(3, 3), (3, 2)],
+    ),
+    # The factor as given, its unread triangle not zero: PyTorch's gradient of the factor is
+    # (gA + gA^T) L with the input L whole, and its second derivative differentiates that L too.
+    "cholesky_solve_whole_factor": (
+        lambda lib, a, b: (
+            lib.cholesky_solve(b, a + 4 * lib.eye(3, dtype=a.dtype, device=a.device)) ** 2
+            + lib.cholesky_solve(b, a.mT + 4 * lib.eye(3, dtype=a.dtype, device=a.device), upper=True) * b
+            + lib.cholesky_inverse(a + 4 * lib.eye(3, dtype=a.dtype, device=a.device), upper=True).sum(-1, keepdim=True)
         ),
         [(3, 3), (3, 2)],
     ),

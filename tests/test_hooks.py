@@ -158,6 +158,16 @@ def test_autograd_grad_outputs_and_intermediate_input():
         close(a, b)
 
 
+def test_autograd_grad_same_0d_output_twice_gives_an_array_gradient():
+    """An output listed twice has its grad_outputs added; for a 0-d output NumPy's sum of two 0-d
+    arrays is a scalar (np.float64), which must still come back as a tensor one can read."""
+    x = tg.tensor(2.0, requires_grad=True)
+    (g,) = tg.autograd.grad([x, x], [x], [tg.tensor(0.5), tg.tensor(-2.0)])
+    assert g.numpy().shape == () and g.item() == -1.5
+    (g,) = tg.autograd.grad([x * 1, x], [x], [tg.tensor(0.5), tg.tensor(-2.0)])
+    assert g.item() == -1.5
+
+
 def test_autograd_grad_errors_match_pytorch():
     for lib in (tg, torch):
         x = lib.tensor([1.0, 2.0], requires_grad=True)

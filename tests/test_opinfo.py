@@ -7,6 +7,15 @@ the reference ops, the strict device): forward values, shapes and dtypes, and th
 sum((out * W)) for a random cotangent W.  Every `error_input` must raise.  The harness is
 tests/opinfo_harness.py; `python tools/opinfo_report.py` prints the counts and the per-op table.
 
+The second-order class (`test_opinfo_second_order`) takes the ops whose OpInfo says
+`supports_gradgrad` and, for each float64 sample (the first MAX_GRADGRAD_SAMPLES of the op's list,
+case "g<i>" for sample "s<i>", on the kernels path: the Tensor-level formulas are shared by the
+paths, and the first-order class already runs the forwards on all three), compares tensorgrad's
+second derivative with PyTorch's: y = op(sample) (through the sample's output_process_fn_grad, as
+PyTorch's own gradgrad test), a seeded cotangent v, g = grad(y, inputs, v, create_graph=True),
+a seeded w, then grad(g, inputs + v, w) (a Hessian-vector product and the first backward's
+linearity in v), values and first gradients alike.
+
 A case that does not pass is listed in tests/opinfo_expected_failures.txt with its class and reason.
 Each op's test fails on a case that is not listed (a new failure, or a different class) and on a
 listed case that passes (strict xfail: delete its line), so the list only shrinks.
@@ -23,13 +32,17 @@ from opinfo_harness import (  # noqa: E402  (after the importorskip: the harness
     CLASSES,
     DTYPE_PATHS,
     EXPECTED_FILE,
+    GRADGRAD_PATHS,
     PATHS,
     load_op_db,
     mapped_ops,
     read_expected,
     run_op,
     samples,
+    supports_gradgrad,
 )
+
+import tensorgrad as tg  # noqa: E402
 
 pytestmark = pytest.mark.reference
 
@@ -81,6 +94,44 @@ def test_opinfo_reference_inputs(oid):
     _check(oid, ("r",))
 
 
+# The ops whose OpInfo supports a second derivative (and a first), in float64.
+GRADGRAD = [oid for oid, (info, _) in BY_ID.items() if supports_gradgrad(info)]
+
+
+@pytest.mark.parametrize("oid", GRADGRAD)
+def test_opinfo_second_order(oid):
+    """The second derivative of the op's float64 sample_inputs against PyTorch's (module docstring).
+
+    Bounded for time (the class takes about a minute on one core): float64 only, the first
+    MAX_GRADGRAD_SAMPLES (20) samples of the op's deterministic list, on the kernels path."""
+    _check(oid, ("g",))
+
+
+class _SinDetached(tg.autograd.Function):
+    """sin with a backward right to first order and wrong to second: cos computed from x.detach()."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.detach().cos()
+
+
+def test_second_order_catches_a_detached_backward():
+    """The second-order comparison can fail: a formula that loses d/dx of cos(x) is reported wrong."""
+    info, _ = BY_ID["sin"]
+    results = run_op(info, lambda x: _SinDetached.apply(x), kinds=("g",))
+    wrong = [reason for cls, reason in results.values() if cls == "wrong"]
+    assert wrong and all(r.startswith("second derivative wrt input 0") for r in wrong), results
+    assert run_op(info, BY_ID["sin"][1], kinds=("g",)) and all(
+        cls == "pass" for cls, _ in run_op(info, BY_ID["sin"][1], kinds=("g",)).values()
+    )
+
+
 def test_expected_failures_name_real_cases():
     """Every listed case names a mapped op, a dtype, a sample kind and a path, and gives a reason."""
     problems = []
@@ -88,10 +139,12 @@ def test_expected_failures_name_real_cases():
         op, dtype, sample, path = key
         if op not in BY_ID:
             problems.append(f"{key}: no mapped op {op!r}")
-        if sample[:1] not in "sre" or not sample[1:].isdigit():
-            problems.append(f"{key}: sample must be s<i>, r<i> or e<i>")
+        if sample[:1] not in "sreg" or not sample[1:].isdigit():
+            problems.append(f"{key}: sample must be s<i>, r<i>, e<i> or g<i>")
         if (sample[0] == "e") != (dtype == "any") or (dtype != "any" and path not in DTYPE_PATHS.get(dtype, ())):
             problems.append(f"{key}: dtype / path do not fit the sample kind")
+        if sample[0] == "g" and (dtype != "float64" or path not in GRADGRAD_PATHS or op not in GRADGRAD):
+            problems.append(f"{key}: a second-order case is a float64 case of a gradgrad op on {GRADGRAD_PATHS}")
         if path not in PATHS:
             problems.append(f"{key}: path must be one of {PATHS} or *")
         if not reason.strip():

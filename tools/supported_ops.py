@@ -48,6 +48,8 @@ def cases_run(info) -> int:
 
 
 def build(mapped, expected) -> str:
+    # The first-order cases: the second-order ones ("g<i>") are counted by tools/opinfo_report.py.
+    expected = {k: v for k, v in expected.items() if not k[2].startswith("g")}
     failing = defaultdict(Counter)
     reasons = defaultdict(Counter)
     for (oid, *_), (cls, reason) in expected.items():

@@ -279,13 +279,24 @@ class ConvTranspose2d(Function):
         n, c, h, wd = x_shape
         groups, cg, _ = wm.shape
         _, og, kh, kw = w_shape
+        # The windows of the first (h, wd) outputs read the padded dy's first `need` rows (columns):
+        # output_padding past the stride (allowed below the dilation) leaves rows no window reads,
+        # cut from dy (or its bottom padding) so the convolution has exactly (h, wd) outputs.
+        keep, cut_padding = [], []
+        for a, n_in in ((0, h), (1, wd)):
+            need = (n_in - 1) * stride[a] + dilation[a] * (w_shape[2 + a] - 1) + 1
+            rows = max(0, min(dy.shape[2 + a], need - pads[a][0]))
+            keep.append(rows)
+            cut_padding.append((pads[a][0], need - pads[a][0] - rows))
+        dy_read = dy if tuple(keep) == tuple(dy.shape[2:]) else dy[:, :, : keep[0], : keep[1]]
         padding = (
             (pads[0][0], full[0] - pads[0][0] - dy.shape[2]),
             (pads[1][0], full[1] - pads[1][0] - dy.shape[3]),
         )
         dx = dw = db = None
         if self.needs_grad(0):
-            dx = Conv2d.apply(dy, w, None, stride=stride, padding=padding, dilation=dilation, groups=groups)
+            dx = Conv2d.apply(dy_read, w, None, stride=stride, padding=tuple(cut_padding), dilation=dilation,
+                              groups=groups)  # fmt: skip
         if self.needs_grad(1):
             k = og * kh * kw
             cols = Unfold.apply(

@@ -579,14 +579,15 @@ class CholeskySolve(Function):
     \qquad g_L = (g_A + g_A^\top) L \qquad (\text{upper: } g_U = U (g_A + g_A^\top))
     $$
 
-    over the whole factor, as PyTorch's (whose gradient is not restricted to the triangle read).
+    over the whole factor, as PyTorch's (whose gradient is not restricted to the triangle read),
+    L there the input as given, its unread triangle included (PyTorch's formula multiplies by it).
     """
 
     def forward(self, b, factor, upper):
         xp = self.xp
-        factor = tri(xp, factor, upper)
-        x = self.solve(factor, b, upper)
-        self.save_for_backward(factor, x, upper)
+        triangle = tri(xp, factor, upper)
+        x = self.solve(triangle, b, upper)
+        self.save_for_backward(triangle, factor, x, upper)
         return x
 
     def solve(self, factor, b, upper):
@@ -595,8 +596,8 @@ class CholeskySolve(Function):
         return triangular_solve(self.xp, mT(lower), y, upper=True)  # L^T X = Y
 
     def backward(self, g):
-        factor, x, upper = self.saved
-        gb = self.solve(factor, g, upper)
+        triangle, factor, x, upper = self.saved
+        gb = self.solve(triangle, g, upper)
         if not self.needs_grad(1):
             return gb, None
         ga = -gb @ mT(x)
@@ -604,20 +605,18 @@ class CholeskySolve(Function):
         return gb, (factor @ sym if upper else sym @ factor)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): the same with the factor's triangle (a recorded triu / tril of
-        the input tensor), the two solves recorded SolveTriangulars and X the output tensor: a second
-        pass differentiates the solves and X."""
-        upper = self.saved[2]
+        """Tensor-level (create_graph): the same with gB a recorded CholeskySolve of G (so a second
+        pass differentiates it through this very formula, the factor's whole gradient included, as
+        PyTorch's differentiates its cholesky_solve), the factor the input tensor as given and X the
+        output tensor."""
+        upper = self.saved[3]
         f = self.parents[1]
-        factor = f.triu() if upper else f.tril()
-        lower = factor.mT if upper else factor
-        y = SolveTriangular.apply(lower, g, upper=False, unitriangular=False)
-        gb = SolveTriangular.apply(lower.mT, y, upper=True, unitriangular=False)
+        gb = CholeskySolve.apply(g, f, upper=upper)
         if not self.needs_grad(1):
             return gb, None
         ga = -gb @ z.mT
         sym = ga + ga.mT
-        return gb, (factor @ sym if upper else sym @ factor)
+        return gb, (f @ sym if upper else sym @ f)
 
 
 class SVD(Function):
@@ -666,14 +665,15 @@ class SVD(Function):
         s2 = s * s
         e = s2[..., None, :] - s2[..., :, None] + xp.eye(k, dtype=s.dtype)  # s_j^2 - s_i^2, 1 on the diagonal
         j, kk = mT(u) @ gu, mT(v) @ gv
-        inner = ((j - mT(j)) * s[..., None, :] + s[..., :, None] * (kk - mT(kk))) / e + diag_embed(xp, gs)
-        ga = u @ inner @ vh
-        if m > k:
-            gu_s = gu / s[..., None, :]
-            ga = ga + (gu_s - u @ (mT(u) @ gu_s)) @ vh
-        elif n > k:
-            gv_s = gv / s[..., None, :]
-            ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
+        with backend.quiet():  # repeated or zero singular values: NaN / inf, as PyTorch's (silently)
+            inner = ((j - mT(j)) * s[..., None, :] + s[..., :, None] * (kk - mT(kk))) / e + diag_embed(xp, gs)
+            ga = u @ inner @ vh
+            if m > k:
+                gu_s = gu / s[..., None, :]
+                ga = ga + (gu_s - u @ (mT(u) @ gu_s)) @ vh
+            elif n > k:
+                gv_s = gv / s[..., None, :]
+                ga = ga + u @ mT(gv_s - v @ (mT(v) @ gv_s))
         return ga
 
     def backward_graph(self, g, z):

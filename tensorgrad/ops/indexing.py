@@ -304,8 +304,13 @@ class ScatterReduce(Function):
         `ScatterReduce("prod")` of $x$ and `src` with their zeros set to 1 (the same products in the
         same order, so the same values; this formula again at the next order) and $e$ the input
         tensors: a second pass sees $\partial(dx)/\partial\mathrm{src}$ and
-        $\partial(d\mathrm{src})/\partial\mathrm{src}$ through $P$.  The masks (reached, the zeros)
-        are constants."""
+        $\partial(d\mathrm{src})/\partial\mathrm{src}$ through $P$.  A 0 there still has a derivative:
+        with $M$ the sum of the group's zero members (a recorded `ScatterReduce("sum")`: 0 in value,
+        $\partial/\partial m = 1$ for each zero member $m$), the product of the others of a nonzero $e$
+        in a group with one zero is $(P / e)\, M$, and of a zero $e$ in a group with two zeros
+        $P\,(M - e)$ (the other zero); with more zeros it is 0 to first order.  (Where $P / e$ or $P$
+        is not finite the 0 is a constant, the array backward's.)  The masks (reached, the zeros) are
+        constants."""
         xp = self.xp
         xa, sa, idx, src_shape, index_shape, out, reached, count, reduce, include_self, pz, dim = self.saved
         x, index, src = self.parents[:3]
@@ -329,14 +334,23 @@ class ScatterReduce(Function):
             s_t = src if tuple(src_shape) == tuple(index_shape) else src[leading(index_shape)]
             x_nz, s_nz = x.masked_fill(mask(xa == 0), 1.0), s_t.masked_fill(mask(sa == 0), 1.0)
             p = ScatterReduce.apply(x_nz, index, s_nz, dim=dim, reduce="prod", include_self=include_self)
+            # M: the sum of the group's zero members (0 in value, d/dm = 1 for each zero member m)
+            x_z, s_z = x.masked_fill(mask(xa != 0), 0.0), s_t.masked_fill(mask(sa != 0), 0.0)
+            m = ScatterReduce.apply(x_z, index, s_z, dim=dim, reduce="sum", include_self=include_self)
 
-            def others(e, ea, p, z):  # as the array backward's, with the tensor e and P
+            def others(e, ea, p, pa, z, m):  # as the array backward's, with the tensor e, P and M
                 safe = e.masked_fill(mask(ea == 0), 1.0)
-                inner = Where.apply(mask((z == 1) & (ea == 0)), p, const(xp.zeros(p.shape)))
+                with backend.quiet():
+                    finite_q = xp.isfinite(pa / xp.where(ea == 0, 1, ea))
+                zero = const(xp.zeros(p.shape))
+                two = Where.apply(mask((z == 2) & (ea == 0) & xp.isfinite(pa)), p * (m - e), zero)
+                one_other = Where.apply(mask((z == 1) & (ea != 0) & finite_q), p / safe * m, two)
+                inner = Where.apply(mask((z == 1) & (ea == 0)), p, one_other)
                 return Where.apply(mask(z == 0), p / safe, inner)
 
-            dx = g * others(x, xa, p, zeros)
-            ds = at(g) * others(s_t, sa, at(p), zeros[idx])
+            pa = pz[0]
+            dx = g * others(x, xa, p, pa, zeros, m)
+            ds = at(g) * others(s_t, sa, at(p), pa[idx], zeros[idx], at(m))
         if not include_self:
             dx = g.masked_fill(mask(reached), 0.0)
         if tuple(src_shape) != tuple(index_shape):
