@@ -184,3 +184,19 @@ def test_no_grad_forward_matches():
         ref, _ = model(idx)
     assert not fused.requires_grad
     _close(fused.numpy(), ref.numpy(), "logits")  # float32 rounding, as test_fused_matches_op_by_op
+
+
+def test_training_cli_fused_on_and_off_print_the_same_losses(tmp_path, capsys):
+    """`tensorgrad-train --fused off` runs the lecture's code op by op; both print the same losses
+    (to their 4 decimals) with dropout on."""
+    from gpt.cli import train as cli_train  # noqa: PLC0415
+
+    data = tmp_path / "input.txt"
+    data.write_text("First Citizen: thou art a villain, you know it. " * 60)
+    lines = {}
+    for fused in ("on", "off"):
+        cli_train.main(["--preset", "small", "--max-iters", "6", "--eval-interval", "5", "--eval-iters", "2",
+                        "--dropout", "0.2", "--data", str(data), "--sample-tokens", "0", "--fused", fused])  # fmt: skip
+        lines[fused] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    assert len(lines["on"]) == 2
+    assert lines["on"] == lines["off"]
