@@ -114,12 +114,15 @@ def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
         P[t]    = softmax(S[t]) = exp(S - max) / sum(exp(S - max))
         Pd[t]   = P[t] * keep / keep_prob                         (only with dropout)
         out_t   = sum_j Pd[t, j] v_j       -> att[b * T + t, h * d : (h + 1) * d]
-    p, pd (B * H, T, T) are written for the backward (pd empty without dropout).  A row with every
-    key masked is NaN, as in the reference."""
+    p, pd (B * H, T, T) are written for the backward (pd empty without dropout).  Masked places
+    get P = exp(-inf) = 0 without an exp, and add nothing to out_t (the keys they would add are
+    skipped: the same value, as kernels/cpu_attention.py argues).  A row with every key masked
+    is 0 * (1 / 0) = NaN, as in the reference."""
     C = qkv.shape[1] // 3
     d = C // H
     has_keep = keep.shape[0] > 0
     neg_inf = -np.inf
+    acc_out = np.empty(d, np.float64)
     for b in range(B):
         for h in range(H):
             bh = b * H + h
@@ -127,19 +130,24 @@ def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
             for t in range(T):
                 r = b * T + t
                 row = p[bh, t]
+                m = mask[t]
+                q = qkv[r, q0 : q0 + d]  # (slices indexed from 0: loops the compiler vectorises)
                 maxval = neg_inf
                 for j in range(T):
-                    s = neg_inf
-                    if mask[t, j]:
+                    if m[j]:
+                        k = qkv[b * T + j, k0 : k0 + d]
                         acc = 0.0
                         for c in range(d):
-                            acc += qkv[r, q0 + c] * qkv[b * T + j, k0 + c]
+                            acc += q[c] * k[c]
                         s = acc * scale
-                    row[j] = s
-                    maxval = max(maxval, s)
+                        row[j] = s
+                        maxval = max(maxval, s)
                 total = 0.0
+                shift = row.dtype.type(maxval)
                 for j in range(T):
-                    e = math.exp(row[j] - maxval)
+                    e = row.dtype.type(0.0)
+                    if m[j]:
+                        e = math.exp(row[j] - shift)  # in the scores' dtype, as the reference's exp
                     row[j] = e
                     total += e
                 inv_total = 1.0 / total
@@ -151,14 +159,20 @@ def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
                     for j in range(T):
                         w[j] = row[j] * inv_keep_prob if keep[bh, t, j] else 0.0
                 for c in range(d):
-                    acc = 0.0
-                    for j in range(T):
-                        acc += w[j] * qkv[b * T + j, v0 + c]
-                    att[r, q0 + c] = acc
+                    acc_out[c] = 0.0
+                for j in range(T):
+                    if m[j]:
+                        wj = w[j]
+                        v = qkv[b * T + j, v0 : v0 + d]
+                        for c in range(d):
+                            acc_out[c] += wj * v[c]
+                out = att[r, q0 : q0 + d]
+                for c in range(d):
+                    out[c] = acc_out[c]
 
 
 @njit(**_OPTIONS)
-def _attention_backward(datt, qkv, B, T, H, scale, keep, inv_keep_prob, p, pd, dqkv):
+def _attention_backward(datt, qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, dqkv):
     """ScaledDotProductAttention.backward (ops/attention.py) on the packed heads, from
     g = datt (N, C), per (batch, head), into dqkv (N, 3C), zeroed by the caller:
         dv_j  = sum_t Pd[t, j] g_t                     (dv = Pd^T g)
@@ -166,7 +180,7 @@ def _attention_backward(datt, qkv, B, T, H, scale, keep, inv_keep_prob, p, pd, d
         dP    = dPd * keep / keep_prob                 (Dropout.backward, only with dropout)
         dS[t] = P[t] * (dP[t] - sum_j dP[t, j] P[t, j])   (the softmax backward, per row)
         dq_t  = sum_j dS[t, j] k_j * scale,  dk_j = sum_t dS[t, j] q_t * scale
-    Masked places have P = 0, so dS = 0 there."""
+    Masked places have P = 0, so dS = 0 there: they are skipped."""
     C = qkv.shape[1] // 3
     d = C // H
     has_keep = keep.shape[0] > 0
@@ -179,28 +193,35 @@ def _attention_backward(datt, qkv, B, T, H, scale, keep, inv_keep_prob, p, pd, d
             W = pd[bh] if has_keep else P
             for t in range(T):
                 r = b * T + t
+                m = mask[t]
+                g = datt[r, q0 : q0 + d]
                 total = 0.0
                 for j in range(T):
-                    acc = 0.0
-                    if P[t, j] != 0.0 or not (P[t, j] == P[t, j]):  # P = 0 (masked): dS = 0 there
+                    if m[j]:
+                        v = qkv[b * T + j, v0 : v0 + d]
+                        acc = 0.0
                         for c in range(d):
-                            acc += datt[r, q0 + c] * qkv[b * T + j, v0 + c]
-                    if has_keep:
-                        acc = acc * inv_keep_prob if keep[bh, t, j] else 0.0
-                    ds[t, j] = acc
-                    total += acc * P[t, j]
+                            acc += g[c] * v[c]
+                        if has_keep:
+                            acc = acc * inv_keep_prob if keep[bh, t, j] else 0.0
+                        ds[t, j] = acc
+                        total += acc * P[t, j]
                 for j in range(T):
-                    ds[t, j] = P[t, j] * (ds[t, j] - total) * scale
+                    ds[t, j] = P[t, j] * (ds[t, j] - total) * scale if m[j] else 0.0
             for t in range(T):
                 r = b * T + t
+                m = mask[t]
+                g, q, dq = datt[r, q0 : q0 + d], qkv[r, q0 : q0 + d], dqkv[r, q0 : q0 + d]
                 for j in range(T):
-                    rj = b * T + j
-                    w = W[t, j]
-                    s = ds[t, j]
-                    for c in range(d):
-                        dqkv[rj, v0 + c] += w * datt[r, q0 + c]  # dv_j += Pd[t, j] g_t
-                        dqkv[r, q0 + c] += s * qkv[rj, k0 + c]  # dq_t += dS[t, j] k_j * scale
-                        dqkv[rj, k0 + c] += s * qkv[r, q0 + c]  # dk_j += dS[t, j] q_t * scale
+                    if m[j]:
+                        rj = b * T + j
+                        k, dk, dv = qkv[rj, k0 : k0 + d], dqkv[rj, k0 : k0 + d], dqkv[rj, v0 : v0 + d]
+                        w = W[t, j]
+                        s = ds[t, j]
+                        for c in range(d):
+                            dv[c] += w * g[c]  # dv_j += Pd[t, j] g_t
+                            dq[c] += s * k[c]  # dq_t += dS[t, j] k_j * scale
+                            dk[c] += s * q[c]  # dk_j += dS[t, j] q_t * scale
 
 
 @njit(**_OPTIONS)
@@ -306,7 +327,7 @@ def block_forward(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, ep
 
 @njit(**_OPTIONS)
 def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2, xn2, hr,
-                   ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale,
+                   ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask,
                    keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
     """Block.backward: block_forward's lines in reverse, from dout (N, C).
     -> (dx, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out)."""
@@ -344,7 +365,7 @@ def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2
     datt = np.dot(dy, w_proj)
     # PackedSelfAttention.backward -> dqkv (N, 3C)
     dqkv = np.zeros_like(qkv)
-    _attention_backward(datt, qkv, B, T, H, scale, keep_att, inv_att, p, pd, dqkv)
+    _attention_backward(datt, qkv, B, T, H, scale, mask, keep_att, inv_att, p, pd, dqkv)
     # Linear.backward (the stacked query, key, value weights): dWqkv = dqkv^T xn1, dxn1 = dqkv Wqkv
     dw_qkv = np.dot(dqkv.T, xn1)
     dxn1 = np.dot(dqkv, w_qkv)

@@ -113,13 +113,13 @@ class FusedGPT(autograd.Function):
             x = saved[0]
         lnf_w, lnf_b, w_lm, b_lm = params[-4:]
         logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, eps[-1], w_lm, b_lm)
-        self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, scale)
+        self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, scale, mask)
         return logits.reshape(B, T, -1)
 
     def backward(self, g):
         from . import cpu_gpt  # noqa: PLC0415
 
-        idx, params, blocks, head, n_layer, H, vocab_size, scale = self.saved
+        idx, params, blocks, head, n_layer, H, vocab_size, scale, mask = self.saved
         B, T = idx.shape
         g = np.ascontiguousarray(g.reshape(B * T, -1))
         lnf_w, _, w_lm, _ = params[-4:]
@@ -132,7 +132,9 @@ class FusedGPT(autograd.Function):
             x, w_qkv, keeps, saved = blocks[i]
             w = params[2 + i * per : 2 + (i + 1) * per]
             w_proj, ln2_w, w_fc, w_out = w[2 + 3 * H], w[2 + 3 * H + 2], w[2 + 3 * H + 4], w[-2]
-            out = cpu_gpt.block_backward(dx, x, *saved, w[0], w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, *keeps)
+            out = cpu_gpt.block_backward(
+                dx, x, *saved, w[0], w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask, *keeps
+            )
             dx, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = out
             d = w_qkv.shape[0] // (3 * H)  # the head size: dWqkv's rows split back into the heads' weights
             heads = [dw_qkv[j * d : (j + 1) * d] for j in range(3 * H)]
