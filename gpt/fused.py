@@ -27,11 +27,51 @@ from tensorgrad import nn
 from tensorgrad.kernels.fused_gpt import FusedGPT
 
 
-def _has_hooks(model) -> bool:
-    for m in model.modules():
-        if m._has_hooks:
-            return True
-    return any(p._hooks is not None for p in model.parameters())
+class _Plan:
+    """What `logits` reads of a model, found once by walking it: every module (for their hooks),
+    the parameters in FusedGPT's order (None: the model is not the one the op fuses), and the
+    modules whose settings are read at each call.  `links` (each registry of every module, its
+    size and entries) lets each call check in a few microseconds that no module, parameter or
+    buffer was added, removed or replaced since: a walk of the model costs a millisecond."""
+
+    def __init__(self, model):
+        self.modules = list(model.modules())
+        self.links = [(m.__dict__[r], len(m.__dict__[r]), list(m.__dict__[r].items())) for m in self.modules
+                      for r in ("_parameters", "_buffers", "_modules")]  # fmt: skip
+        self.params = self.blocks = None
+        if model.ln_f is None or model.ln_f.weight is None or model.ln_f.bias is None or model.lm_head.bias is None:
+            return
+        params = [model.token_embedding_table.weight, model.position_embedding_table.weight]
+        blocks = []
+        for block in model.blocks:
+            ps = _block_params(block)
+            if ps is None or len(block.sa.heads) != len(model.blocks[0].sa.heads):
+                return
+            params += ps
+            blocks.append((block.sa, block.sa.heads[0].dropout, block.sa.dropout, block.ffwd.net[3], block.ln1,
+                           block.ln2))  # fmt: skip
+        if not blocks:
+            return
+        self.params = params + [model.ln_f.weight, model.ln_f.bias, model.lm_head.weight, model.lm_head.bias]
+        self.blocks = blocks
+        self.first = model.blocks[0].sa.heads[0]
+
+    def valid(self) -> bool:
+        for registry, size, items in self.links:
+            if len(registry) != size:
+                return False
+            for name, value in items:
+                if registry.get(name) is not value:
+                    return False
+        return True
+
+
+def _plan(model) -> _Plan:
+    plan = model.__dict__.get("_fused_plan")
+    if plan is None or not plan.valid():
+        plan = _Plan(model)
+        object.__setattr__(model, "_fused_plan", plan)  # a plain attribute: not a module, not in state_dict
+    return plan
 
 
 def _block_params(block):
@@ -40,7 +80,7 @@ def _block_params(block):
     if not block.residual or ffwd is None or ln1 is None or ln2 is None or sa.proj is None:
         return None
     net = ffwd.net
-    if len(net) != 4 or type(net[1]) is not nn.ReLU or sa.proj.bias is None:
+    if len(net) != 4 or type(net[1]) is not nn.ReLU or type(net[3]) is not nn.Dropout or sa.proj.bias is None:
         return None
     if any(ln.weight is None or ln.bias is None for ln in (ln1, ln2)):
         return None
@@ -54,40 +94,30 @@ def _block_params(block):
 
 def logits(model, idx):
     """model(idx)'s logits (B, T, V) by the fused op, or None where it does not take them."""
-    if not model.fused or idx.device != "cpu" or model.ln_f is None or model.ln_f.weight is None:
+    if not model.fused or idx.device != "cpu":
         return None
-    if model.ln_f.bias is None or model.lm_head.bias is None or _has_hooks(model):
+    plan = _plan(model)
+    params = plan.params
+    if params is None:
         return None
-    params = [model.token_embedding_table.weight, model.position_embedding_table.weight]
+    if any(m._has_hooks for m in plan.modules) or any(p._hooks is not None for p in params):
+        return None  # hooks would see none of the per-op tensors
     eps, dropout = [], []
-    n_head = None
-    for block in model.blocks:
-        ps = _block_params(block)
-        if ps is None:
+    training = model.training
+    for sa, att_drop, proj_drop, ffn_drop, ln1, ln2 in plan.blocks:
+        ps = (att_drop.p, proj_drop.p, ffn_drop.p) if training else (0.0, 0.0, 0.0)
+        if any(ps) and not sa.fast:
             return None
-        heads = block.sa.heads
-        n_head = len(heads) if n_head is None else n_head
-        if len(heads) != n_head:
-            return None
-        p_att = heads[0].dropout.p if model.training else 0.0
-        p_proj = block.sa.dropout.p if model.training else 0.0
-        p_ffn = block.ffwd.net[3].p if model.training else 0.0
-        if (p_att or p_proj or p_ffn) and not block.sa.fast:
-            return None
-        params += ps
-        eps.append((block.ln1.eps, block.ln2.eps))
-        dropout.append((p_att, p_proj, p_ffn))
-    if n_head is None:
-        return None
+        eps.append((ln1.eps, ln2.eps))
+        dropout.append(ps)
     eps.append(model.ln_f.eps)
-    params += [model.ln_f.weight, model.ln_f.bias, model.lm_head.weight, model.lm_head.bias]
-    first = model.blocks[0].sa.heads[0]
+    first = plan.first
     T = idx.shape[1]
+    H = len(plan.blocks[0][0].heads)
     C = params[0].shape[-1]
     config = dict(
-        n_layer=len(model.blocks), n_head=n_head, vocab_size=params[0].shape[0], device=idx.device,
-        scale=first.scale(C // n_head, C), eps=tuple(eps), mask=(first.tril[:T, :T] != 0)._data,
-        dropout=tuple(dropout),
+        n_layer=len(plan.blocks), n_head=H, vocab_size=params[0].shape[0], device=idx.device,
+        scale=first.scale(C // H, C), eps=tuple(eps), mask=(first.tril[:T, :T] != 0)._data, dropout=tuple(dropout),
     )  # fmt: skip
     if not FusedGPT.accepts(idx._data, *(p._data for p in params), **config):
         return None

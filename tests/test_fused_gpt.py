@@ -200,3 +200,20 @@ def test_training_cli_fused_on_and_off_print_the_same_losses(tmp_path, capsys):
         lines[fused] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
     assert len(lines["on"]) == 2
     assert lines["on"] == lines["off"]
+
+
+def test_a_module_or_parameter_replaced_after_a_call_is_seen():
+    """gpt/fused.py keeps what it found of the model between calls: a replaced module or
+    parameter is seen at the next call."""
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))
+    assert _grad_fn(model, idx) == "FusedGPT"
+    model.lm_head = tg.nn.Linear(32, 65)  # new parameters: the fused op reads them
+    model.blocks[1].ln2.weight = tg.nn.Parameter(tg.randn(32))
+    fused, _ = model(idx)
+    model.fused = False
+    reference, _ = model(idx)
+    _close(fused.numpy(), reference.numpy(), "logits")  # float32 rounding, as test_fused_matches_op_by_op
+    model.fused = True
+    model.blocks[0].ffwd.net._modules["1"] = tg.nn.GELU()  # not the block the op fuses: the lecture's code runs
+    assert _grad_fn(model, idx) != "FusedGPT"

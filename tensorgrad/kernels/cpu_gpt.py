@@ -38,7 +38,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
 from numba import njit
+from numba.core import types as nb_types
+from numba.extending import intrinsic
 
 # As kernels/cpu.py: reassociation and contraction only (infinities and NaNs keep their meaning),
 # division by zero as in NumPy, no Python lock held.
@@ -46,6 +49,40 @@ _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"
 
 
 # --------------------------------------------------------------------------- pieces
+@intrinsic
+def _float64_from_bits(typingctx, bits):
+    """The float64 whose IEEE bits are the int64 `bits` (a bit cast, no conversion)."""
+    sig = nb_types.float64(nb_types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return sig, codegen
+
+
+_LOG2E = 1.4426950408889634
+_LN2 = 0.6931471805599453
+
+
+@njit(inline="always", **_OPTIONS)
+def _exp_nonpositive(x):
+    """exp(x) for x <= 0 (the softmax's shifted scores), in float64 arithmetic that the compiler
+    vectorises (Numba's math.exp calls the C library once per element, and without SVML cannot be
+    vectorised): exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2 / 2, ln2 / 2],
+    exp(r) by its Taylor series to r^12 / 12! (relative error < 1e-14: far below float32's
+    rounding, which the result gets), 2^n by its bits.  Below -708 (-inf included) it is exp(-708),
+    3e-308, which is 0 in float32, as the reference's exp there; NaN stays NaN."""
+    if x != x:
+        return x
+    x = max(x, -708.0)
+    n = math.floor(x * _LOG2E + 0.5)
+    r = x - n * _LN2
+    e = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 + r * (
+        1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
+            1.0 / 479001600))))))))))))  # fmt: skip
+    return e * _float64_from_bits((np.int64(n) + 1023) << 52)
+
+
 @njit(**_OPTIONS)
 def _layernorm(x, w, b, eps, y, mean, rstd):
     """LayerNorm.forward (ops/layernorm.py), per row:
@@ -122,7 +159,7 @@ def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
     d = C // H
     has_keep = keep.shape[0] > 0
     neg_inf = -np.inf
-    acc_out = np.empty(d, np.float64)
+    acc_out = np.empty(d, qkv.dtype)  # in float32, as the reference's BLAS product Pd v
     for b in range(B):
         for h in range(H):
             bh = b * H + h
@@ -145,11 +182,11 @@ def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
                 total = 0.0
                 shift = row.dtype.type(maxval)
                 for j in range(T):
-                    e = row.dtype.type(0.0)
+                    e = 0.0
                     if m[j]:
-                        e = math.exp(row[j] - shift)  # in the scores' dtype, as the reference's exp
+                        e = _exp_nonpositive(row[j] - shift)  # S - max in the scores' dtype, as the reference
                     row[j] = e
-                    total += e
+                    total += row[j]  # the sum of the rounded exps, as the reference's
                 inv_total = 1.0 / total
                 for j in range(T):
                     row[j] = row[j] * inv_total
@@ -184,7 +221,7 @@ def _attention_backward(datt, qkv, B, T, H, scale, mask, keep, inv_keep_prob, p,
     C = qkv.shape[1] // 3
     d = C // H
     has_keep = keep.shape[0] > 0
-    ds = np.empty((T, T), np.float64)
+    ds = np.empty((T, T), p.dtype)  # dS in the scores' dtype, as the reference's
     for b in range(B):
         for h in range(H):
             bh = b * H + h
