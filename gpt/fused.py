@@ -16,13 +16,15 @@ It runs where all of these hold, and the lecture's code runs otherwise:
   one mask per head, in another order);
 - what FusedGPT.accepts checks of the arrays: the CPU, float32, ids in range, short sequences.
 
-A backward with create_graph=True (a gradient of a gradient) through the fused op raises the
-engine's "double backward is not implemented" error when it reaches it: set model.fused = False
-for that.
+A backward with create_graph=True (a gradient of a gradient) recomputes the logits op by op and
+differentiates those (FusedGPT.backward_graph); where the forward drew dropout masks it cannot (a
+recomputation would draw others), and the engine's "double backward is not implemented" error is
+raised when a second pass reaches it: set model.fused = False for that.
 """
 
 from __future__ import annotations
 
+import tensorgrad as tg
 from tensorgrad import nn
 from tensorgrad.kernels.fused_gpt import FusedGPT
 
@@ -121,4 +123,18 @@ def logits(model, idx):
     )  # fmt: skip
     if not FusedGPT.accepts(idx._data, *(p._data for p in params), **config):
         return None
+    if not any(any(ps) for ps in dropout):  # a gradient of the gradient: the same logits op by op
+        config["graph"] = lambda g: _graph(model, idx, params, g)
     return FusedGPT.apply(idx, *params, **config)
+
+
+def _graph(model, idx, params, g):
+    """FusedGPT.backward_graph's recomputation (no dropout drawn): the lecture's code on the same
+    parameters, and the parameters' gradients of its logits as recorded Tensors."""
+    model.fused = False
+    try:
+        with tg.enable_grad():
+            reference, _ = model(idx)
+    finally:
+        model.fused = True
+    return tg.autograd.grad(reference, params, g, create_graph=True, allow_unused=True)

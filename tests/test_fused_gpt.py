@@ -217,3 +217,32 @@ def test_a_module_or_parameter_replaced_after_a_call_is_seen():
     model.fused = True
     model.blocks[0].ffwd.net._modules["1"] = tg.nn.GELU()  # not the block the op fuses: the lecture's code runs
     assert _grad_fn(model, idx) != "FusedGPT"
+
+
+def test_a_gradient_of_the_gradient_matches_op_by_op():
+    """create_graph through the fused op: the logits recomputed op by op (no dropout drawn), so a
+    second pass gives the op-by-op model's values."""
+    model = build_model("small", n_layer=2)
+    rng = np.random.default_rng(0)
+    idx, targets = tg.tensor(rng.integers(0, 65, (2, 8))), tg.tensor(rng.integers(0, 65, (2, 8)))
+    params = list(model.parameters())
+    results = {}
+    for fused in (True, False):
+        model.fused = fused
+        logits, loss = model(idx, targets)
+        assert (type(logits._ctx).__name__ == "FusedGPT") == fused
+        grads = tg.autograd.grad(loss, params, create_graph=True)
+        penalty = sum((g * g).sum() for g in grads)
+        results[fused] = [g.numpy() for g in tg.autograd.grad(penalty, params)]
+    floor = 1e-6 * max(float(np.abs(g).max()) for g in results[False])  # as test_fused_matches_op_by_op
+    for p_name, a, b in zip([n for n, _ in model.named_parameters()], results[True], results[False]):
+        _close(a, b, p_name, floor)
+
+
+def test_a_gradient_of_the_gradient_with_dropout_drawn_raises_the_lazy_error():
+    model = build_model("small", dropout=0.1)
+    _, loss = model(tg.tensor([[1, 2, 3]]), tg.tensor([[2, 3, 4]]))
+    params = list(model.parameters())
+    grads = tg.autograd.grad(loss, params, create_graph=True)  # the first order is fine
+    with pytest.raises(RuntimeError, match="double backward is not implemented"):
+        tg.autograd.grad(sum((g * g).sum() for g in grads), params)

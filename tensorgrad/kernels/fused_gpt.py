@@ -83,9 +83,10 @@ class FusedGPT(autograd.Function):
             return False
         return bool(idx.min() >= 0 and idx.max() < vocab_size)
 
-    def forward(self, idx, *params, n_layer, n_head, vocab_size, device, scale, eps, mask, dropout):
+    def forward(self, idx, *params, n_layer, n_head, vocab_size, device, scale, eps, mask, dropout, graph=None):
         """eps: (ln1, ln2) per block and ln_f's; mask (T, T) bool, True = may attend; dropout:
-        per block (p_attention, p_proj, p_ffn), 0 where none is drawn (eval mode)."""
+        per block (p_attention, p_proj, p_ffn), 0 where none is drawn (eval mode); graph: see
+        backward_graph."""
         from . import cpu, cpu_gpt  # noqa: PLC0415 - Numba only when the op runs
 
         idx = np.ascontiguousarray(idx, dtype=np.int64)
@@ -106,20 +107,21 @@ class FusedGPT(autograd.Function):
             w_proj, b_proj, ln2_w, ln2_b, w_fc, b_fc, w_out, b_out = w[2 + 3 * H :]
             keeps = _keep_masks(cpu, rng, dropout[i], (B * H, T, T), (B * T, C))
             saved = cpu_gpt.block_forward(
-                x, ln1_w, ln1_b, eps[i][0], w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps[i][1], w_fc, b_fc, w_out, b_out,
-                B, T, H, scale, mask, *keeps,
+                x, ln1_w, ln1_b, float(eps[i][0]), w_qkv, w_proj, b_proj, ln2_w, ln2_b, float(eps[i][1]), w_fc, b_fc,
+                w_out, b_out, B, T, H, float(scale), mask, *keeps,
             )  # fmt: skip
             blocks.append((x, w_qkv, keeps, saved[1:]))
             x = saved[0]
         lnf_w, lnf_b, w_lm, b_lm = params[-4:]
-        logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, eps[-1], w_lm, b_lm)
-        self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, scale, mask)
+        logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, float(eps[-1]), w_lm, b_lm)
+        self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, float(scale), mask,
+                               graph)  # fmt: skip
         return logits.reshape(B, T, -1)
 
     def backward(self, g):
         from . import cpu_gpt  # noqa: PLC0415
 
-        idx, params, blocks, head, n_layer, H, vocab_size, scale, mask = self.saved
+        idx, params, blocks, head, n_layer, H, vocab_size, scale, mask, _ = self.saved
         B, T = idx.shape
         g = np.ascontiguousarray(g.reshape(B * T, -1))
         lnf_w, _, w_lm, _ = params[-4:]
@@ -142,6 +144,16 @@ class FusedGPT(autograd.Function):
                                                       dw_fc, db_fc, dw_out, db_out]  # fmt: skip
         grads[0], grads[1] = cpu_gpt.embed_backward(idx, dx, vocab_size, params[1].shape[0])
         return (None, *grads)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): `graph(g)`, given by the caller, recomputes the logits op by
+        op from the same parameters and returns their gradients as recorded Tensors (the ops' own
+        formulas); without it (a forward that drew dropout masks: a recomputation would draw
+        others) the engine's lazy "double backward is not implemented" error."""
+        graph = self.saved[-1]
+        if graph is None:
+            return autograd.Function.backward_graph(self, g, z)
+        return (None, *graph(g))
 
 
 def _keep_masks(cpu, rng, ps, att_shape, stream_shape):
