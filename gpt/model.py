@@ -19,6 +19,7 @@ import tensorgrad as tg
 import tensorgrad.nn as nn
 from tensorgrad.nn import functional as F
 
+from . import fused
 from .config import GPTConfig, get_config
 
 
@@ -264,6 +265,7 @@ class GPTLanguageModel(LanguageModel):
         self.ln_f = nn.LayerNorm(c.n_embd) if c.layernorm else None
         self.lm_head = nn.Linear(c.n_embd, c.vocab_size)
         # PyTorch's default initialisation (the write-up's step-0 losses of 4.28-4.31 show it).
+        self.fused = True  # run as one fused op where it can (gpt/fused.py); False: always the code below
 
     def forward(self, idx, targets=None, cache=None):
         """idx (B, T) -> logits (B, T, V) and the loss.  `cache` (a KVCache, generation only):
@@ -272,6 +274,9 @@ class GPTLanguageModel(LanguageModel):
         start = cache.length if cache is not None else 0
         if start + T > self.block_size:
             raise ValueError(f"context of {start + T} tokens is longer than block_size={self.block_size}")
+        logits = fused.logits(self, idx) if cache is None else None  # the same, compiled (gpt/fused.py)
+        if logits is not None:
+            return logits, (None if targets is None else self.loss(logits, targets))
         tok_emb = self.token_embedding_table(idx)  # (B, T, C)
         pos_emb = self.position_embedding_table(tg.arange(start, start + T, device=idx.device))  # (T, C)
         x = tok_emb + pos_emb  # (B, T, C)

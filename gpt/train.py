@@ -132,7 +132,7 @@ class TrainResult:
 
 
 def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume=False, overwrite=False,
-          log=print, progress=None, ranks=None) -> TrainResult:  # fmt: skip
+          log=print, progress=None, ranks=None, fused=True) -> TrainResult:  # fmt: skip
     """Train `config` on `data` (a ShakespeareData on `device`).
 
     With out_dir: writes best.npz (lowest val loss), last.npz (after every evaluation and at the
@@ -144,6 +144,8 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     config.batch_size; only rank 0 logs and writes out_dir (it holds the lock; the others only
     read last.npz on resume, so out_dir must be the same directory on every rank).
     Errors and log lines name these arguments and the config's fields (gpt/messages.py).
+    fused=False: the model runs the lecture's code op by op (model.fused, gpt/fused.py), else it runs
+    as one fused op where it can (the same math and dropout masks).
     """
     config = validate(config.replace(vocab_size=data.tokenizer.vocab_size))
     data.check_block_size(config.block_size)
@@ -151,10 +153,10 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     if out is None:
         if resume:  # the one library message that names flags: tests/test_cli.py pins its text
             raise ResumeError("--resume needs --out-dir (the run directory to continue)")
-        return _Run(config, data, device, seed, None, None, log, progress, ranks).loop()
+        return _Run(config, data, device, seed, None, None, log, progress, ranks, fused).loop()
     if ranks is not None and not ranks.is_main:  # rank 0 guards and clears the directory
         ckpt = load_last(out, device) if resume else None
-        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks).loop()
+        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused).loop()
     if resume and overwrite:
         raise ResumeError(message(
             f"{arg('resume')} and {arg('overwrite')} exclude each other: continue the run, or start it over"
@@ -169,13 +171,13 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
                 ))  # fmt: skip
             run.clear()
         ckpt = load_last(out, device) if resume else None
-        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks).loop()
+        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused).loop()
 
 
 class _Run:
     """One training run: set up fresh or from a checkpoint, then `loop()`."""
 
-    def __init__(self, config, data, device, seed, out, ckpt, log, progress, ranks):
+    def __init__(self, config, data, device, seed, out, ckpt, log, progress, ranks, fused=True):
         self.data, self.device, self.out, self.ranks = data, device, out, ranks
         self.main = ranks is None or ranks.is_main
         self.log = log if self.main else (lambda *args, **kwargs: None)  # only rank 0 prints
@@ -197,6 +199,8 @@ class _Run:
 
         tg.manual_seed(seed)
         model = self.model = build_model(config, vocab_size=config.vocab_size).to(device)
+        if hasattr(model, "fused"):  # the GPT (the bigram is a table: nothing to fuse)
+            model.fused = fused
         self.optimizer = tg.optim.AdamW(model.parameters(), lr=config.learning_rate,
                                         weight_decay=config.weight_decay)  # fmt: skip
         self.result = TrainResult(config=config, params=count_parameters(model), model=model,

@@ -56,6 +56,7 @@ CASES = {
     "train": [
         wrong_type("--backend", "tpu"),
         wrong_type("--preset", "huge"),
+        wrong_type("--fused", "maybe"),
         case("--batch-size", "--batch-size", "0"),
         wrong_type("--batch-size", "2.5"),
         case("--block-size", "--block-size", "-1"),

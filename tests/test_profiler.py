@@ -38,6 +38,7 @@ def _model():
 @pytest.mark.parametrize("path", ["kernels", "reference"])
 def test_rows_name_each_op_and_phase_and_add_up_to_at_most_the_wall_time(path):
     model, opt, x, y = _model()
+    model.fused = False  # the lecture's code op by op (gpt/fused.py): a row per op
     with tg.kernels.reference() if path == "reference" else contextlib.nullcontext():
         with tg.profiler.profile() as prof:
             _tiny_step(model, x, y, opt)
@@ -51,6 +52,15 @@ def test_rows_name_each_op_and_phase_and_add_up_to_at_most_the_wall_time(path):
     table = prof.table()
     assert table.splitlines()[0].startswith("| op | phase | calls |")
     assert "(outside ops)" in table and "**wall**" in table
+
+
+def test_the_fused_gpt_is_one_row():
+    model, opt, x, y = _model()
+    with tg.profiler.profile() as prof:
+        _tiny_step(model, x, y, opt)
+    rows = {(name, phase): calls for name, phase, calls, _ in prof.rows()}
+    assert rows[("FusedGPT", "forward")] == rows[("FusedGPT", "backward")] == 1
+    assert not any(name.startswith("LayerNorm") for name, _ in rows)
 
 
 def test_a_region_is_charged_only_for_its_own_time():

@@ -63,6 +63,10 @@ def parse_args(argv=None):
         help="scale attention by head_size ** -0.5 (default) or the video's n_embd ** -0.5",
     )
     p.add_argument("--slow-attention", action="store_true", help="the lecture's loop over heads (for study)")
+    p.add_argument(
+        "--fused", choices=["on", "off"], default="on", help="on (default): on the CPU, the model as one fused op "
+        "where it can (gpt/fused.py: the same math, compiled); off: the lecture's code op by op"
+    )  # fmt: skip
     p.add_argument("--tf32", action="store_true", help="GPU only: TF32 tensor cores for float32 matmuls (faster)")
     p.add_argument(
         "--seed", type=int, default=None, help="random seed, from -2**63 to 2**64 - 1 (default 1337; a resume "
@@ -314,7 +318,7 @@ def _main(args, ranks):
     with sigterm_as_ctrl_c():
         try:
             result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume,
-                           overwrite=args.overwrite, log=say, ranks=ranks)  # fmt: skip
+                           overwrite=args.overwrite, log=say, ranks=ranks, fused=args.fused == "on")  # fmt: skip
         except TrainingInterrupted as e:
             e.data = args.data  # the resume hint repeats it: a resume must train on the same text
             raise

@@ -6,7 +6,10 @@ and runs on every device.  This package holds the same math as fused loops, one 
 ```
 kernels/cpu.py     Numba (@njit, parallel over rows, cache=True), on NumPy arrays
                    (kernels/cpu_attention.py: the packed attention of short sequences, a CPU
-                   path of its own, called by cpu_ops.py and outside this contract)
+                   path of its own, called by cpu_ops.py and outside this contract;
+                   kernels/cpu_gpt.py: the lecture's GPT fused by hand, each block's forward
+                   and backward one compiled function, run as one op by kernels/fused_gpt.py
+                   where gpt/fused.py asks for it, also outside this contract)
 kernels/cuda.py    Numba-CUDA, on CuPy arrays (through __cuda_array_interface__, launched on
                    CuPy's current stream); imported only when a CUDA tensor meets a kernel op
 ```

@@ -14,6 +14,10 @@ def set_num_threads(n: int):
     global _chosen_threads
     import numba  # noqa: PLC0415
 
+    try:  # Numba's np.dot (kernels/cpu_gpt.py) calls SciPy's BLAS, loaded on its first use: load it
+        import scipy.linalg.cython_blas  # noqa: F401, PLC0415  now, so that the caller's limit reaches it
+    except ImportError:  # no SciPy: Numba has no np.dot, and cpu_gpt.py does not compile
+        pass
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     _chosen_threads = n
 

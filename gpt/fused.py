@@ -1,0 +1,140 @@
+"""The GPT as one fused op where it can be: GPTLanguageModel.forward asks `logits(model, idx)` first.
+
+tensorgrad/kernels/fused_gpt.py computes the model's logits, and their gradient with respect to
+every parameter, with one compiled function per block forward and backward (kernels/cpu_gpt.py)
+instead of some thirty ops per block.  It reads the model's own parameters (the same Tensors:
+state_dict, checkpoints, the optimizer see no difference) and draws the same dropout masks.  The
+loss stays the lecture's (LanguageModel.loss on these logits).
+
+It runs where all of these hold, and the lecture's code runs otherwise:
+- model.fused (True unless switched off: `tensorgrad-train --fused off`), and the kernels on
+  (TENSORGRAD_KERNELS=reference or tg.kernels.use("reference") switch the fused op off too);
+- the `small` / `large` architecture: residual pre-norm blocks, projection, the 4x MLP with ReLU,
+  ln_f; no KV cache (generation);
+- no hooks on any module or parameter (they would see none of the per-op tensors);
+- with dropout drawn (training, p > 0), the fast attention (the lecture's loop over heads draws
+  one mask per head, in another order);
+- what FusedGPT.accepts checks of the arrays: the CPU, float32, ids in range, short sequences.
+
+A backward with create_graph=True (a gradient of a gradient) recomputes the logits op by op and
+differentiates those (FusedGPT.backward_graph); where the forward drew dropout masks it cannot (a
+recomputation would draw others), and the engine's "double backward is not implemented" error is
+raised when a second pass reaches it: set model.fused = False for that.
+"""
+
+from __future__ import annotations
+
+import tensorgrad as tg
+from tensorgrad import nn
+from tensorgrad.kernels.fused_gpt import FusedGPT
+
+
+class _Plan:
+    """What `logits` reads of a model, found once by walking it: every module (for their hooks),
+    the parameters in FusedGPT's order (None: the model is not the one the op fuses), and the
+    modules whose settings are read at each call.  `links` (each registry of every module, its
+    size and entries) lets each call check in a few microseconds that no module, parameter or
+    buffer was added, removed or replaced since: a walk of the model costs a millisecond."""
+
+    def __init__(self, model):
+        self.modules = list(model.modules())
+        self.links = [(m.__dict__[r], len(m.__dict__[r]), list(m.__dict__[r].items())) for m in self.modules
+                      for r in ("_parameters", "_buffers", "_modules")]  # fmt: skip
+        self.params = self.blocks = None
+        if model.ln_f is None or model.ln_f.weight is None or model.ln_f.bias is None or model.lm_head.bias is None:
+            return
+        params = [model.token_embedding_table.weight, model.position_embedding_table.weight]
+        blocks = []
+        for block in model.blocks:
+            ps = _block_params(block)
+            if ps is None or len(block.sa.heads) != len(model.blocks[0].sa.heads):
+                return
+            params += ps
+            blocks.append((block.sa, block.sa.heads[0].dropout, block.sa.dropout, block.ffwd.net[3], block.ln1,
+                           block.ln2))  # fmt: skip
+        if not blocks:
+            return
+        self.params = params + [model.ln_f.weight, model.ln_f.bias, model.lm_head.weight, model.lm_head.bias]
+        self.blocks = blocks
+        self.first = model.blocks[0].sa.heads[0]
+
+    def valid(self) -> bool:
+        for registry, size, items in self.links:
+            if len(registry) != size:
+                return False
+            for name, value in items:
+                if registry.get(name) is not value:
+                    return False
+        return True
+
+
+def _plan(model) -> _Plan:
+    plan = model.__dict__.get("_fused_plan")
+    if plan is None or not plan.valid():
+        plan = _Plan(model)
+        object.__setattr__(model, "_fused_plan", plan)  # a plain attribute: not a module, not in state_dict
+    return plan
+
+
+def _block_params(block):
+    """A Block's parameters in FusedGPT's order, or None where the block is not the one it fuses."""
+    sa, ffwd, ln1, ln2 = block.sa, block.ffwd, block.ln1, block.ln2
+    if not block.residual or ffwd is None or ln1 is None or ln2 is None or sa.proj is None:
+        return None
+    net = ffwd.net
+    if len(net) != 4 or type(net[1]) is not nn.ReLU or type(net[3]) is not nn.Dropout or sa.proj.bias is None:
+        return None
+    if any(ln.weight is None or ln.bias is None for ln in (ln1, ln2)):
+        return None
+    if any(lin.bias is None for lin in (net[0], net[2])):
+        return None
+    heads = sa.heads
+    return [ln1.weight, ln1.bias, *[h.query.weight for h in heads], *[h.key.weight for h in heads],
+            *[h.value.weight for h in heads], sa.proj.weight, sa.proj.bias, ln2.weight, ln2.bias,
+            net[0].weight, net[0].bias, net[2].weight, net[2].bias]  # fmt: skip
+
+
+def logits(model, idx):
+    """model(idx)'s logits (B, T, V) by the fused op, or None where it does not take them."""
+    if not model.fused or idx.device != "cpu":
+        return None
+    plan = _plan(model)
+    params = plan.params
+    if params is None:
+        return None
+    if any(m._has_hooks for m in plan.modules) or any(p._hooks is not None for p in params):
+        return None  # hooks would see none of the per-op tensors
+    eps, dropout = [], []
+    training = model.training
+    for sa, att_drop, proj_drop, ffn_drop, ln1, ln2 in plan.blocks:
+        ps = (att_drop.p, proj_drop.p, ffn_drop.p) if training else (0.0, 0.0, 0.0)
+        if any(ps) and not sa.fast:
+            return None
+        eps.append((ln1.eps, ln2.eps))
+        dropout.append(ps)
+    eps.append(model.ln_f.eps)
+    first = plan.first
+    T = idx.shape[1]
+    H = len(plan.blocks[0][0].heads)
+    C = params[0].shape[-1]
+    config = dict(
+        n_layer=len(plan.blocks), n_head=H, vocab_size=params[0].shape[0], device=idx.device,
+        scale=first.scale(C // H, C), eps=tuple(eps), mask=(first.tril[:T, :T] != 0)._data, dropout=tuple(dropout),
+    )  # fmt: skip
+    if not FusedGPT.accepts(idx._data, *(p._data for p in params), **config):
+        return None
+    if not any(any(ps) for ps in dropout):  # a gradient of the gradient: the same logits op by op
+        config["graph"] = lambda g: _graph(model, idx, params, g)
+    return FusedGPT.apply(idx, *params, **config)
+
+
+def _graph(model, idx, params, g):
+    """FusedGPT.backward_graph's recomputation (no dropout drawn): the lecture's code on the same
+    parameters, and the parameters' gradients of its logits as recorded Tensors."""
+    model.fused = False
+    try:
+        with tg.enable_grad():
+            reference, _ = model(idx)
+    finally:
+        model.fused = True
+    return tg.autograd.grad(reference, params, g, create_graph=True, allow_unused=True)

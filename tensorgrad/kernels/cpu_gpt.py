@@ -1,0 +1,445 @@
+"""The GPT of "Let's build GPT" fused by hand for training on the CPU, llm.c's way: each
+transformer block's forward and its backward as one compiled function, and likewise the
+embeddings and the head.  Arrays in, arrays out (NumPy, float32); kernels/fused_gpt.py's op calls
+these and gpt/fused.py decides when it runs.
+
+The math is the reference ops' (tensorgrad/ops/), composed: every line below names the op whose
+derivation it follows.  The block is the lecture's pre-norm residual block with all heads packed:
+
+    forward, x (N, C), N = B * T rows:
+        xn1  = LayerNorm(x; ln1)                     LayerNorm.forward      (ops/layernorm.py)
+        qkv  = xn1 Wqkv^T                            Linear.forward         (ops/linear.py)
+        att  = attention(qkv)                        PackedSelfAttention    (ops/attention.py)
+        y    = D(att Wp^T + bp)                      Linear, Dropout        (ops/dropout.py)
+        xm   = x + y                                 Add                    (ops/arithmetic.py)
+        xn2  = LayerNorm(xm; ln2)
+        hr   = relu(xn2 W1^T + b1)                   Linear, ReLU           (ops/activation.py)
+        out  = xm + D(hr W2^T + b2)                  Linear, Dropout, Add
+
+    backward, from dout = dL/dout (N, C): the same ops' backward lines in reverse; the residual
+    adds pass their gradient to both operands (Add.backward), so each LayerNorm's dx is added onto
+    the gradient of the stream it read.
+
+Products go to BLAS (np.dot in nopython mode: sgemm on float32, transposes as BLAS flags, no
+copies); the rest are plain loops over rows, sums in float64 accumulators, as kernels/cpu.py's.
+The attention is loops per (batch, head), reading q, k and v in the packed qkv in place, as
+kernels/cpu_attention.py's; its cost grows as T^2 per head, so the caller takes short sequences
+only.  Everything runs on the calling thread (BLAS may use its own for large products).
+
+Dropout keep masks come in as arrays drawn by the caller with kernels/cpu.py's keep_mask (the
+reference's bits); an empty mask means no dropout there.
+
+Compiled code is cached on disk (cache=True), one signature per function (float32 arrays,
+int64 ids).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import njit
+from numba.core import types as nb_types
+from numba.extending import intrinsic
+
+# As kernels/cpu.py: reassociation and contraction only (infinities and NaNs keep their meaning),
+# division by zero as in NumPy, no Python lock held.
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+
+
+# --------------------------------------------------------------------------- pieces
+@intrinsic
+def _float64_from_bits(typingctx, bits):
+    """The float64 whose IEEE bits are the int64 `bits` (a bit cast, no conversion)."""
+    sig = nb_types.float64(nb_types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return sig, codegen
+
+
+_LOG2E = 1.4426950408889634
+_LN2 = 0.6931471805599453
+
+
+@njit(inline="always", **_OPTIONS)
+def _exp_nonpositive(x):
+    """exp(x) for x <= 0 (the softmax's shifted scores), in float64 arithmetic that the compiler
+    vectorises (Numba's math.exp calls the C library once per element, and without SVML cannot be
+    vectorised): exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2 / 2, ln2 / 2],
+    exp(r) by its Taylor series to r^12 / 12! (relative error < 1e-14: far below float32's
+    rounding, which the result gets), 2^n by its bits.  Below -708 (-inf included) it is exp(-708),
+    3e-308, which is 0 in float32, as the reference's exp there; NaN stays NaN."""
+    if x != x:
+        return x
+    x = max(x, -708.0)
+    n = math.floor(x * _LOG2E + 0.5)
+    r = x - n * _LN2
+    e = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 + r * (
+        1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
+            1.0 / 479001600))))))))))))  # fmt: skip
+    return e * _float64_from_bits((np.int64(n) + 1023) << 52)
+
+
+@njit(**_OPTIONS)
+def _layernorm(x, w, b, eps, y, mean, rstd):
+    """LayerNorm.forward (ops/layernorm.py), per row:
+    mean = E[x], rstd = 1 / sqrt(Var[x] + eps) (biased), y = (x - mean) * rstd * w + b."""
+    N, C = x.shape
+    for i in range(N):
+        s = 0.0
+        for j in range(C):
+            s += x[i, j]
+        m = s / C
+        v = 0.0
+        for j in range(C):
+            d = x[i, j] - m
+            v += d * d
+        r = 1.0 / math.sqrt(v / C + eps)
+        for j in range(C):
+            y[i, j] = (x[i, j] - m) * r * w[j] + b[j]
+        mean[i] = m
+        rstd[i] = r
+
+
+@njit(**_OPTIONS)
+def _layernorm_backward(dy, x, mean, rstd, w, dx, dw, db):
+    """LayerNorm.backward (ops/layernorm.py), its dx ADDED into dx (the residual stream's
+    gradient); dw, db (C,) float64 accumulators, added into:
+        db += sum_rows dy,  dw += sum_rows dy * xhat,  dxhat = dy * w,
+        dx += rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))."""
+    N, C = x.shape
+    for i in range(N):
+        m, r = mean[i], rstd[i]
+        sum_dxhat = 0.0
+        sum_dxhat_xhat = 0.0
+        for j in range(C):
+            xhat = (x[i, j] - m) * r
+            dxhat = dy[i, j] * w[j]
+            sum_dxhat += dxhat
+            sum_dxhat_xhat += dxhat * xhat
+            db[j] += dy[i, j]
+            dw[j] += dy[i, j] * xhat
+        mean_dxhat = sum_dxhat / C
+        mean_dxhat_xhat = sum_dxhat_xhat / C
+        for j in range(C):
+            xhat = (x[i, j] - m) * r
+            dxhat = dy[i, j] * w[j]
+            dx[i, j] += r * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
+
+
+@njit(**_OPTIONS)
+def _column_sums(g, out):
+    """Linear.backward's db = 1^T G (ops/linear.py): the sum over rows, in float64, into out."""
+    N, M = g.shape
+    acc = np.zeros(M, np.float64)
+    for i in range(N):
+        for j in range(M):
+            acc[j] += g[i, j]
+    for j in range(M):
+        out[j] = acc[j]
+
+
+@njit(**_OPTIONS)
+def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
+    """ScaledDotProductAttention.forward (ops/attention.py) on the heads of the packed qkv
+    (PackedSelfAttention: row b * T + t holds every head's query, then key, then value), per
+    (batch, head) and query row t:
+        S[t, j] = q_t . k_j * scale, -inf where not mask[t, j]
+        P[t]    = softmax(S[t]) = exp(S - max) / sum(exp(S - max))
+        Pd[t]   = P[t] * keep / keep_prob                         (only with dropout)
+        out_t   = sum_j Pd[t, j] v_j       -> att[b * T + t, h * d : (h + 1) * d]
+    p, pd (B * H, T, T) are written for the backward (pd empty without dropout).  Masked places
+    get P = exp(-inf) = 0 without an exp, and add nothing to out_t (the keys they would add are
+    skipped: the same value, as kernels/cpu_attention.py argues).  A row with every key masked
+    is 0 * (1 / 0) = NaN, as in the reference."""
+    C = qkv.shape[1] // 3
+    d = C // H
+    has_keep = keep.shape[0] > 0
+    neg_inf = -np.inf
+    acc_out = np.empty(d, qkv.dtype)  # in float32, as the reference's BLAS product Pd v
+    for b in range(B):
+        for h in range(H):
+            bh = b * H + h
+            q0, k0, v0 = h * d, C + h * d, 2 * C + h * d
+            for t in range(T):
+                r = b * T + t
+                row = p[bh, t]
+                m = mask[t]
+                q = qkv[r, q0 : q0 + d]  # (slices indexed from 0: loops the compiler vectorises)
+                maxval = neg_inf
+                for j in range(T):
+                    if m[j]:
+                        k = qkv[b * T + j, k0 : k0 + d]
+                        acc = 0.0
+                        for c in range(d):
+                            acc += q[c] * k[c]
+                        s = acc * scale
+                        row[j] = s
+                        maxval = max(maxval, s)
+                total = 0.0
+                shift = row.dtype.type(maxval)
+                for j in range(T):
+                    e = 0.0
+                    if m[j]:
+                        e = _exp_nonpositive(row[j] - shift)  # S - max in the scores' dtype, as the reference
+                    row[j] = e
+                    total += row[j]  # the sum of the rounded exps, as the reference's
+                inv_total = 1.0 / total
+                for j in range(T):
+                    row[j] = row[j] * inv_total
+                w = row
+                if has_keep:
+                    w = pd[bh, t]
+                    for j in range(T):
+                        w[j] = row[j] * inv_keep_prob if keep[bh, t, j] else 0.0
+                for c in range(d):
+                    acc_out[c] = 0.0
+                for j in range(T):
+                    if m[j]:
+                        wj = w[j]
+                        v = qkv[b * T + j, v0 : v0 + d]
+                        for c in range(d):
+                            acc_out[c] += wj * v[c]
+                out = att[r, q0 : q0 + d]
+                for c in range(d):
+                    out[c] = acc_out[c]
+
+
+@njit(**_OPTIONS)
+def _attention_backward(datt, qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, dqkv):
+    """ScaledDotProductAttention.backward (ops/attention.py) on the packed heads, from
+    g = datt (N, C), per (batch, head), into dqkv (N, 3C), zeroed by the caller:
+        dv_j  = sum_t Pd[t, j] g_t                     (dv = Pd^T g)
+        dPd   = g_t . v_j                              (dPd = g v^T)
+        dP    = dPd * keep / keep_prob                 (Dropout.backward, only with dropout)
+        dS[t] = P[t] * (dP[t] - sum_j dP[t, j] P[t, j])   (the softmax backward, per row)
+        dq_t  = sum_j dS[t, j] k_j * scale,  dk_j = sum_t dS[t, j] q_t * scale
+    Masked places have P = 0, so dS = 0 there: they are skipped."""
+    C = qkv.shape[1] // 3
+    d = C // H
+    has_keep = keep.shape[0] > 0
+    ds = np.empty((T, T), p.dtype)  # dS in the scores' dtype, as the reference's
+    for b in range(B):
+        for h in range(H):
+            bh = b * H + h
+            q0, k0, v0 = h * d, C + h * d, 2 * C + h * d
+            P = p[bh]
+            W = pd[bh] if has_keep else P
+            for t in range(T):
+                r = b * T + t
+                m = mask[t]
+                g = datt[r, q0 : q0 + d]
+                total = 0.0
+                for j in range(T):
+                    if m[j]:
+                        v = qkv[b * T + j, v0 : v0 + d]
+                        acc = 0.0
+                        for c in range(d):
+                            acc += g[c] * v[c]
+                        if has_keep:
+                            acc = acc * inv_keep_prob if keep[bh, t, j] else 0.0
+                        ds[t, j] = acc
+                        total += acc * P[t, j]
+                for j in range(T):
+                    ds[t, j] = P[t, j] * (ds[t, j] - total) * scale if m[j] else 0.0
+            for t in range(T):
+                r = b * T + t
+                m = mask[t]
+                g, q, dq = datt[r, q0 : q0 + d], qkv[r, q0 : q0 + d], dqkv[r, q0 : q0 + d]
+                for j in range(T):
+                    if m[j]:
+                        rj = b * T + j
+                        k, dk, dv = qkv[rj, k0 : k0 + d], dqkv[rj, k0 : k0 + d], dqkv[rj, v0 : v0 + d]
+                        w = W[t, j]
+                        s = ds[t, j]
+                        for c in range(d):
+                            dv[c] += w * g[c]  # dv_j += Pd[t, j] g_t
+                            dq[c] += s * k[c]  # dq_t += dS[t, j] k_j * scale
+                            dk[c] += s * q[c]  # dk_j += dS[t, j] q_t * scale
+
+
+@njit(**_OPTIONS)
+def _bias_dropout_add(x, y, bias, keep, inv_keep_prob, out):
+    """out = x + D(y + bias): Linear.forward's bias, Dropout.forward (x * keep * scale) and the
+    residual Add, per element."""
+    N, M = y.shape
+    has_keep = keep.shape[0] > 0
+    for i in range(N):
+        for j in range(M):
+            v = y[i, j] + bias[j]
+            if has_keep:
+                v = v * keep[i, j] * inv_keep_prob
+            out[i, j] = x[i, j] + v
+
+
+@njit(**_OPTIONS)
+def _dropout_backward(g, keep, inv_keep_prob):
+    """Dropout.backward (ops/dropout.py): g * keep * scale, a new array (g itself without dropout)."""
+    if keep.shape[0] == 0:
+        return g
+    out = np.empty_like(g)
+    N, M = g.shape
+    for i in range(N):
+        for j in range(M):
+            out[i, j] = g[i, j] * keep[i, j] * inv_keep_prob
+    return out
+
+
+# --------------------------------------------------------------------------- embeddings
+@njit(**_OPTIONS)
+def embed_forward(idx, tok, pos):
+    """Embedding.forward (ops/embedding.py) twice and the Add of the model:
+    x[b * T + t] = tok[idx[b, t]] + pos[t].  idx (B, T) int64 in range."""
+    B, T = idx.shape
+    C = tok.shape[1]
+    x = np.empty((B * T, C), tok.dtype)
+    for b in range(B):
+        for t in range(T):
+            v = idx[b, t]
+            for c in range(C):
+                x[b * T + t, c] = tok[v, c] + pos[t, c]
+    return x
+
+
+@njit(**_OPTIONS)
+def embed_backward(idx, dx, vocab_size, block_size):
+    """Embedding.backward (ops/embedding.py): dW[v] = sum of the rows whose id is v, for the token
+    table (ids idx) and the position table (ids 0..T-1 in every batch row: the Add's gradient,
+    summed over the batch by unbroadcast, then the embedding's).  -> dtok (V, C), dpos (block_size, C)."""
+    B, T = idx.shape
+    C = dx.shape[1]
+    dtok = np.zeros((vocab_size, C), dx.dtype)
+    acc = np.zeros((T, C), np.float64)
+    for b in range(B):
+        for t in range(T):
+            r = b * T + t
+            v = idx[b, t]
+            for c in range(C):
+                dtok[v, c] += dx[r, c]
+                acc[t, c] += dx[r, c]
+    dpos = np.zeros((block_size, C), dx.dtype)
+    for t in range(T):
+        for c in range(C):
+            dpos[t, c] = acc[t, c]
+    return dtok, dpos
+
+
+# --------------------------------------------------------------------------- the block
+@njit(**_OPTIONS)
+def block_forward(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc, w_out, b_out,
+                  B, T, H, scale, mask, keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
+    """One Block.forward (gpt/model.py, residual, pre-norm, packed heads, MLP) on x (N, C).
+    w_qkv (3C, C): every head's query, then key, then value weights (MultiHeadAttention's stack).
+    keep_*: the dropout keep masks (empty: none there) and inv_* = 1 / (1 - p).
+    -> (out, and what block_backward needs: mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2,
+    xn2, hr)."""
+    N, C = x.shape
+    dt = x.dtype
+    mean1, rstd1, xn1 = np.empty(N, dt), np.empty(N, dt), np.empty_like(x)
+    _layernorm(x, ln1_w, ln1_b, eps1, xn1, mean1, rstd1)  # LayerNorm.forward (ln1)
+    qkv = np.dot(xn1, w_qkv.T)  # Linear.forward, no bias: xn1 Wqkv^T (N, 3C)
+    p = np.empty((B * H, T, T), dt)
+    pd = np.empty((B * H, T, T), dt) if keep_att.shape[0] > 0 else np.empty((0, 0, 0), dt)
+    att = np.empty((N, C), dt)
+    _attention(qkv, B, T, H, scale, mask, keep_att, inv_att, p, pd, att)  # PackedSelfAttention.forward
+    y = np.dot(att, w_proj.T)  # Linear.forward (proj): att Wp^T, + bp below
+    xm = np.empty_like(x)
+    _bias_dropout_add(x, y, b_proj, keep_proj, inv_proj, xm)  # xm = x + Dropout(y + bp)
+    mean2, rstd2, xn2 = np.empty(N, dt), np.empty(N, dt), np.empty_like(x)
+    _layernorm(xm, ln2_w, ln2_b, eps2, xn2, mean2, rstd2)  # LayerNorm.forward (ln2)
+    hr = np.dot(xn2, w_fc.T)  # Linear.forward (ffwd.net.0): xn2 W1^T + b1 ...
+    F = hr.shape[1]
+    for i in range(N):
+        for j in range(F):
+            v = hr[i, j] + b_fc[j]
+            hr[i, j] = 0.0 if v < 0 else v  # ... ReLU.forward: max(v, 0), NaN stays NaN
+    y2 = np.dot(hr, w_out.T)  # Linear.forward (ffwd.net.2): hr W2^T, + b2 below
+    out = np.empty_like(x)
+    _bias_dropout_add(xm, y2, b_out, keep_ffn, inv_ffn, out)  # out = xm + Dropout(y2 + b2)
+    return out, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2, xn2, hr
+
+
+@njit(**_OPTIONS)
+def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2, xn2, hr,
+                   ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask,
+                   keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
+    """Block.backward: block_forward's lines in reverse, from dout (N, C).
+    -> (dx, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out)."""
+    N, C = dout.shape
+    dt = dout.dtype
+    # out = xm + Dropout(hr W2^T + b2): Add.backward gives dout to xm and to the branch;
+    # Dropout.backward: dy2 = dout * keep / (1 - p)
+    dy2 = _dropout_backward(dout, keep_ffn, inv_ffn)
+    # Linear.backward (ffwd.net.2): dW2 = dy2^T hr, db2 = 1^T dy2, dhr = dy2 W2
+    dw_out = np.dot(dy2.T, hr)
+    db_out = np.empty(C, dt)
+    _column_sums(dy2, db_out)
+    dh = np.dot(dy2, w_out)
+    # ReLU.backward (ops/activation.py): 0 where the output hr <= 0
+    F = dh.shape[1]
+    for i in range(N):
+        for j in range(F):
+            if hr[i, j] <= 0:
+                dh[i, j] = 0.0
+    # Linear.backward (ffwd.net.0): dW1 = dh^T xn2, db1 = 1^T dh, dxn2 = dh W1
+    dw_fc = np.dot(dh.T, xn2)
+    db_fc = np.empty(F, dt)
+    _column_sums(dh, db_fc)
+    dxn2 = np.dot(dh, w_fc)
+    # LayerNorm.backward (ln2), its dx added onto dout (Add.backward: xm feeds both ln2 and the sum)
+    dxm = dout.copy()
+    dln2_w, dln2_b = np.zeros(C, np.float64), np.zeros(C, np.float64)
+    _layernorm_backward(dxn2, xm, mean2, rstd2, ln2_w, dxm, dln2_w, dln2_b)
+    # xm = x + Dropout(att Wp^T + bp): Add.backward, Dropout.backward
+    dy = _dropout_backward(dxm, keep_proj, inv_proj)
+    # Linear.backward (proj): dWp = dy^T att, dbp = 1^T dy, datt = dy Wp
+    dw_proj = np.dot(dy.T, att)
+    db_proj = np.empty(C, dt)
+    _column_sums(dy, db_proj)
+    datt = np.dot(dy, w_proj)
+    # PackedSelfAttention.backward -> dqkv (N, 3C)
+    dqkv = np.zeros_like(qkv)
+    _attention_backward(datt, qkv, B, T, H, scale, mask, keep_att, inv_att, p, pd, dqkv)
+    # Linear.backward (the stacked query, key, value weights): dWqkv = dqkv^T xn1, dxn1 = dqkv Wqkv
+    dw_qkv = np.dot(dqkv.T, xn1)
+    dxn1 = np.dot(dqkv, w_qkv)
+    # LayerNorm.backward (ln1), its dx added onto dxm (Add.backward: x feeds both ln1 and the sum)
+    dx = dxm
+    dln1_w, dln1_b = np.zeros(C, np.float64), np.zeros(C, np.float64)
+    _layernorm_backward(dxn1, x, mean1, rstd1, ln1_w, dx, dln1_w, dln1_b)
+    return (dx, dln1_w.astype(dt), dln1_b.astype(dt), dw_qkv, dw_proj, db_proj, dln2_w.astype(dt),
+            dln2_b.astype(dt), dw_fc, db_fc, dw_out, db_out)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the head
+@njit(**_OPTIONS)
+def head_forward(x, lnf_w, lnf_b, eps, w_lm, b_lm):
+    """ln_f then lm_head: LayerNorm.forward, Linear.forward.  -> (logits (N, V), mean, rstd, xn)."""
+    N, C = x.shape
+    mean, rstd, xn = np.empty(N, x.dtype), np.empty(N, x.dtype), np.empty_like(x)
+    _layernorm(x, lnf_w, lnf_b, eps, xn, mean, rstd)
+    logits = np.dot(xn, w_lm.T)
+    V = logits.shape[1]
+    for i in range(N):
+        for j in range(V):
+            logits[i, j] += b_lm[j]
+    return logits, mean, rstd, xn
+
+
+@njit(**_OPTIONS)
+def head_backward(dlogits, x, mean, rstd, xn, lnf_w, w_lm):
+    """Linear.backward (lm_head), then LayerNorm.backward (ln_f).
+    -> (dx, dlnf_w, dlnf_b, dw_lm, db_lm)."""
+    N, C = x.shape
+    dt = x.dtype
+    dw_lm = np.dot(dlogits.T, xn)  # dW = G^T xn
+    db_lm = np.empty(dlogits.shape[1], dt)
+    _column_sums(dlogits, db_lm)  # db = 1^T G
+    dxn = np.dot(dlogits, w_lm)  # dxn = G W
+    dx = np.zeros_like(x)
+    dw, db = np.zeros(C, np.float64), np.zeros(C, np.float64)
+    _layernorm_backward(dxn, x, mean, rstd, lnf_w, dx, dw, db)
+    return dx, dw.astype(dt), db.astype(dt), dw_lm, db_lm

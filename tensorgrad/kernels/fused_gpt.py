@@ -1,0 +1,168 @@
+"""The fused GPT as one op: token ids in, logits out, backward to every parameter at once.
+
+`FusedGPT.apply(idx, *params, ...)` computes exactly what the lecture's GPTLanguageModel computes
+from the same parameters (gpt/model.py: token and position embeddings, n_layer pre-norm residual
+Blocks with packed heads and the MLP, ln_f, lm_head), with the compiled functions of
+kernels/cpu_gpt.py: one call for the embeddings, one per block forward and one per block backward,
+one for the head.  The loss stays the model's (F.cross_entropy on these logits), so the logits are
+an ordinary differentiable tensor.
+
+The parameters come as Tensors, in the order of `param_order(n_layer, n_head)`; the model
+(gpt/fused.py) gathers them, and it asks `FusedGPT.accepts(...)` first: the op runs on the CPU,
+float32, in the "kernels" mode (TENSORGRAD_KERNELS=reference turns it off), for sequences of at
+most `max_len` positions (its attention loops cost T^2 per head).  It imports nothing of gpt/.
+
+Dropout draws the reference's keep masks (kernels/cpu.py's keep_mask: the reference's bits, the
+generator left as the reference leaves it), in the reference's order: per block, the attention
+weights' (B, H, T, T), then the projection's (B, T, C), then the MLP's (B, T, C).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import autograd, backend
+from . import mode
+
+# Per block, the parameters in this order (the state_dict names relative to blocks.<i>.); the
+# query, key and value weights are per head (H of each), as the lecture's Heads hold them.
+BLOCK_PARAMS = ("ln1.weight", "ln1.bias", "sa.heads.{h}.query.weight", "sa.heads.{h}.key.weight",
+                "sa.heads.{h}.value.weight", "sa.proj.weight", "sa.proj.bias", "ln2.weight", "ln2.bias",
+                "ffwd.net.0.weight", "ffwd.net.0.bias", "ffwd.net.2.weight", "ffwd.net.2.bias")  # fmt: skip
+HEAD_PARAMS = ("ln_f.weight", "ln_f.bias", "lm_head.weight", "lm_head.bias")
+
+
+def param_order(n_layer: int, n_head: int) -> list[str]:
+    """The state_dict names of the op's parameters, in the order apply takes them."""
+    names = ["token_embedding_table.weight", "position_embedding_table.weight"]
+    for i in range(n_layer):
+        for name in BLOCK_PARAMS:
+            if "{h}" in name:
+                names.extend(f"blocks.{i}.{name.format(h=h)}" for h in range(n_head))
+            else:
+                names.append(f"blocks.{i}.{name}")
+    return names + list(HEAD_PARAMS)
+
+
+def _block_count(n_head):
+    return len(BLOCK_PARAMS) - 3 + 3 * n_head  # the per-block parameters: 3 of them are H each
+
+
+class FusedGPT(autograd.Function):
+    """logits (B, T, V) = GPT(idx (B, T)), forward and backward by kernels/cpu_gpt.py.
+
+    Forward (each line the reference op named in cpu_gpt.py):
+        x = tok[idx] + pos[0:T]                       Embedding, Add
+        x = Block_i(x), i = 0 .. n_layer - 1          cpu_gpt.block_forward
+        logits = LayerNorm(x; ln_f) W_lm^T + b_lm     LayerNorm, Linear
+    Backward, from g = dL/dlogits: the head's, each block's in reverse, the embeddings' (the
+    same lines in reverse: cpu_gpt.head_backward, block_backward, embed_backward); every
+    parameter gets its gradient, idx none.
+    """
+
+    __slots__ = ()
+    max_len = 64  # the attention's loops cost T^2 per head: longer sequences run the op-by-op model
+
+    @classmethod
+    def accepts(cls, idx, *params, n_layer, n_head, vocab_size, device, **config) -> bool:
+        """Whether the op takes these arrays: the kernels on, the CPU, float32 parameters of the
+        GPT's shapes, integer ids in range, at most max_len positions."""
+        if mode() != "kernels" or device != "cpu":
+            return False
+        if idx.ndim != 2 or idx.dtype.kind not in "iu" or not 0 < idx.shape[1] <= cls.max_len or idx.size == 0:
+            return False
+        if len(params) != 6 + n_layer * _block_count(n_head):
+            return False
+        if any(type(p) is not np.ndarray or p.dtype != np.float32 for p in params):
+            return False
+        tok, pos = params[0], params[1]
+        C = tok.shape[-1]
+        if tok.shape != (vocab_size, C) or pos.ndim != 2 or pos.shape[1] != C or idx.shape[1] > pos.shape[0]:
+            return False
+        if C % n_head or params[-2].shape != (vocab_size, C):
+            return False
+        return bool(idx.min() >= 0 and idx.max() < vocab_size)
+
+    def forward(self, idx, *params, n_layer, n_head, vocab_size, device, scale, eps, mask, dropout, graph=None):
+        """eps: (ln1, ln2) per block and ln_f's; mask (T, T) bool, True = may attend; dropout:
+        per block (p_attention, p_proj, p_ffn), 0 where none is drawn (eval mode); graph: see
+        backward_graph."""
+        from . import cpu, cpu_gpt  # noqa: PLC0415 - Numba only when the op runs
+
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
+        params = tuple(np.ascontiguousarray(p) for p in params)
+        B, T = idx.shape
+        H = n_head
+        mask = np.ascontiguousarray(mask, dtype=np.bool_)
+        tok, pos = params[0], params[1]
+        C = tok.shape[1]
+        rng = backend.rng(device)
+        x = cpu_gpt.embed_forward(idx, tok, pos)  # (B * T, C)
+        blocks = []
+        per = _block_count(H)
+        for i in range(n_layer):
+            w = params[2 + i * per : 2 + (i + 1) * per]
+            ln1_w, ln1_b = w[0], w[1]
+            w_qkv = np.concatenate(w[2 : 2 + 3 * H])  # (3C, C): the heads' query, key, value weights stacked
+            w_proj, b_proj, ln2_w, ln2_b, w_fc, b_fc, w_out, b_out = w[2 + 3 * H :]
+            keeps = _keep_masks(cpu, rng, dropout[i], (B * H, T, T), (B * T, C))
+            saved = cpu_gpt.block_forward(
+                x, ln1_w, ln1_b, float(eps[i][0]), w_qkv, w_proj, b_proj, ln2_w, ln2_b, float(eps[i][1]), w_fc, b_fc,
+                w_out, b_out, B, T, H, float(scale), mask, *keeps,
+            )  # fmt: skip
+            blocks.append((x, w_qkv, keeps, saved[1:]))
+            x = saved[0]
+        lnf_w, lnf_b, w_lm, b_lm = params[-4:]
+        logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, float(eps[-1]), w_lm, b_lm)
+        self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, float(scale), mask,
+                               graph)  # fmt: skip
+        return logits.reshape(B, T, -1)
+
+    def backward(self, g):
+        from . import cpu_gpt  # noqa: PLC0415
+
+        idx, params, blocks, head, n_layer, H, vocab_size, scale, mask, _ = self.saved
+        B, T = idx.shape
+        g = np.ascontiguousarray(g.reshape(B * T, -1))
+        lnf_w, _, w_lm, _ = params[-4:]
+        x, mean, rstd, xn = head
+        dx, dlnf_w, dlnf_b, dw_lm, db_lm = cpu_gpt.head_backward(g, x, mean, rstd, xn, lnf_w, w_lm)
+        per = _block_count(H)
+        grads = [None] * len(params)
+        grads[-4:] = dlnf_w, dlnf_b, dw_lm, db_lm
+        for i in reversed(range(n_layer)):
+            x, w_qkv, keeps, saved = blocks[i]
+            w = params[2 + i * per : 2 + (i + 1) * per]
+            w_proj, ln2_w, w_fc, w_out = w[2 + 3 * H], w[2 + 3 * H + 2], w[2 + 3 * H + 4], w[-2]
+            out = cpu_gpt.block_backward(
+                dx, x, *saved, w[0], w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask, *keeps
+            )
+            dx, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = out
+            d = w_qkv.shape[0] // (3 * H)  # the head size: dWqkv's rows split back into the heads' weights
+            heads = [dw_qkv[j * d : (j + 1) * d] for j in range(3 * H)]
+            grads[2 + i * per : 2 + (i + 1) * per] = [dln1_w, dln1_b, *heads, dw_proj, db_proj, dln2_w, dln2_b,
+                                                      dw_fc, db_fc, dw_out, db_out]  # fmt: skip
+        grads[0], grads[1] = cpu_gpt.embed_backward(idx, dx, vocab_size, params[1].shape[0])
+        return (None, *grads)
+
+    def backward_graph(self, g, z):
+        """Tensor-level (create_graph): `graph(g)`, given by the caller, recomputes the logits op by
+        op from the same parameters and returns their gradients as recorded Tensors (the ops' own
+        formulas); without it (a forward that drew dropout masks: a recomputation would draw
+        others) the engine's lazy "double backward is not implemented" error."""
+        graph = self.saved[-1]
+        if graph is None:
+            return autograd.Function.backward_graph(self, g, z)
+        return (None, *graph(g))
+
+
+def _keep_masks(cpu, rng, ps, att_shape, stream_shape):
+    """The block's dropout keep masks and 1 / (1 - p), in the reference's order of draws (the
+    attention's weights, the projection's output, the MLP's output); empty arrays where p = 0."""
+    out = []
+    for p, shape in zip(ps, (att_shape, stream_shape, stream_shape)):
+        if p > 0:
+            out += [cpu.keep_mask(rng, shape, p), 1.0 / (1.0 - p)]
+        else:
+            out += [np.empty((0,) * len(shape), np.bool_), 1.0]
+    return out

@@ -1,0 +1,248 @@
+"""The fused GPT (tensorgrad/kernels/fused_gpt.py, kernels/cpu_gpt.py, chosen by gpt/fused.py)
+against the op-by-op model it replaces: logits, loss and every parameter's gradient on random
+configurations, the dropout masks bit for bit, a few AdamW steps, and the switches that turn it off.
+
+The op-by-op side is the same model object with `model.fused = False`: the same parameters, the
+lecture's code through the kernel ops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tensorgrad as tg
+from gpt import build_model, get_config
+from tensorgrad.ops.dropout import keep_mask
+
+
+def _run(model, idx, targets, fused, seed):
+    """logits, loss and every parameter's gradient of one forward and backward, the generator
+    seeded first; and one draw from the generator after (its state)."""
+    model.fused = fused
+    model.zero_grad(set_to_none=True)
+    tg.manual_seed(seed)
+    logits, loss = model(idx, targets)
+    loss.backward()
+    after = tg.rand(4).numpy()
+    grads = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
+    return logits, loss.item(), grads, after
+
+
+def _close(a, b, what, floor=0.0):
+    # float32 rounding: the two paths compute the same sums in other orders (float64 accumulators
+    # in the loops against float32 BLAS, the heads' products as loops), through up to 3 layers of
+    # LayerNorm and attention; 2e-5 of the tensor's largest entry is ~170 float32 ulps of it
+    # (the differences seen are 3e-7 to 5e-7 of it).  `floor`: see test_fused_matches_op_by_op.
+    scale = float(np.abs(b).max())
+    np.testing.assert_allclose(a, b, rtol=0, atol=2e-5 * scale + floor, err_msg=what)
+
+
+@st.composite
+def configs(draw):
+    n_head = draw(st.integers(1, 4))
+    head_size = draw(st.integers(1, 8))
+    block_size = draw(st.integers(1, 12))
+    return dict(
+        config=get_config(
+            "small", n_head=n_head, n_embd=n_head * head_size, n_layer=draw(st.integers(1, 3)),
+            block_size=block_size, dropout=draw(st.sampled_from([0.0, 0.1, 0.5])),
+            attn_scale=draw(st.sampled_from(["head_size", "n_embd"])),
+        ),
+        vocab=draw(st.integers(2, 70)),
+        B=draw(st.integers(1, 4)),
+        T=draw(st.integers(1, block_size)),
+        training=draw(st.booleans()),
+        seed=draw(st.integers(0, 2**16)),
+    )  # fmt: skip
+
+
+@given(case=configs())
+def test_fused_matches_op_by_op(case):
+    """Logits, loss, every gradient and the generator's state after, dropout on and off, train and eval."""
+    c = case
+    tg.manual_seed(c["seed"])
+    model = build_model(c["config"], vocab_size=c["vocab"])
+    model.train(c["training"])
+    rng = np.random.default_rng(c["seed"])
+    idx = tg.tensor(rng.integers(0, c["vocab"], (c["B"], c["T"])))
+    targets = tg.tensor(rng.integers(0, c["vocab"], (c["B"], c["T"])))
+    f_logits, f_loss, f_grads, f_after = _run(model, idx, targets, True, c["seed"] + 1)
+    assert type(f_logits._ctx).__name__ == "FusedGPT"  # the fused op ran
+    r_logits, r_loss, r_grads, r_after = _run(model, idx, targets, False, c["seed"] + 1)
+    assert type(r_logits._ctx).__name__ != "FusedGPT"
+    _close(f_logits.numpy(), r_logits.numpy(), "logits")
+    # the loss: a mean of B * T cross-entropies of those logits, so their rounding, relative to it
+    assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)
+    assert f_grads.keys() == r_grads.keys()
+    # A gradient that cancels to ~0 (the keys' at n_embd = 2, where LayerNorm outputs +-1) is the
+    # rounding of terms as large as the model's other gradients: 1e-6 of the largest of them.
+    floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
+    for name in r_grads:
+        _close(f_grads[name], r_grads[name], name, floor)
+    np.testing.assert_array_equal(f_after, r_after)  # the same draws: the generator left in one state
+
+
+def test_dropout_masks_are_the_references_bit_for_bit():
+    """The fused op's keep masks are those the reference's keep_mask draws from the same seed, in
+    the reference's order (per block: attention weights, projection, MLP)."""
+    config = get_config("small", dropout=0.3, n_layer=2)
+    model = build_model(config)
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (3, 8)))
+    tg.manual_seed(7)
+    logits, _ = model(idx)
+    blocks = logits._ctx.saved[2]
+    tg.manual_seed(7)
+    B, T, H, C = 3, 8, config.n_head, config.n_embd
+    for i, (_, _, keeps, _) in enumerate(blocks):
+        for k, shape in zip((0, 2, 4), ((B, H, T, T), (B, T, C), (B, T, C))):
+            expected = keep_mask("cpu", shape, 0.3)
+            np.testing.assert_array_equal(keeps[k], expected.reshape(keeps[k].shape), err_msg=f"block {i} mask {k}")
+            assert keeps[k + 1] == 1 / (1 - 0.3)
+
+
+def test_adamw_training_matches_op_by_op():
+    """Five AdamW steps with dropout from one seed: the same parameters on both paths."""
+    config = get_config("small", dropout=0.2)
+    rng = np.random.default_rng(1)
+    batches = [(tg.tensor(rng.integers(0, 65, (8, 8))), tg.tensor(rng.integers(0, 65, (8, 8)))) for _ in range(5)]
+    results = {}
+    for fused in (True, False):
+        tg.manual_seed(0)
+        model = build_model(config)
+        model.fused = fused
+        opt = tg.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+        for xb, yb in batches:
+            logits, loss = model(xb, yb)
+            assert (type(logits._ctx).__name__ == "FusedGPT") == fused
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        results[fused] = {n: p.numpy().copy() for n, p in model.state_dict().items()}
+    assert results[True].keys() == results[False].keys()
+    for name, ref in results[False].items():
+        # each step moves a parameter by at most lr = 1e-3; Adam's m / sqrt(v) turns the gradients'
+        # float32 rounding into about that much of a step where a gradient is near 0: 5 steps, 1e-5
+        np.testing.assert_allclose(results[True][name], ref, rtol=0, atol=1e-5, err_msg=name)
+
+
+def _grad_fn(model, idx):
+    logits, _ = model(idx)
+    return type(logits._ctx).__name__
+
+
+def test_switches_and_cases_that_run_the_lecture_code():
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))
+    assert _grad_fn(model, idx) == "FusedGPT"
+    model.fused = False
+    assert _grad_fn(model, idx) != "FusedGPT"
+    model.fused = True
+    with tg.kernels.reference():  # TENSORGRAD_KERNELS=reference
+        assert _grad_fn(model, idx) != "FusedGPT"
+    handle = model.blocks[0].ln1.register_forward_hook(lambda m, i, o: None)  # a module hook sees every op
+    assert _grad_fn(model, idx) != "FusedGPT"
+    handle.remove()
+    model.lm_head.weight.register_hook(lambda g: g)  # a tensor hook
+    assert _grad_fn(model, idx) != "FusedGPT"
+    assert _grad_fn(build_model("small").double(), idx) != "FusedGPT"  # float64
+    slow = build_model("small", dropout=0.1, fast_attention=False)  # per-head masks: another order of draws
+    assert _grad_fn(slow, idx) != "FusedGPT"
+    assert _grad_fn(slow.eval(), idx) == "FusedGPT"  # no draws: the same math
+    assert _grad_fn(build_model("residual"), idx) != "FusedGPT"  # no LayerNorm: not the fused block
+    assert "fused" not in " ".join(build_model("small").state_dict())
+
+
+def test_out_of_range_ids_raise_the_references_error():
+    model = build_model("small")
+    with pytest.raises(Exception) as fused_error:
+        model(tg.tensor([[0, 65]]))
+    model.fused = False
+    with pytest.raises(Exception) as reference_error:
+        model(tg.tensor([[0, 65]]))
+    assert type(fused_error.value) is type(reference_error.value)
+    assert str(fused_error.value) == str(reference_error.value)
+
+
+def test_in_place_write_before_backward_raises():
+    """A parameter written in place between forward and backward raises, as on the op-by-op path."""
+    model = build_model("small")
+    _, loss = model(tg.tensor([[1, 2, 3]]), tg.tensor([[2, 3, 4]]))
+    with tg.no_grad():
+        model.lm_head.weight.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_no_grad_forward_matches():
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))
+    with tg.no_grad():
+        fused, _ = model(idx)
+        model.fused = False
+        ref, _ = model(idx)
+    assert not fused.requires_grad
+    _close(fused.numpy(), ref.numpy(), "logits")  # float32 rounding, as test_fused_matches_op_by_op
+
+
+def test_training_cli_fused_on_and_off_print_the_same_losses(tmp_path, capsys):
+    """`tensorgrad-train --fused off` runs the lecture's code op by op; both print the same losses
+    (to their 4 decimals) with dropout on."""
+    from gpt.cli import train as cli_train  # noqa: PLC0415
+
+    data = tmp_path / "input.txt"
+    data.write_text("First Citizen: thou art a villain, you know it. " * 60)
+    lines = {}
+    for fused in ("on", "off"):
+        cli_train.main(["--preset", "small", "--max-iters", "6", "--eval-interval", "5", "--eval-iters", "2",
+                        "--dropout", "0.2", "--data", str(data), "--sample-tokens", "0", "--fused", fused])  # fmt: skip
+        lines[fused] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    assert len(lines["on"]) == 2
+    assert lines["on"] == lines["off"]
+
+
+def test_a_module_or_parameter_replaced_after_a_call_is_seen():
+    """gpt/fused.py keeps what it found of the model between calls: a replaced module or
+    parameter is seen at the next call."""
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))
+    assert _grad_fn(model, idx) == "FusedGPT"
+    model.lm_head = tg.nn.Linear(32, 65)  # new parameters: the fused op reads them
+    model.blocks[1].ln2.weight = tg.nn.Parameter(tg.randn(32))
+    fused, _ = model(idx)
+    model.fused = False
+    reference, _ = model(idx)
+    _close(fused.numpy(), reference.numpy(), "logits")  # float32 rounding, as test_fused_matches_op_by_op
+    model.fused = True
+    model.blocks[0].ffwd.net._modules["1"] = tg.nn.GELU()  # not the block the op fuses: the lecture's code runs
+    assert _grad_fn(model, idx) != "FusedGPT"
+
+
+def test_a_gradient_of_the_gradient_matches_op_by_op():
+    """create_graph through the fused op: the logits recomputed op by op (no dropout drawn), so a
+    second pass gives the op-by-op model's values."""
+    model = build_model("small", n_layer=2)
+    rng = np.random.default_rng(0)
+    idx, targets = tg.tensor(rng.integers(0, 65, (2, 8))), tg.tensor(rng.integers(0, 65, (2, 8)))
+    params = list(model.parameters())
+    results = {}
+    for fused in (True, False):
+        model.fused = fused
+        logits, loss = model(idx, targets)
+        assert (type(logits._ctx).__name__ == "FusedGPT") == fused
+        grads = tg.autograd.grad(loss, params, create_graph=True)
+        penalty = sum((g * g).sum() for g in grads)
+        results[fused] = [g.numpy() for g in tg.autograd.grad(penalty, params)]
+    floor = 1e-6 * max(float(np.abs(g).max()) for g in results[False])  # as test_fused_matches_op_by_op
+    for p_name, a, b in zip([n for n, _ in model.named_parameters()], results[True], results[False]):
+        _close(a, b, p_name, floor)
+
+
+def test_a_gradient_of_the_gradient_with_dropout_drawn_raises_the_lazy_error():
+    model = build_model("small", dropout=0.1)
+    _, loss = model(tg.tensor([[1, 2, 3]]), tg.tensor([[2, 3, 4]]))
+    params = list(model.parameters())
+    grads = tg.autograd.grad(loss, params, create_graph=True)  # the first order is fine
+    with pytest.raises(RuntimeError, match="double backward is not implemented"):
+        tg.autograd.grad(sum((g * g).sum() for g in grads), params)
