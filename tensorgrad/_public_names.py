@@ -261,6 +261,7 @@ NAMESPACES: dict[str, tuple[str, str | None]] = {
 MODULE_FAMILIES: dict[str, str] = {
     # the Tensor's methods and properties (tensorgrad/tensor.py, tensorgrad/tensor_methods/)
     "tensor": "The Tensor itself",
+    "tensor_base": "The Tensor itself",  # device, grad, requires_grad: the fields the engine reads
     "autograd": "Gradients and hooks",
     "tensor_methods.hooks": "Gradients and hooks",
     "tensor_methods.dtype": "Dtypes, devices and conversion",
