@@ -1,35 +1,51 @@
-"""The GPT of "Let's build GPT" fused by hand for training on the CPU, llm.c's way: each
+r"""The GPT of "Let's build GPT" fused by hand for training on the CPU, llm.c's way: each
 transformer block's forward and its backward as one compiled function, and likewise the
 embeddings and the head.  Arrays in, arrays out (NumPy, float32); kernels/fused_gpt.py's op calls
 these and gpt/fused.py decides when it runs.
 
 The math is the reference ops' (tensorgrad/ops/), composed: every line below names the op whose
-derivation it follows.  The block is the lecture's pre-norm residual block with all heads packed:
+derivation it follows.  The block is the lecture's pre-norm residual block with all heads packed.
 
-    forward, x (N, C), N = B * T rows:
-        xn1  = LayerNorm(x; ln1)                     LayerNorm.forward      (ops/layernorm.py)
-        qkv  = xn1 Wqkv^T                            Linear.forward         (ops/linear.py)
-        att  = attention(qkv)                        PackedSelfAttention    (ops/attention.py)
-        y    = D(att Wp^T + bp)                      Linear, Dropout        (ops/dropout.py)
-        xm   = x + y                                 Add                    (ops/arithmetic.py)
-        xn2  = LayerNorm(xm; ln2)
-        hr   = relu(xn2 W1^T + b1)                   Linear, ReLU           (ops/activation.py)
-        out  = xm + D(hr W2^T + b2)                  Linear, Dropout, Add
+Forward, $x$ `(N, C)`, $N = B \cdot T$ rows ($D$ is dropout):
 
-    backward, from dout = dL/dout (N, C): the same ops' backward lines in reverse; the residual
-    adds pass their gradient to both operands (Add.backward), so each LayerNorm's dx is added onto
-    the gradient of the stream it read.
+$$
+\begin{aligned}
+\mathrm{xn1} &= \mathrm{LayerNorm}(x;\ \mathrm{ln1}), \\
+\mathrm{qkv} &= \mathrm{xn1}\, W_{qkv}^\top, \\
+\mathrm{att} &= \mathrm{attention}(\mathrm{qkv}), \\
+y &= D(\mathrm{att}\, W_p^\top + b_p), \\
+\mathrm{xm} &= x + y, \\
+\mathrm{xn2} &= \mathrm{LayerNorm}(\mathrm{xm};\ \mathrm{ln2}), \\
+\mathrm{hr} &= \mathrm{relu}(\mathrm{xn2}\, W_1^\top + b_1), \\
+\mathrm{out} &= \mathrm{xm} + D(\mathrm{hr}\, W_2^\top + b_2),
+\end{aligned}
+$$
 
-Products go to BLAS (np.dot in nopython mode: sgemm on float32, transposes as BLAS flags, no
+line by line from these ops' derivations:
+
+- $\mathrm{xn1}$: `LayerNorm.forward` (ops/layernorm.py);
+- $\mathrm{qkv}$: `Linear.forward` (ops/linear.py);
+- $\mathrm{att}$: `PackedSelfAttention` (ops/attention.py);
+- $y$: `Linear`, `Dropout` (ops/dropout.py);
+- $\mathrm{xm}$: `Add` (ops/arithmetic.py);
+- $\mathrm{xn2}$: `LayerNorm`;
+- $\mathrm{hr}$: `Linear`, `ReLU` (ops/activation.py);
+- $\mathrm{out}$: `Linear`, `Dropout`, `Add`.
+
+Backward, from $\mathrm{dout} = \partial L / \partial\, \mathrm{out}$ `(N, C)`: the same ops' backward
+lines in reverse; the residual adds pass their gradient to both operands (`Add.backward`), so each
+LayerNorm's $dx$ is added onto the gradient of the stream it read.
+
+Products go to BLAS (`np.dot` in nopython mode: sgemm on float32, transposes as BLAS flags, no
 copies); the rest are plain loops over rows, sums in float64 accumulators, as kernels/cpu.py's.
-The attention is loops per (batch, head), reading q, k and v in the packed qkv in place, as
-kernels/cpu_attention.py's; its cost grows as T^2 per head, so the caller takes short sequences
+The attention is loops per (batch, head), reading $q$, $k$ and $v$ in the packed `qkv` in place, as
+kernels/cpu_attention.py's; its cost grows as $T^2$ per head, so the caller takes short sequences
 only.  Everything runs on the calling thread (BLAS may use its own for large products).
 
-Dropout keep masks come in as arrays drawn by the caller with kernels/cpu.py's keep_mask (the
+Dropout keep masks come in as arrays drawn by the caller with kernels/cpu.py's `keep_mask` (the
 reference's bits); an empty mask means no dropout there.
 
-Compiled code is cached on disk (cache=True), one signature per function (float32 arrays,
+Compiled code is cached on disk (`cache=True`), one signature per function (float32 arrays,
 int64 ids).
 """
 
@@ -66,12 +82,19 @@ _LN2 = 0.6931471805599453
 
 @njit(inline="always", **_OPTIONS)
 def _exp_nonpositive(x):
-    """exp(x) for x <= 0 (the softmax's shifted scores), in float64 arithmetic that the compiler
-    vectorises (Numba's math.exp calls the C library once per element, and without SVML cannot be
-    vectorised): exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2 / 2, ln2 / 2],
-    exp(r) by its Taylor series to r^12 / 12! (relative error < 1e-14: far below float32's
-    rounding, which the result gets), 2^n by its bits.  Below -708 (-inf included) it is exp(-708),
-    3e-308, which is 0 in float32, as the reference's exp there; NaN stays NaN."""
+    r"""$e^x$ for $x \le 0$ (the softmax's shifted scores), in float64 arithmetic that the compiler
+    vectorises (Numba's `math.exp` calls the C library once per element, and without SVML cannot be
+    vectorised):
+
+    $$
+    e^x = 2^n e^r, \qquad n = \mathrm{round}(x / \ln 2), \qquad
+    r = x - n \ln 2 \in [-\tfrac{\ln 2}{2}, \tfrac{\ln 2}{2}],
+    $$
+
+    $e^r$ by its Taylor series to $r^{12} / 12!$ (relative error $< 10^{-14}$: far below float32's
+    rounding, which the result gets), $2^n$ by its bits.  Below $-708$ ($-\infty$ included) it is
+    $e^{-708} \approx 3 \cdot 10^{-308}$, which is 0 in float32, as the reference's exp there; NaN
+    stays NaN."""
     if x != x:
         return x
     x = max(x, -708.0)
@@ -85,8 +108,9 @@ def _exp_nonpositive(x):
 
 @njit(**_OPTIONS)
 def _layernorm(x, w, b, eps, y, mean, rstd):
-    """LayerNorm.forward (ops/layernorm.py), per row:
-    mean = E[x], rstd = 1 / sqrt(Var[x] + eps) (biased), y = (x - mean) * rstd * w + b."""
+    r"""`LayerNorm.forward` (ops/layernorm.py), per row: $\mathrm{mean} = \mathbb{E}[x]$,
+    $\mathrm{rstd} = 1 / \sqrt{\mathrm{Var}[x] + \epsilon}$ (biased),
+    $y = (x - \mathrm{mean})\, \mathrm{rstd}\, w + b$."""
     N, C = x.shape
     for i in range(N):
         s = 0.0
@@ -106,10 +130,18 @@ def _layernorm(x, w, b, eps, y, mean, rstd):
 
 @njit(**_OPTIONS)
 def _layernorm_backward(dy, x, mean, rstd, w, dx, dw, db):
-    """LayerNorm.backward (ops/layernorm.py), its dx ADDED into dx (the residual stream's
-    gradient); dw, db (C,) float64 accumulators, added into:
-        db += sum_rows dy,  dw += sum_rows dy * xhat,  dxhat = dy * w,
-        dx += rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))."""
+    r"""`LayerNorm.backward` (ops/layernorm.py), its $dx$ ADDED into `dx` (the residual stream's
+    gradient); `dw`, `db` `(C,)` float64 accumulators, added into:
+
+    $$
+    \begin{aligned}
+    db &\mathrel{+}= \sum_{\text{rows}} dy, \qquad dw \mathrel{+}= \sum_{\text{rows}} dy\, \hat x,
+    \qquad d\hat x = dy\, w, \\
+    dx &\mathrel{+}= \mathrm{rstd}\, \Big(d\hat x - \mathrm{mean}(d\hat x)
+    - \hat x\, \mathrm{mean}(d\hat x\, \hat x)\Big).
+    \end{aligned}
+    $$
+    """
     N, C = x.shape
     for i in range(N):
         m, r = mean[i], rstd[i]
@@ -132,7 +164,8 @@ def _layernorm_backward(dy, x, mean, rstd, w, dx, dw, db):
 
 @njit(**_OPTIONS)
 def _column_sums(g, out):
-    """Linear.backward's db = 1^T G (ops/linear.py): the sum over rows, in float64, into out."""
+    r"""`Linear.backward`'s $db = \mathbf{1}^\top G$ (ops/linear.py): the sum over rows, in float64,
+    into `out`."""
     N, M = g.shape
     acc = np.zeros(M, np.float64)
     for i in range(N):
@@ -144,17 +177,23 @@ def _column_sums(g, out):
 
 @njit(**_OPTIONS)
 def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
-    """ScaledDotProductAttention.forward (ops/attention.py) on the heads of the packed qkv
-    (PackedSelfAttention: row b * T + t holds every head's query, then key, then value), per
-    (batch, head) and query row t:
-        S[t, j] = q_t . k_j * scale, -inf where not mask[t, j]
-        P[t]    = softmax(S[t]) = exp(S - max) / sum(exp(S - max))
-        Pd[t]   = P[t] * keep / keep_prob                         (only with dropout)
-        out_t   = sum_j Pd[t, j] v_j       -> att[b * T + t, h * d : (h + 1) * d]
-    p, pd (B * H, T, T) are written for the backward (pd empty without dropout).  Masked places
-    get P = exp(-inf) = 0 without an exp, and add nothing to out_t (the keys they would add are
-    skipped: the same value, as kernels/cpu_attention.py argues).  A row with every key masked
-    is 0 * (1 / 0) = NaN, as in the reference."""
+    r"""`ScaledDotProductAttention.forward` (ops/attention.py) on the heads of the packed `qkv`
+    (`PackedSelfAttention`: row $b T + t$ holds every head's query, then key, then value), per
+    (batch, head) and query row $t$:
+
+    $$
+    \begin{aligned}
+    S_{tj} &= q_t \cdot k_j\, \mathrm{scale}, \quad -\infty \text{ where not } \mathrm{mask}_{tj}, \\
+    P_t &= \mathrm{softmax}(S_t) = \frac{e^{S_t - \max S_t}}{\sum_j e^{S_{tj} - \max S_t}}, \\
+    P^d_t &= P_t \odot \mathrm{keep} / \mathrm{keep\_prob} \qquad \text{(only with dropout)}, \\
+    \mathrm{out}_t &= \sum_j P^d_{tj}\, v_j \;\to\; \mathrm{att}[b T + t,\ h d : (h + 1) d].
+    \end{aligned}
+    $$
+
+    `p`, `pd` `(B * H, T, T)` are written for the backward (`pd` empty without dropout).  Masked
+    places get $P = e^{-\infty} = 0$ without an exp, and add nothing to $\mathrm{out}_t$ (the keys they
+    would add are skipped: the same value, as kernels/cpu_attention.py argues).  A row with every key
+    masked is $0 \cdot (1 / 0) = \mathrm{NaN}$, as in the reference."""
     C = qkv.shape[1] // 3
     d = C // H
     has_keep = keep.shape[0] > 0
@@ -210,14 +249,20 @@ def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
 
 @njit(**_OPTIONS)
 def _attention_backward(datt, qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, dqkv):
-    """ScaledDotProductAttention.backward (ops/attention.py) on the packed heads, from
-    g = datt (N, C), per (batch, head), into dqkv (N, 3C), zeroed by the caller:
-        dv_j  = sum_t Pd[t, j] g_t                     (dv = Pd^T g)
-        dPd   = g_t . v_j                              (dPd = g v^T)
-        dP    = dPd * keep / keep_prob                 (Dropout.backward, only with dropout)
-        dS[t] = P[t] * (dP[t] - sum_j dP[t, j] P[t, j])   (the softmax backward, per row)
-        dq_t  = sum_j dS[t, j] k_j * scale,  dk_j = sum_t dS[t, j] q_t * scale
-    Masked places have P = 0, so dS = 0 there: they are skipped."""
+    r"""`ScaledDotProductAttention.backward` (ops/attention.py) on the packed heads, from
+    $g = d\,\mathrm{att}$ `(N, C)`, per (batch, head), into `dqkv` `(N, 3C)`, zeroed by the caller:
+
+    $$
+    \begin{aligned}
+    dv_j &= \sum_t P^d_{tj}\, g_t && (dv = P^{d\top} g), \\
+    dP^d_{tj} &= g_t \cdot v_j && (dP^d = g\, v^\top), \\
+    dP &= dP^d \odot \mathrm{keep} / \mathrm{keep\_prob} && (\text{Dropout.backward, only with dropout}), \\
+    dS_t &= P_t \odot \Big(dP_t - \sum_j dP_{tj}\, P_{tj}\Big) && (\text{the softmax backward, per row}), \\
+    dq_t &= \sum_j dS_{tj}\, k_j\, \mathrm{scale}, \qquad dk_j = \sum_t dS_{tj}\, q_t\, \mathrm{scale}.
+    \end{aligned}
+    $$
+
+    Masked places have $P = 0$, so $dS = 0$ there: they are skipped."""
     C = qkv.shape[1] // 3
     d = C // H
     has_keep = keep.shape[0] > 0
@@ -263,8 +308,8 @@ def _attention_backward(datt, qkv, B, T, H, scale, mask, keep, inv_keep_prob, p,
 
 @njit(**_OPTIONS)
 def _bias_dropout_add(x, y, bias, keep, inv_keep_prob, out):
-    """out = x + D(y + bias): Linear.forward's bias, Dropout.forward (x * keep * scale) and the
-    residual Add, per element."""
+    r"""$\mathrm{out} = x + D(y + \mathrm{bias})$: `Linear.forward`'s bias, `Dropout.forward`
+    ($x \cdot \mathrm{keep} \cdot \mathrm{scale}$) and the residual `Add`, per element."""
     N, M = y.shape
     has_keep = keep.shape[0] > 0
     for i in range(N):
@@ -277,7 +322,8 @@ def _bias_dropout_add(x, y, bias, keep, inv_keep_prob, out):
 
 @njit(**_OPTIONS)
 def _dropout_backward(g, keep, inv_keep_prob):
-    """Dropout.backward (ops/dropout.py): g * keep * scale, a new array (g itself without dropout)."""
+    r"""`Dropout.backward` (ops/dropout.py): $g \cdot \mathrm{keep} \cdot \mathrm{scale}$, a new array
+    (`g` itself without dropout)."""
     if keep.shape[0] == 0:
         return g
     out = np.empty_like(g)
@@ -291,8 +337,8 @@ def _dropout_backward(g, keep, inv_keep_prob):
 # --------------------------------------------------------------------------- embeddings
 @njit(**_OPTIONS)
 def embed_forward(idx, tok, pos):
-    """Embedding.forward (ops/embedding.py) twice and the Add of the model:
-    x[b * T + t] = tok[idx[b, t]] + pos[t].  idx (B, T) int64 in range."""
+    r"""`Embedding.forward` (ops/embedding.py) twice and the `Add` of the model:
+    $x[b T + t] = \mathrm{tok}[\mathrm{idx}[b, t]] + \mathrm{pos}[t]$.  `idx` `(B, T)` int64 in range."""
     B, T = idx.shape
     C = tok.shape[1]
     x = np.empty((B * T, C), tok.dtype)
@@ -306,9 +352,10 @@ def embed_forward(idx, tok, pos):
 
 @njit(**_OPTIONS)
 def embed_backward(idx, dx, vocab_size, block_size):
-    """Embedding.backward (ops/embedding.py): dW[v] = sum of the rows whose id is v, for the token
-    table (ids idx) and the position table (ids 0..T-1 in every batch row: the Add's gradient,
-    summed over the batch by unbroadcast, then the embedding's).  -> dtok (V, C), dpos (block_size, C)."""
+    r"""`Embedding.backward` (ops/embedding.py): $dW[v]$ = the sum of the rows whose id is $v$, for the
+    token table (ids `idx`) and the position table (ids $0 \ldots T-1$ in every batch row: the `Add`'s
+    gradient, summed over the batch by unbroadcast, then the embedding's).  -> `dtok` `(V, C)`,
+    `dpos` `(block_size, C)`."""
     B, T = idx.shape
     C = dx.shape[1]
     dtok = np.zeros((vocab_size, C), dx.dtype)
@@ -331,11 +378,11 @@ def embed_backward(idx, dx, vocab_size, block_size):
 @njit(**_OPTIONS)
 def block_forward(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc, w_out, b_out,
                   B, T, H, scale, mask, keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
-    """One Block.forward (gpt/model.py, residual, pre-norm, packed heads, MLP) on x (N, C).
-    w_qkv (3C, C): every head's query, then key, then value weights (MultiHeadAttention's stack).
-    keep_*: the dropout keep masks (empty: none there) and inv_* = 1 / (1 - p).
-    -> (out, and what block_backward needs: mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2,
-    xn2, hr)."""
+    """One `Block.forward` (gpt/model.py, residual, pre-norm, packed heads, MLP) on `x` `(N, C)`.
+    `w_qkv` `(3C, C)`: every head's query, then key, then value weights (`MultiHeadAttention`'s
+    stack).  `keep_*`: the dropout keep masks (empty: none there) and `inv_*` $= 1 / (1 - p)$.
+    -> (`out`, and what `block_backward` needs: `mean1`, `rstd1`, `xn1`, `qkv`, `p`, `pd`, `att`,
+    `xm`, `mean2`, `rstd2`, `xn2`, `hr`)."""
     N, C = x.shape
     dt = x.dtype
     mean1, rstd1, xn1 = np.empty(N, dt), np.empty(N, dt), np.empty_like(x)
@@ -366,8 +413,9 @@ def block_forward(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, ep
 def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2, xn2, hr,
                    ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask,
                    keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
-    """Block.backward: block_forward's lines in reverse, from dout (N, C).
-    -> (dx, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out)."""
+    """`Block.backward`: `block_forward`'s lines in reverse, from `dout` `(N, C)`.
+    -> (`dx`, `dln1_w`, `dln1_b`, `dw_qkv`, `dw_proj`, `db_proj`, `dln2_w`, `dln2_b`, `dw_fc`, `db_fc`,
+    `dw_out`, `db_out`)."""
     N, C = dout.shape
     dt = dout.dtype
     # out = xm + Dropout(hr W2^T + b2): Add.backward gives dout to xm and to the branch;
@@ -417,7 +465,8 @@ def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2
 # --------------------------------------------------------------------------- the head
 @njit(**_OPTIONS)
 def head_forward(x, lnf_w, lnf_b, eps, w_lm, b_lm):
-    """ln_f then lm_head: LayerNorm.forward, Linear.forward.  -> (logits (N, V), mean, rstd, xn)."""
+    """`ln_f` then `lm_head`: `LayerNorm.forward`, `Linear.forward`.  -> (`logits` `(N, V)`, `mean`,
+    `rstd`, `xn`)."""
     N, C = x.shape
     mean, rstd, xn = np.empty(N, x.dtype), np.empty(N, x.dtype), np.empty_like(x)
     _layernorm(x, lnf_w, lnf_b, eps, xn, mean, rstd)
@@ -431,8 +480,8 @@ def head_forward(x, lnf_w, lnf_b, eps, w_lm, b_lm):
 
 @njit(**_OPTIONS)
 def head_backward(dlogits, x, mean, rstd, xn, lnf_w, w_lm):
-    """Linear.backward (lm_head), then LayerNorm.backward (ln_f).
-    -> (dx, dlnf_w, dlnf_b, dw_lm, db_lm)."""
+    """`Linear.backward` (`lm_head`), then `LayerNorm.backward` (`ln_f`).
+    -> (`dx`, `dlnf_w`, `dlnf_b`, `dw_lm`, `db_lm`)."""
     N, C = x.shape
     dt = x.dtype
     dw_lm = np.dot(dlogits.T, xn)  # dW = G^T xn

@@ -1,18 +1,18 @@
 """The fused GPT as one op: token ids in, logits out, backward to every parameter at once.
 
-`FusedGPT.apply(idx, *params, ...)` computes exactly what the lecture's GPTLanguageModel computes
+`FusedGPT.apply(idx, *params, ...)` computes exactly what the lecture's `GPTLanguageModel` computes
 from the same parameters (gpt/model.py: token and position embeddings, n_layer pre-norm residual
 Blocks with packed heads and the MLP, ln_f, lm_head), with the compiled functions of
 kernels/cpu_gpt.py: one call for the embeddings, one per block forward and one per block backward,
-one for the head.  The loss stays the model's (F.cross_entropy on these logits), so the logits are
+one for the head.  The loss stays the model's (`F.cross_entropy` on these logits), so the logits are
 an ordinary differentiable tensor.
 
 The parameters come as Tensors, in the order of `param_order(n_layer, n_head)`; the model
 (gpt/fused.py) gathers them, and it asks `FusedGPT.accepts(...)` first: the op runs on the CPU,
-float32, in the "kernels" mode (TENSORGRAD_KERNELS=reference turns it off), for sequences of at
-most `max_len` positions (its attention loops cost T^2 per head).  It imports nothing of gpt/.
+float32, in the "kernels" mode (`TENSORGRAD_KERNELS=reference` turns it off), for sequences of at
+most `max_len` positions (its attention loops cost $T^2$ per head).  It imports nothing of gpt/.
 
-Dropout draws the reference's keep masks (kernels/cpu.py's keep_mask: the reference's bits, the
+Dropout draws the reference's keep masks (kernels/cpu.py's `keep_mask`: the reference's bits, the
 generator left as the reference leaves it), in the reference's order: per block, the attention
 weights' (B, H, T, T), then the projection's (B, T, C), then the MLP's (B, T, C).
 """
@@ -33,7 +33,7 @@ HEAD_PARAMS = ("ln_f.weight", "ln_f.bias", "lm_head.weight", "lm_head.bias")
 
 
 def param_order(n_layer: int, n_head: int) -> list[str]:
-    """The state_dict names of the op's parameters, in the order apply takes them."""
+    """The `state_dict` names of the op's parameters, in the order `apply` takes them."""
     names = ["token_embedding_table.weight", "position_embedding_table.weight"]
     for i in range(n_layer):
         for name in BLOCK_PARAMS:
@@ -49,15 +49,25 @@ def _block_count(n_head):
 
 
 class FusedGPT(autograd.Function):
-    """logits (B, T, V) = GPT(idx (B, T)), forward and backward by kernels/cpu_gpt.py.
+    r"""`logits` `(B, T, V)` $= \mathrm{GPT}(\mathrm{idx})$, `idx` `(B, T)`, forward and backward by
+    kernels/cpu_gpt.py.
 
     Forward (each line the reference op named in cpu_gpt.py):
-        x = tok[idx] + pos[0:T]                       Embedding, Add
-        x = Block_i(x), i = 0 .. n_layer - 1          cpu_gpt.block_forward
-        logits = LayerNorm(x; ln_f) W_lm^T + b_lm     LayerNorm, Linear
-    Backward, from g = dL/dlogits: the head's, each block's in reverse, the embeddings' (the
-    same lines in reverse: cpu_gpt.head_backward, block_backward, embed_backward); every
-    parameter gets its gradient, idx none.
+
+    $$
+    \begin{aligned}
+    x &= \mathrm{tok}[\mathrm{idx}] + \mathrm{pos}[0:T], \\
+    x &= \mathrm{Block}_i(x), \qquad i = 0, \ldots, n_{\mathrm{layer}} - 1, \\
+    \mathrm{logits} &= \mathrm{LayerNorm}(x;\ \mathrm{ln\_f})\, W_{\mathrm{lm}}^\top + b_{\mathrm{lm}},
+    \end{aligned}
+    $$
+
+    the first line `Embedding`, `Add`; the second `cpu_gpt.block_forward`; the third `LayerNorm`,
+    `Linear`.
+
+    Backward, from $g = \partial L / \partial\, \mathrm{logits}$: the head's, each block's in reverse,
+    the embeddings' (the same lines in reverse: `cpu_gpt.head_backward`, `block_backward`,
+    `embed_backward`); every parameter gets its gradient, `idx` none.
     """
 
     __slots__ = ()
@@ -66,7 +76,7 @@ class FusedGPT(autograd.Function):
     @classmethod
     def accepts(cls, idx, *params, n_layer, n_head, vocab_size, device, **config) -> bool:
         """Whether the op takes these arrays: the kernels on, the CPU, float32 parameters of the
-        GPT's shapes, integer ids in range, at most max_len positions."""
+        GPT's shapes, integer ids in range, at most `max_len` positions."""
         if mode() != "kernels" or device != "cpu":
             return False
         if idx.ndim != 2 or idx.dtype.kind not in "iu" or not 0 < idx.shape[1] <= cls.max_len or idx.size == 0:
@@ -84,9 +94,9 @@ class FusedGPT(autograd.Function):
         return bool(idx.min() >= 0 and idx.max() < vocab_size)
 
     def forward(self, idx, *params, n_layer, n_head, vocab_size, device, scale, eps, mask, dropout, graph=None):
-        """eps: (ln1, ln2) per block and ln_f's; mask (T, T) bool, True = may attend; dropout:
-        per block (p_attention, p_proj, p_ffn), 0 where none is drawn (eval mode); graph: see
-        backward_graph."""
+        """`eps`: (`ln1`, `ln2`) per block and `ln_f`'s; `mask` `(T, T)` bool, True = may attend;
+        `dropout`: per block (`p_attention`, `p_proj`, `p_ffn`), 0 where none is drawn (eval mode);
+        `graph`: see `backward_graph`."""
         from . import cpu, cpu_gpt  # noqa: PLC0415 - Numba only when the op runs
 
         idx = np.ascontiguousarray(idx, dtype=np.int64)
@@ -146,7 +156,7 @@ class FusedGPT(autograd.Function):
         return (None, *grads)
 
     def backward_graph(self, g, z):
-        """Tensor-level (create_graph): `graph(g)`, given by the caller, recomputes the logits op by
+        """Tensor-level (`create_graph`): `graph(g)`, given by the caller, recomputes the logits op by
         op from the same parameters and returns their gradients as recorded Tensors (the ops' own
         formulas); without it (a forward that drew dropout masks: a recomputation would draw
         others) the engine's lazy "double backward is not implemented" error."""
@@ -157,8 +167,8 @@ class FusedGPT(autograd.Function):
 
 
 def _keep_masks(cpu, rng, ps, att_shape, stream_shape):
-    """The block's dropout keep masks and 1 / (1 - p), in the reference's order of draws (the
-    attention's weights, the projection's output, the MLP's output); empty arrays where p = 0."""
+    """The block's dropout keep masks and $1 / (1 - p)$, in the reference's order of draws (the
+    attention's weights, the projection's output, the MLP's output); empty arrays where $p = 0$."""
     out = []
     for p, shape in zip(ps, (att_shape, stream_shape, stream_shape)):
         if p > 0:
