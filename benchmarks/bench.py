@@ -6,9 +6,11 @@
     python benchmarks/bench.py --no-torch              # our figures only
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench.py   # NumPy's native BLAS kernel
 
-tensorgrad is measured on both of its paths: the fused kernels (tensorgrad/kernels/, the default)
-and the reference ops (TENSORGRAD_KERNELS=reference).  The BLAS library and the kernel it runs
-(threadpoolctl's "architecture") are printed first: OPENBLAS_CORETYPE forces another kernel.
+tensorgrad is measured on each of its paths: the fused GPT (one compiled op per step on the CPU,
+gpt/fused.py, where it accepts the model; the default), the lecture's code op by op on the fused
+kernels (tensorgrad/kernels/; `--fused off`), and the reference ops (TENSORGRAD_KERNELS=reference).
+The BLAS library and the kernel it runs (threadpoolctl's "architecture") are printed first:
+OPENBLAS_CORETYPE forces another kernel.
 
 Each training-step measurement runs in its own process (same model, same batch, same float32
 weights, same thread count for both), so the two frameworks' thread pools never compete and
@@ -106,15 +108,17 @@ def keep_freed_memory(backend_name, system_malloc):
         host_memory.keep_freed_memory()
 
 
-def tensorgrad_training_step(preset, device, around_optimizer=contextlib.nullcontext):
+def tensorgrad_training_step(preset, device, around_optimizer=contextlib.nullcontext, fused=True):
     """The training step the benches time, on tensorgrad: the preset's model (seed 0), AdamW and
-    one fixed batch; the optimizer step runs inside `around_optimizer()`.  -> (step, config)"""
+    one fixed batch; the optimizer step runs inside `around_optimizer()`; `fused=False` runs the
+    model op by op (as `--fused off`).  -> (step, config)"""
     import tensorgrad as tg
     from gpt import build_model, get_config
 
     config = get_config(preset)
     tg.manual_seed(0)
     model = build_model(config).to(device)
+    model.fused = fused
     opt = tg.optim.AdamW(model.parameters(), lr=config.learning_rate)
     x = tg.randint(65, (config.batch_size, config.block_size), device=device)
     y = tg.randint(65, (config.batch_size, config.block_size), device=device)
@@ -155,13 +159,13 @@ def torch_training_step(preset, device):
 def worker_tensorgrad(preset, steps, backend_name, threads=None, tf32=False, path="kernels"):
     import tensorgrad as tg
 
-    tg.kernels.use(path)
+    tg.kernels.use("reference" if path == "reference" else "kernels")
     if threads:  # the BLAS library's threads and the kernels', as the programs set them (process-wide)
         tg.set_num_threads(threads)
     device = "cuda" if backend_name == "cupy" else "cpu"
     if device == "cuda":
         tg.cuda.allow_tf32(tf32)
-    step, config = tensorgrad_training_step(preset, device)
+    step, config = tensorgrad_training_step(preset, device, fused=path == "kernels")
     result = _time_steps(step, steps, _clock("tensorgrad", device))
     if device == "cpu":
         result["floor_ms"] = 1000 * step_flops(config) / _cpu_gemm_rate()
@@ -268,23 +272,40 @@ def threads_of(preset, args) -> int:
     return threads_for(get_config(preset))
 
 
+def torch_thread_counts(preset, args) -> list:
+    """PyTorch's thread counts to try: --threads alone if given; else the programs' choice and, on
+    the CPU, the other end (1 or every core), so PyTorch is reported at its faster count."""
+    chosen = threads_of(preset, args)
+    if args.threads or args.backend != "numpy":
+        return [chosen]
+    return sorted({chosen, 1, os.cpu_count() or 1})
+
+
 def _alternate(preset, steps, repeats, args, with_torch):
-    """Measure both frameworks `repeats` times, alternating, and keep each one's median run:
-    the speed of a shared machine drifts, and alternating exposes both to the same drift."""
-    ours, reference, theirs = [], [], []
+    """Measure every path `repeats` times, alternating, and keep each one's median run: the speed
+    of a shared machine drifts, and alternating exposes all to the same drift.  PyTorch runs at each
+    of torch_thread_counts; its faster count's median is kept (and the count recorded)."""
+    ours, op_by_op, reference = [], [], []
+    theirs = {n: [] for n in torch_thread_counts(preset, args)}
     common = (preset, steps, args.backend, threads_of(preset, args), args.tf32)
     for _ in range(repeats):
         ours.append(run_worker("tensorgrad", *common, system_malloc=args.system_malloc))
+        if args.op_by_op:
+            op_by_op.append(run_worker("tensorgrad", *common, path="op-by-op", system_malloc=args.system_malloc))
         if args.reference:
             reference.append(run_worker("tensorgrad", *common, path="reference", system_malloc=args.system_malloc))
         if with_torch:
-            theirs.append(run_worker("torch", *common, system_malloc=args.system_malloc))
+            for n in theirs:
+                theirs[n].append(run_worker("torch", preset, steps, args.backend, n, args.tf32,
+                                            system_malloc=args.system_malloc))  # fmt: skip
 
     def median_run(runs):
         runs = sorted((r for r in runs if r), key=lambda r: r["ms"])
         return runs[len(runs) // 2] if runs else None
 
-    return median_run(ours), median_run(reference), median_run(theirs)
+    torch_runs = [dict(run, threads=n) for n, runs in theirs.items() if (run := median_run(runs))]
+    fastest_torch = min(torch_runs, key=lambda r: r["ms"]) if torch_runs else None
+    return median_run(ours), median_run(op_by_op), median_run(reference), fastest_torch
 
 
 # ----------------------------------------------------------------------------- per-op timings
@@ -498,11 +519,13 @@ def main():
     p.add_argument("--tf32", action="store_true", help="GPU: TF32 matmuls in both frameworks")
     p.add_argument("--no-reference", dest="reference", action="store_false",
                    help="skip tensorgrad's reference path (TENSORGRAD_KERNELS=reference)")
+    p.add_argument("--no-op-by-op", dest="op_by_op", action="store_false",
+                   help="skip the op-by-op path (the model's code on the fused kernels, --fused off)")
     p.add_argument("--system-malloc", action="store_true",
                    help="CPU: leave glibc's malloc as it is (the training programs call "
                         "tg.host_memory.keep_freed_memory(); by default every bench process does too)")
     p.add_argument("--worker", choices=["tensorgrad", "torch"], help=argparse.SUPPRESS)
-    p.add_argument("--path", choices=["kernels", "reference"], default="kernels", help=argparse.SUPPRESS)
+    p.add_argument("--path", choices=["kernels", "op-by-op", "reference"], default="kernels", help=argparse.SUPPRESS)
     args = p.parse_args()
     keep_freed_memory(args.backend, args.system_malloc)
 
@@ -541,27 +564,34 @@ def main():
         else:
             print("GEMM floor: the step's matmul FLOPs at NumPy's GEMM rate measured in the worker, on the large "
                   "model's biggest product; peak MB: each process's max RSS")  # fmt: skip
+        print("tensorgrad: the default path (the fused GPT where it accepts the model); op by op: the lecture's "
+              "code on the fused kernels (--fused off); PyTorch at its faster thread count (threads column: ours / "
+              "PyTorch's)")  # fmt: skip
         print("| preset | threads | tensorgrad ms/step | PyTorch ms/step | ratio | GEMM floor ms | step / floor "
-              "| tensorgrad peak MB | PyTorch peak MB | reference ops ms/step | reference / kernels |")  # fmt: skip
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| tensorgrad peak MB | PyTorch peak MB | op by op ms/step | op by op / tensorgrad "
+              "| reference ops ms/step | reference / tensorgrad |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         rates = []  # the GPU's measured GEMM rate, per preset's worker
         for preset in args.presets:
             steps = args.steps or (30 if preset != "large" else 5)
             repeats = args.repeats or (5 if preset != "large" else 1)
-            ours, reference, theirs = _alternate(preset, steps, repeats, args, with_torch)
+            ours, op_by_op, reference, theirs = _alternate(preset, steps, repeats, args, with_torch)
             if ours is None:
                 continue
             r_ms = f"{reference['ms']:.1f}" if reference else "-"
             r_ratio = f"{reference['ms'] / ours['ms']:.2f}" if reference else "-"
+            o_ms = f"{op_by_op['ms']:.1f}" if op_by_op else "-"
+            o_ratio = f"{op_by_op['ms'] / ours['ms']:.2f}" if op_by_op else "-"
             floor = ours["floor_ms"]
             rates.append(ours.get("gemm_tflops"))
             t_ms = f"{theirs['ms']:.1f}" if theirs else "-"
             ratio = f"{ours['ms'] / theirs['ms']:.2f}" if theirs else "-"
             t_mb = f"{theirs['peak_mb']:.0f}" if theirs else "-"
-            threads = threads_of(preset, args)
+            threads = f"{threads_of(preset, args)}" + (f" / {theirs['threads']}" if theirs else "")
             print(f"| {preset} | {threads} | {ours['ms']:.1f} | {t_ms} | {ratio} | {floor:.1f} "
                   f"| {ours['ms'] / floor:.2f} "
-                  f"| {ours['peak_mb']:.0f} | {t_mb} | {r_ms} | {r_ratio} |", flush=True)  # fmt: skip
+                  f"| {ours['peak_mb']:.0f} | {t_mb} | {o_ms} | {o_ratio} "
+                  f"| {r_ms} | {r_ratio} |", flush=True)  # fmt: skip
         if any(rates):
             print(f"(GEMM rate measured on this GPU: {max(r for r in rates if r):.1f} TFLOP/s)")
 
