@@ -2,9 +2,13 @@
 PyTorch's own profiler on the lecture's model, same preset, same batch, one process each.
 
     python benchmarks/profile_step.py --preset large
+    python benchmarks/profile_step.py --preset small --steps 20 --path op-by-op   # the per-op parts of a step
     python benchmarks/profile_step.py --preset small --steps 20 --path reference
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/profile_step.py   # NumPy's native BLAS kernel
 
+Paths: `kernels` (the default step: the fused GPT where it accepts the model, one FusedGPT row),
+`op-by-op` (the lecture's code on the fused kernels, `--fused off`: where each op's time goes),
+`reference` (the plain ops); `all` runs the three.
 Each framework runs two warm-up steps, then `--steps` profiled steps; the figures are totals over
 the profiled steps divided by their number (ms per step).
 """
@@ -25,8 +29,9 @@ def profile_tensorgrad(preset, steps, path, device, limit):
     import tensorgrad as tg
     from benchmarks.bench import tensorgrad_training_step
 
-    tg.kernels.use(path)
-    step, _ = tensorgrad_training_step(preset, device, around_optimizer=lambda: tg.profiler.record("AdamW.step"))
+    tg.kernels.use("reference" if path == "reference" else "kernels")
+    step, _ = tensorgrad_training_step(preset, device, around_optimizer=lambda: tg.profiler.record("AdamW.step"),
+                                       fused=path == "kernels")  # fmt: skip
     for _ in range(2):
         step()
     with tg.profiler.profile(device) as prof:
@@ -65,7 +70,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", default="large")
     p.add_argument("--steps", type=int, default=1, help="profiled steps (after two warm-up steps)")
-    p.add_argument("--path", choices=["kernels", "reference", "both"], default="both")
+    p.add_argument("--path", choices=["kernels", "op-by-op", "reference", "all"], default="all")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--limit", type=int, default=None, help="rows shown (default: all)")
@@ -118,7 +123,7 @@ def main():
         base += ["--limit", str(args.limit)]
     runs = [
         ["--worker", "tensorgrad", "--path", path]
-        for path in (["kernels", "reference"] if args.path == "both" else [args.path])
+        for path in (["kernels", "op-by-op", "reference"] if args.path == "all" else [args.path])
     ]
     if not args.no_torch:
         runs.append(["--worker", "torch"])

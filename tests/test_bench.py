@@ -20,10 +20,13 @@ def test_a_tensorgrad_step_worker_reports_time_and_memory():
 def test_the_step_profile_prints_each_op_and_the_wall_time(capsys):
     from benchmarks import profile_step
 
-    profile_step.profile_tensorgrad("small", steps=2, path="kernels", device="cpu", limit=None)
+    profile_step.profile_tensorgrad("small", steps=2, path="op-by-op", device="cpu", limit=None)
     out = capsys.readouterr().out
     assert "| LayerNorm [kernel] | forward | 7 |" in out  # 7 per step: two per block, the final one
     assert "| AdamW.step | region | 1 |" in out and "**wall**" in out
+    profile_step.profile_tensorgrad("small", steps=2, path="kernels", device="cpu", limit=None)
+    out = capsys.readouterr().out
+    assert "| FusedGPT | forward | 1 |" in out and "LayerNorm" not in out  # the whole model: one op per step
 
 
 def test_the_cpu_clock_measures_wall_time():
