@@ -51,13 +51,15 @@ class FlashAttention(ScaledDotProductAttention):
 
     Inputs: one kernel dtype (float32, float64) and one batch shape, no mask or a bool one of
     $T \cdot S$ elements, no zero-size dim, head dims up to `max_head`, $0 \le p < 1$, and every
-    element of $q$, $k$, $v$ finite.  The last because flash leaves masked places out of its sums
-    and skips the tiles no query of a block attends, so a NaN or inf in a key or value that no query
-    attends stays out of its results, where the reference's $P v$ spreads it ($0 \cdot \mathrm{NaN}$),
-    and PyTorch's CPU attention does either depending on its tiling (torch 2.13, causal: a NaN in
-    the last value reaches every row at $T = 256$, a quarter of them at $T = 2048$).  Checking is
-    one sum over each input, about $1 / T$ of the attention's work.  Other inputs: the next kernel
-    ops (the GEMM paths below).
+    element of $q$, $k$, $v$ finite.  The last because flash skips the tiles no query of a block
+    attends (and the corner of a causal diagonal tile), so a NaN or inf that reaches the reference's
+    results only through a masked weight, $0 \cdot \mathrm{NaN}$ (a value no query attends, in
+    $P v$; a key, in the backward's $dS\, k$; a query, whose NaN weights row reaches every $dk$, $dv$),
+    stays out of the rows and gradients whose tiles flash skips.  PyTorch's CPU attention does either,
+    depending on its own tiling (torch 2.13, causal, a NaN in the last value: every row at
+    $T = 256$, a quarter of them at $T = 2048$; a NaN in the last key: only the last row), so there
+    is no contract to match but the reference's.  Checking is one sum over each input, about
+    $1 / T$ of the attention's work.  Other inputs: the next kernel ops (the GEMM paths below).
 
     Shorter sequences go to those too: against them (forward + backward, float32, causal, head
     size 64) flash took about 0.73x their time at the `large` preset's $T = 256$ and more than
