@@ -14,6 +14,7 @@ a wrong kernel is off by O(0.1).
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad import backend
-from tensorgrad.kernels import cpu, cpu_flash
+from tensorgrad.kernels import cpu, cpu_flash, cpu_ops
 from tensorgrad.ops import attention
 
 TOL = {np.float32: 1e-4, np.float64: 1e-10}  # reasons in the module docstring
@@ -160,3 +161,127 @@ def test_flash_attention_parallel_equals_serial_bit_for_bit(dtype, monkeypatch):
     for a, b in zip(parallel, serial):
         np.testing.assert_array_equal(a, b)
     _assert_equal_to_reference(q, k, v, g, mask, 0.3, 11, dtype)
+
+
+# --------------------------------------------------------------------------- wired in: the kernel ops
+# kernels/cpu_ops.py's FlashAttention and FlashPackedSelfAttention, which the engine runs for T, S >= 64,
+# against the reference path (tg.kernels.reference()), through the functions people call.
+@contextlib.contextmanager
+def _kernels(mode):
+    previous = tg.kernels.mode()
+    tg.kernels.use(mode)
+    try:
+        yield
+    finally:
+        tg.kernels.use(previous)
+
+
+def _sdpa_run(mode, arrays, causal, dropout_p, seed):
+    """(out, dq, dk, dv, the dropout keep mask or None, the node's class) of the functional on one path."""
+    with _kernels(mode):
+        q, k, v = (tg.tensor(a, requires_grad=True) for a in arrays)
+        tg.manual_seed(seed)
+        out = tg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=causal)
+        ctx = out._ctx
+        keep = ctx.graph_params()[0]  # the keep mask in the weights' shape, on both paths (before backward frees it)
+        (out * out).sum().backward()
+        after = tg.rand(1).item()  # the generator's state after the draw
+    return out.numpy(), q.grad.numpy(), k.grad.numpy(), v.grad.numpy(), keep, after, type(ctx)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal, dropout_p", [(True, 0.0), (False, 0.0), (True, 0.3), (False, 0.2)])
+def test_flash_kernel_op_through_the_functional_equals_the_reference_path(dtype, causal, dropout_p):
+    """tg.nn.functional.scaled_dot_product_attention at T = 80 (two query blocks, the second partial),
+    S = 72 without a mask, runs FlashAttention and gives the reference path's output and gradients,
+    with a seed the same dropout keep mask (the reference's draw) and the generator left in the
+    same state."""
+    rng = np.random.default_rng(21)
+    T, S = 80, (80 if causal else 72)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((2, 3, T, 16), (2, 3, S, 16), (2, 3, S, 8))]
+    got = _sdpa_run("kernels", arrays, causal, dropout_p, 5)
+    want = _sdpa_run("reference", arrays, causal, dropout_p, 5)
+    assert got[-1] is cpu_ops.FlashAttention and want[-1] is attention.ScaledDotProductAttention
+    for a, b in zip(got[:4], want[:4]):
+        assert a.dtype == b.dtype == dtype
+        np.testing.assert_allclose(a, b, rtol=TOL[dtype], atol=TOL[dtype])  # reasons in the module docstring
+    if dropout_p:
+        np.testing.assert_array_equal(got[4], want[4])  # bit for bit the same masks
+        assert not got[4].all()
+    else:
+        assert got[4] is None and want[4] is None
+    assert got[5] == want[5]
+
+
+def test_flash_kernel_op_is_not_taken_for_a_nan_no_query_attends():
+    """A NaN in a value that the causal mask hides from every query but the last: flash would keep it
+    out of the rows whose tiles leave that key out, the reference's $P v$ spreads it (0 * NaN).  The
+    engine runs the GEMM path for it, which spreads it as the reference does."""
+    rng = np.random.default_rng(22)
+    arrays = [rng.standard_normal((1, 2, 64, 8)) for _ in range(3)]
+    arrays[2][0, 0, -1, 3] = np.nan
+    with np.errstate(invalid="ignore"):
+        got = _sdpa_run("kernels", arrays, True, 0.0, 0)
+        want = _sdpa_run("reference", arrays, True, 0.0, 0)
+    assert got[-1] is cpu_ops.ScaledDotProductAttention
+    assert np.isnan(want[0][0, 0, :, 3]).all()  # every row's column 3: 0 * NaN
+    flash = cpu_ops.FlashAttention(np).forward(*arrays, np.tril(np.ones((64, 64), bool)), 8**-0.5)
+    assert not np.isnan(flash[0, 0, :, 3]).all()  # what flash would give: NaN only in the rows whose tile reads key 63
+    for a, b in zip(got[:4], want[:4]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10, equal_nan=True)  # float64: rounding
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_gpts_attention_runs_flash_and_equals_the_reference_path(dtype, monkeypatch):
+    """The GPT at block size 64 (dropout 0.2, training): its attention runs FlashPackedSelfAttention
+    on the kernel path, and the logits, loss and every parameter's gradient equal the reference
+    path's, the same dropout masks drawn from the seed."""
+    from gpt import build_model  # noqa: PLC0415 - the GPT only here
+
+    runs = []
+    calls = []
+    forward = cpu_ops.FlashPackedSelfAttention.forward
+    monkeypatch.setattr(cpu_ops.FlashPackedSelfAttention, "forward",
+                        lambda self, *a, **kw: calls.append(1) or forward(self, *a, **kw))  # fmt: skip
+    for mode in ("kernels", "reference"):
+        with _kernels(mode):
+            tg.manual_seed(7)
+            model = build_model("small", block_size=64, n_embd=32, n_head=2, n_layer=2, dropout=0.2)
+            if dtype == np.float64:
+                model.double()
+            idx = tg.randint(65, (3, 64))
+            logits, loss = model(idx, idx)
+            loss.backward()
+            runs.append((logits.numpy(), loss.item(), {n: p.grad.numpy() for n, p in model.named_parameters()}))
+    assert len(calls) == 2  # the two layers, on the kernel path only
+    # every op of the model on its kernel path: sums in other orders; float32 through two layers,
+    # a softmax over 65 logits and the mean of 192 losses: a few 1e-6, 1e-4 bounds it (a wrong mask is O(0.1))
+    tol = {np.float32: 1e-4, np.float64: 1e-10}[dtype]
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=tol, atol=tol)
+    assert abs(runs[0][1] - runs[1][1]) <= tol
+    for name, grad in runs[0][2].items():
+        np.testing.assert_allclose(grad, runs[1][2][name], rtol=tol, atol=tol, err_msg=name)
+
+
+@pytest.mark.parametrize("causal, dropout_p", [(True, 0.0), (False, 0.0), (True, 0.25)])
+def test_flash_kernel_ops_double_backward_gradgradcheck(causal, dropout_p):
+    """create_graph through both flash kernel ops (their graph_params: the reference's formula with
+    the kernel's keep mask) passes gradgradcheck in float64 at T = 64, dropout included (each call
+    of the function reseeds: the same mask)."""
+    rng = np.random.default_rng(23)
+    q, k, v = (tg.tensor(rng.standard_normal((1, 64, 2)), requires_grad=True) for _ in range(3))
+    qkv = tg.tensor(rng.standard_normal((1, 64, 3 * 2 * 2)), requires_grad=True)
+
+    def sdpa(q, k, v):
+        tg.manual_seed(1)
+        return tg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=causal)
+
+    def packed(qkv):
+        tg.manual_seed(1)
+        return tg.nn.functional.packed_self_attention(qkv, 2, dropout_p=dropout_p, is_causal=causal)
+
+    with _kernels("kernels"):
+        assert type(sdpa(q, k, v)._ctx) is cpu_ops.FlashAttention
+        assert type(packed(qkv)._ctx) is cpu_ops.FlashPackedSelfAttention
+        assert tg.autograd.gradgradcheck(sdpa, (q, k, v))
+        assert tg.autograd.gradgradcheck(packed, (qkv,))

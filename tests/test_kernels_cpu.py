@@ -335,16 +335,45 @@ def test_dropout_kernel_split_over_threads_draws_the_references_mask(shape, p, d
 
 def test_the_cpus_own_paths_run_where_they_accept_the_inputs(monkeypatch):
     """Each of the CPU's own paths is a kernel op of its own, asked before the general kernel op of
-    its reference op (kernels/cpu_ops.py's KERNEL_OPS): the row parts for a large attention, the
-    fused packed attention for short sequences and the batch parts for long ones, the threads for a
+    its reference op (kernels/cpu_ops.py's KERNEL_OPS): flash attention for long sequences (T, S >=
+    64) of finite inputs, the row parts for a large attention below that, the fused packed attention
+    for short sequences, flash for long ones and the batch parts below that, the threads for a
     large dropout; the general kernel op for the other inputs."""
     monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
     sdpa, packed = attention.ScaledDotProductAttention, attention.PackedSelfAttention
-    q = np.zeros((32, 256, 8), np.float32)  # 32 rows of 256 x 256 scores: two parts of PART_WORK
-    assert autograd.dispatch(sdpa, "cpu", q, q, q, None, 0.5) is cpu_ops.ScaledDotProductAttentionInParts
-    assert autograd.dispatch(sdpa, "cpu", q[:1], q[:1], q[:1], None, 0.5) is cpu_ops.ScaledDotProductAttention
-    qkv = np.zeros((16, 256, 3 * 2 * 8), np.float32)  # 16 batches of 2 heads' 256 x 256 scores: two parts
-    assert autograd.dispatch(packed, "cpu", qkv, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts
+    n = cpu_ops.FlashAttention.min_len
+    q = np.zeros((32, 256, 8), np.float32)  # 32 rows of 256 x 256 scores
+    causal = np.tril(np.ones((256, 256), bool))
+    assert autograd.dispatch(sdpa, "cpu", q, q, q, None, 0.5) is cpu_ops.FlashAttention
+    assert autograd.dispatch(sdpa, "cpu", q, q, q, causal, 0.5, 0.5) is cpu_ops.FlashAttention  # causal, dropout
+    assert autograd.dispatch(sdpa, "cpu", q[:1, :n], q[:1, :n], q[:1, :n], None, 0.5) is cpu_ops.FlashAttention
+    assert autograd.dispatch(sdpa, "cpu", q[:1, : n - 1], q[:1], q[:1], None, 0.5) is cpu_ops.ScaledDotProductAttention
+    short_keys = q[:1, : n - 1]
+    assert autograd.dispatch(sdpa, "cpu", q[:1], short_keys, short_keys, None, 0.5) is not cpu_ops.FlashAttention
+    big_head = np.zeros((1, n, cpu_ops.FlashAttention.max_head + 1), np.float32)
+    assert autograd.dispatch(sdpa, "cpu", big_head, big_head, big_head, None, 0.5) is cpu_ops.ScaledDotProductAttention
+    assert autograd.dispatch(sdpa, "cpu", q[:0], q[:0], q[:0], None, 0.5) is not cpu_ops.FlashAttention  # zero rows
+    float_mask = causal.astype(np.float32)
+    assert autograd.dispatch(sdpa, "cpu", q[:1], q[:1], q[:1], float_mask, 0.5) is not cpu_ops.FlashAttention
+    half = q[:1].astype(np.float16)
+    assert autograd.dispatch(sdpa, "cpu", half, half, half, None, 0.5) is sdpa  # float16: the reference
+    assert autograd.dispatch(sdpa, "cpu", q[:2], q[:1], q[:2], None, 0.5) is sdpa  # a broadcast batch
+    for bad in (np.nan, np.inf):  # a NaN or inf anywhere: the GEMM path, which spreads it as the reference does
+        k = q[:1].copy()
+        k[0, -1, 0] = bad
+        assert autograd.dispatch(sdpa, "cpu", q[:1], k, q[:1], causal, 0.5) is cpu_ops.ScaledDotProductAttention
+        assert autograd.dispatch(sdpa, "cpu", q[:1], q[:1], k, causal, 0.5) is cpu_ops.ScaledDotProductAttention
+    many = np.zeros((544, n - 1, 8), np.float32)  # 544 rows of 63 x 63 scores: two parts of PART_WORK
+    assert autograd.dispatch(sdpa, "cpu", many, many, many, None, 0.5) is cpu_ops.ScaledDotProductAttentionInParts
+    qkv = np.zeros((16, 256, 3 * 2 * 8), np.float32)  # 16 batches of 2 heads' 256 x 256 scores
+    assert autograd.dispatch(packed, "cpu", qkv, None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention
+    assert autograd.dispatch(packed, "cpu", qkv, causal, 2, 0.5, 0.1) is cpu_ops.FlashPackedSelfAttention
+    assert autograd.dispatch(packed, "cpu", qkv[:1, :n], None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention
+    nan_qkv = qkv.copy()
+    nan_qkv[0, -1, -1] = np.nan  # in a value
+    assert autograd.dispatch(packed, "cpu", nan_qkv, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts
+    qkv_many = np.zeros((272, n - 1, 3 * 2 * 8), np.float32)  # 272 batches of 2 heads' 63 x 63 scores: two parts
+    assert autograd.dispatch(packed, "cpu", qkv_many, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts
     assert autograd.dispatch(packed, "cpu", qkv[:, :16], None, 2, 0.5) is cpu_ops.FusedPackedSelfAttention
     assert autograd.dispatch(packed, "cpu", qkv[:, :17], None, 2, 0.5) is cpu_ops.PackedSelfAttention
     assert autograd.dispatch(packed, "cpu", qkv.astype(np.float16), None, 2, 0.5) is cpu_ops.PackedSelfAttention

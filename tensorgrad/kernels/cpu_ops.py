@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import backend
-from . import cpu, cpu_attention, cpu_threads
+from . import cpu, cpu_attention, cpu_flash, cpu_threads
 from . import functions as f
 from .cpu_linear import Linear
 
@@ -31,6 +31,85 @@ class ScaledDotProductAttention(f.ScaledDotProductAttention):
     __slots__ = ()
     kernels = cpu
     query_block = 64  # benchmarks/NOTES-timing.md: the block size against the large step's attention
+
+
+def _finite(*arrays) -> bool:
+    """Whether every element of the arrays is finite, by one sum each (no array of flags): a NaN or
+    inf makes the sum NaN or inf.  Finite values whose sum overflows read as not finite, which only
+    sends them to the next kernel op."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return all(bool(np.isfinite(a.sum())) for a in arrays)
+
+
+class FlashAttention(ScaledDotProductAttention):
+    r"""Long sequences ($T, S \ge$ `min_len`): kernels/cpu_flash.py's flash attention, which never
+    holds the `(T, S)` scores of a whole (batch, head) row: the online softmax forward saving the
+    output and the rows' logsumexp $L$, a backward recomputing the weights from $q$, $k$ and $L$
+    tile by tile, the causal mask's tiles past the diagonal skipped, the tile products by BLAS.  The
+    dropout keep mask is the reference's draw (`kernels.keep_mask` over the weights' shape
+    `batch + (T, S)`, from the inputs' device's generator): a seed gives the same masks on both paths.
+
+    Inputs: one kernel dtype (float32, float64) and one batch shape, no mask or a bool one of
+    $T \cdot S$ elements, no zero-size dim, head dims up to `max_head`, $0 \le p < 1$, and every
+    element of $q$, $k$, $v$ finite.  The last because flash skips the tiles no query of a block
+    attends (and the corner of a causal diagonal tile), so a NaN or inf that reaches the reference's
+    results only through a masked weight, $0 \cdot \mathrm{NaN}$ (a value no query attends, in
+    $P v$; a key, in the backward's $dS\, k$; a query, whose NaN weights row reaches every $dk$, $dv$),
+    stays out of the rows and gradients whose tiles flash skips.  PyTorch's CPU attention does either,
+    depending on its own tiling (torch 2.13, causal, a NaN in the last value: every row at
+    $T = 256$, a quarter of them at $T = 2048$; a NaN in the last key: only the last row), so there
+    is no contract to match but the reference's.  Checking is one sum over each input, about
+    $1 / T$ of the attention's work.  Other inputs: the next kernel ops (the GEMM paths below).
+
+    Shorter sequences go to those too: against them (forward + backward, float32, causal, head
+    size 64) flash took about 0.73x their time at the `large` preset's $T = 256$ and more than
+    theirs below $T \approx 64$ (benchmarks/bench_attention.py), where a tile is mostly padding.
+
+    The flash path saves its output (for $D_i = g_i \cdot \mathit{out}_i$), as PyTorch's fused
+    attention does: writing the output in place before the backward raises, as in PyTorch (the
+    reference saves the weights instead).  Its dropout mask is kept as the reference's array, so
+    `create_graph` differentiates it twice with dropout as well (`graph_params`)."""
+
+    __slots__ = ()
+    min_len = 64  # T and S from here on (benchmarks/bench_attention.py: the measured crossover)
+    max_head = 256  # head dims up to this: a tile's rows and products stay in the cache (cpu_flash.block_size)
+
+    @classmethod
+    def accepts(cls, q, k, v, mask, scale, dropout_p=0.0):
+        T, S, d, dv = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+        return (
+            T >= cls.min_len and S >= cls.min_len and 1 <= min(d, dv) and max(d, dv) <= cls.max_head
+            and k.shape[-1] == d and v.shape[-2] == S and q.size != 0 and 0 <= dropout_p < 1
+            and (mask is None or mask.dtype == backend.bool_)
+            and f.ScaledDotProductAttention.accepts(q, k, v, mask, scale, dropout_p) and _finite(q, k, v)
+        )  # fmt: skip
+
+    def forward(self, q, k, v, mask, scale, dropout_p=0.0):
+        T, S = q.shape[-2], k.shape[-2]
+        batch = q.shape[:-2]
+        q3, k3, v3 = (f._contiguous(a.reshape((-1,) + a.shape[-2:])) for a in (q, k, v))  # (R, rows, dim)
+        if mask is not None:
+            mask = f._contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
+        keep = None
+        if dropout_p > 0:  # the reference's draw, from the same generator: the same masks from a seed
+            keep = self.kernels.keep_mask(backend.rng(backend.device_of(q)), batch + (T, S), dropout_p)
+            keep = keep.reshape(-1, T, S)
+        out, lse = cpu_flash.attention_forward(q3, k3, v3, mask, keep, 1 - dropout_p, scale)
+        self.save_for_backward(q3, k3, v3, out, lse, mask, keep, 1 - dropout_p, scale, batch)
+        return out.reshape(batch + out.shape[1:])
+
+    def backward(self, g):
+        q3, k3, v3, out, lse, mask, keep, keep_prob, scale, batch = self.saved
+        dout = f._contiguous(g.reshape(out.shape))
+        dq, dk, dv = cpu_flash.attention_backward(q3, k3, v3, out, lse, dout, mask, keep, keep_prob, scale)
+        return tuple(a.reshape(batch + a.shape[1:]) for a in (dq, dk, dv)) + (None,)
+
+    def graph_params(self):
+        """The reference formula's parameters: the keep mask (None without dropout) in the weights' shape."""
+        _, _, _, _, _, mask, keep, keep_prob, scale, batch = self.saved
+        if keep is not None:
+            keep = keep.reshape(batch + keep.shape[1:])
+        return keep, scale, keep_prob
 
 
 class ScaledDotProductAttentionInParts(ScaledDotProductAttention):
@@ -143,6 +222,64 @@ class FusedPackedSelfAttention(PackedSelfAttention):
         qkv, _, _, _, keep, H, scale, keep_prob = self.saved
         B, T = qkv.shape[:2]
         return H, qkv.shape[-1] // (3 * H), (None if keep is None else keep.reshape(B, H, T, T), scale, keep_prob)
+
+
+class FlashPackedSelfAttention(PackedSelfAttention):
+    r"""Long sequences ($T \ge$ `FlashAttention.min_len`): the heads' $q$, $k$, $v$ copied out of the
+    packed qkv as contiguous `(B H, T, d)` arrays, kernels/cpu_flash.py's flash attention on them
+    (FlashAttention's path, see there), the output written back as `(B, T, H d)`, and in the
+    backward $dq$, $dk$, $dv$ stacked into dqkv `(B, T, 3, H, d)` (the reference's adjoints of the
+    split and permutes).  The dropout keep mask is the reference's draw over its weights' shape
+    `(B, H, T, T)`.  Inputs of the CPU's own paths (as FusedPackedSelfAttention's) with head sizes
+    up to `FlashAttention.max_head` and every element of qkv finite (see FlashAttention); others: the
+    next kernel ops."""
+
+    __slots__ = ()
+
+    @classmethod
+    def accepts(cls, qkv, mask, num_heads, scale, dropout_p=0.0):
+        if not _own_path(qkv, mask, num_heads, dropout_p):
+            return False
+        B, T, three_hd = qkv.shape
+        return (
+            T >= FlashAttention.min_len and three_hd // (3 * num_heads) <= FlashAttention.max_head
+            and 0 <= dropout_p and _finite(qkv)
+        )  # fmt: skip
+
+    def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0):
+        B, T, three_hd = qkv.shape
+        H = num_heads
+        d = three_hd // (3 * H)
+        if mask is not None:
+            mask = f._contiguous(mask.reshape(T, T))  # (1, 1, T, T) and the like
+        heads = qkv.reshape(B, T, 3, H, d)
+        q, k, v = (np.ascontiguousarray(heads[:, :, i].transpose(0, 2, 1, 3)).reshape(B * H, T, d) for i in range(3))
+        keep = None
+        if dropout_p > 0:  # the reference's draw over its (B, H, T, T) weights: the same masks from a seed
+            keep = self.kernels.keep_mask(backend.rng(backend.device_of(qkv)), (B, H, T, T), dropout_p)
+            keep = keep.reshape(B * H, T, T)
+        out, lse = cpu_flash.attention_forward(q, k, v, mask, keep, 1 - dropout_p, scale)
+        self.save_for_backward(q, k, v, out, lse, mask, keep, H, scale, 1 - dropout_p)
+        return out.reshape(B, H, T, d).transpose(0, 2, 1, 3).reshape(B, T, H * d)  # heads side by side
+
+    def backward(self, g):
+        q, k, v, out, lse, mask, keep, H, scale, keep_prob = self.saved
+        B, T, hd = g.shape
+        d = hd // H
+        g_heads = np.ascontiguousarray(g.reshape(B, T, H, d).transpose(0, 2, 1, 3)).reshape(B * H, T, d)
+        grads = cpu_flash.attention_backward(q, k, v, out, lse, g_heads, mask, keep, keep_prob, scale)
+        dqkv = np.empty((B, T, 3, H, d), dtype=g.dtype)
+        for i, grad in enumerate(grads):  # dq, dk, dv
+            dqkv[:, :, i] = grad.reshape(B, H, T, d).transpose(0, 2, 1, 3)
+        return dqkv.reshape(B, T, 3 * H * d), None
+
+    def graph_params(self):
+        """The reference formula's parameters: its keep mask (None without dropout) as (B, H, T, T)."""
+        q, _, _, _, _, _, keep, H, scale, keep_prob = self.saved
+        T, d = q.shape[1:]
+        if keep is not None:
+            keep = keep.reshape(-1, H, T, T)
+        return H, d, (keep, scale, keep_prob)
 
 
 class PackedSelfAttentionInParts(PackedSelfAttention):
@@ -265,7 +402,7 @@ class DropoutOnThreads(Dropout):
 
 
 KERNEL_OPS = (
-    Linear, LayerNorm, ScaledDotProductAttentionInParts, ScaledDotProductAttention, FusedPackedSelfAttention,
-    PackedSelfAttentionInParts, PackedSelfAttention, Softmax, CrossEntropy, ReLU, GELU, DropoutOnThreads, Dropout,
-    Embedding, AdamWUpdate, AdamWParamsUpdate,
+    Linear, LayerNorm, FlashAttention, ScaledDotProductAttentionInParts, ScaledDotProductAttention,
+    FusedPackedSelfAttention, FlashPackedSelfAttention, PackedSelfAttentionInParts, PackedSelfAttention, Softmax,
+    CrossEntropy, ReLU, GELU, DropoutOnThreads, Dropout, Embedding, AdamWUpdate, AdamWParamsUpdate,
 )  # fmt: skip
