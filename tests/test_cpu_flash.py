@@ -147,10 +147,12 @@ def test_flash_block_size_keeps_tile_products_on_one_thread():
         assert b * b * d <= 64**3
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32])
 def test_flash_attention_parallel_equals_serial_bit_for_bit(dtype, monkeypatch):
     """The parallel compilation (rows over Numba's threads, taken for large work) gives the serial
-    one's bits: each (batch, head) row is computed start to end by one thread; and it equals the reference."""
+    one's bits: each (batch, head) row is computed start to end by one thread; and it equals the reference.
+    float32 only, the training dtype: the loops are the same for float64 (which the serial tests
+    cover), and compiling the parallel float64 variants took 80 s of the suite's time."""
     rng = np.random.default_rng(3)
     q, k, v, g = (rng.standard_normal((5, 130, 16)).astype(dtype) for _ in range(4))
     mask = rng.random((130, 130)) < 0.5
