@@ -249,6 +249,7 @@ def test_the_gpts_attention_runs_flash_and_equals_the_reference_path(dtype, monk
         with _kernels(mode):
             tg.manual_seed(7)
             model = build_model("small", block_size=64, n_embd=32, n_head=2, n_layer=2, dropout=0.2)
+            model.fused = False  # the lecture's code op by op (the fused GPT takes float32 up to T = 64 whole)
             if dtype == np.float64:
                 model.double()
             idx = tg.randint(65, (3, 64))

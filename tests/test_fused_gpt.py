@@ -42,7 +42,10 @@ def _close(a, b, what, floor=0.0):
 @st.composite
 def configs(draw):
     n_head = draw(st.integers(1, 4))
-    head_size = draw(st.integers(1, 8))
+    # n_embd >= 4: a LayerNorm of 2 or 3 elements divides by their spread, which can be as small as
+    # the draw makes it (at n_embd = 2 its outputs are +-1), so it amplifies the two paths' float32
+    # roundings by more than any fixed count of ulps (a found case: 5e-4 relative at n_embd = 2)
+    head_size = draw(st.integers(-(-4 // n_head), 8))
     block_size = draw(st.integers(1, 12))
     return dict(
         config=get_config(
@@ -76,8 +79,8 @@ def test_fused_matches_op_by_op(case):
     # the loss: a mean of B * T cross-entropies of those logits, so their rounding, relative to it
     assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)
     assert f_grads.keys() == r_grads.keys()
-    # A gradient that cancels to ~0 (the keys' at n_embd = 2, where LayerNorm outputs +-1) is the
-    # rounding of terms as large as the model's other gradients: 1e-6 of the largest of them.
+    # A gradient that cancels to ~0 is the rounding of terms as large as the model's other
+    # gradients: 1e-6 of the largest of them.
     floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
     for name in r_grads:
         _close(f_grads[name], r_grads[name], name, floor)

@@ -335,17 +335,18 @@ def test_dropout_kernel_split_over_threads_draws_the_references_mask(shape, p, d
 
 def test_the_cpus_own_paths_run_where_they_accept_the_inputs(monkeypatch):
     """Each of the CPU's own paths is a kernel op of its own, asked before the general kernel op of
-    its reference op (kernels/cpu_ops.py's KERNEL_OPS): flash attention for long sequences (T, S >=
-    64) of finite inputs, the row parts for a large attention below that, the fused packed attention
-    for short sequences, flash for long ones and the batch parts below that, the threads for a
-    large dropout; the general kernel op for the other inputs."""
+    its reference op (kernels/cpu_ops.py's KERNEL_OPS): the row parts for an attention large enough
+    to split, flash attention for long sequences (T, S >= 64) of finite inputs below that, the fused
+    packed attention for short sequences, the batch parts for a large packed one, flash for long
+    ones below that, the threads for a large dropout; the general kernel op for the other inputs."""
     monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
     sdpa, packed = attention.ScaledDotProductAttention, attention.PackedSelfAttention
     n = cpu_ops.FlashAttention.min_len
     q = np.zeros((32, 256, 8), np.float32)  # 32 rows of 256 x 256 scores
     causal = np.tril(np.ones((256, 256), bool))
-    assert autograd.dispatch(sdpa, "cpu", q, q, q, None, 0.5) is cpu_ops.FlashAttention
-    assert autograd.dispatch(sdpa, "cpu", q, q, q, causal, 0.5, 0.5) is cpu_ops.FlashAttention  # causal, dropout
+    assert autograd.dispatch(sdpa, "cpu", q, q, q, None, 0.5) is cpu_ops.ScaledDotProductAttentionInParts  # 2M scores
+    assert autograd.dispatch(sdpa, "cpu", q[:8], q[:8], q[:8], None, 0.5) is cpu_ops.FlashAttention  # 512K: one part
+    assert autograd.dispatch(sdpa, "cpu", q[:8], q[:8], q[:8], causal, 0.5, 0.5) is cpu_ops.FlashAttention  # dropout
     assert autograd.dispatch(sdpa, "cpu", q[:1, :n], q[:1, :n], q[:1, :n], None, 0.5) is cpu_ops.FlashAttention
     assert autograd.dispatch(sdpa, "cpu", q[:1, : n - 1], q[:1], q[:1], None, 0.5) is cpu_ops.ScaledDotProductAttention
     short_keys = q[:1, : n - 1]
@@ -366,12 +367,13 @@ def test_the_cpus_own_paths_run_where_they_accept_the_inputs(monkeypatch):
     many = np.zeros((544, n - 1, 8), np.float32)  # 544 rows of 63 x 63 scores: two parts of PART_WORK
     assert autograd.dispatch(sdpa, "cpu", many, many, many, None, 0.5) is cpu_ops.ScaledDotProductAttentionInParts
     qkv = np.zeros((16, 256, 3 * 2 * 8), np.float32)  # 16 batches of 2 heads' 256 x 256 scores
-    assert autograd.dispatch(packed, "cpu", qkv, None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention
-    assert autograd.dispatch(packed, "cpu", qkv, causal, 2, 0.5, 0.1) is cpu_ops.FlashPackedSelfAttention
+    assert autograd.dispatch(packed, "cpu", qkv, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts  # 2M scores
+    assert autograd.dispatch(packed, "cpu", qkv[:4], None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention  # 512K
+    assert autograd.dispatch(packed, "cpu", qkv[:4], causal, 2, 0.5, 0.1) is cpu_ops.FlashPackedSelfAttention
     assert autograd.dispatch(packed, "cpu", qkv[:1, :n], None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention
-    nan_qkv = qkv.copy()
+    nan_qkv = qkv[:4].copy()
     nan_qkv[0, -1, -1] = np.nan  # in a value
-    assert autograd.dispatch(packed, "cpu", nan_qkv, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts
+    assert autograd.dispatch(packed, "cpu", nan_qkv, None, 2, 0.5) is cpu_ops.PackedSelfAttention
     qkv_many = np.zeros((272, n - 1, 3 * 2 * 8), np.float32)  # 272 batches of 2 heads' 63 x 63 scores: two parts
     assert autograd.dispatch(packed, "cpu", qkv_many, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts
     assert autograd.dispatch(packed, "cpu", qkv[:, :16], None, 2, 0.5) is cpu_ops.FusedPackedSelfAttention

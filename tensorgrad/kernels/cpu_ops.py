@@ -62,8 +62,11 @@ class FlashAttention(ScaledDotProductAttention):
     $1 / T$ of the attention's work.  Other inputs: the next kernel ops (the GEMM paths below).
 
     Shorter sequences go to those too: against them (forward + backward, float32, causal, head
-    size 64) flash took about 0.73x their time at the `large` preset's $T = 256$ and more than
-    theirs below $T \approx 64$ (benchmarks/bench_attention.py), where a tile is mostly padding.
+    size 64, one thread) flash took about 0.73x their time at the `large` preset's $T = 256$ and
+    more than theirs below $T \approx 64$ (benchmarks/bench_attention.py), where a tile is mostly
+    padding.  Work large enough to split goes first to the row parts spread over the threads
+    (`ScaledDotProductAttentionInParts`, listed before this op): in the `large` training step they
+    took 5% less time than flash (see `KERNEL_OPS`).
 
     The flash path saves its output (for $D_i = g_i \cdot \mathit{out}_i$), as PyTorch's fused
     attention does: writing the output in place before the backward raises, as in PyTorch (the
@@ -401,8 +404,12 @@ class DropoutOnThreads(Dropout):
         return y.reshape(x.shape)
 
 
+# The order is the choice: an op's first kernel that accepts the inputs runs.  The row-parts paths
+# come before flash: on the `large` step (2 threads, dropout 0.2) flash took 5% more time than the
+# parts path (7.67 / 8.05 s against 7.23 / 7.64 s a step, alternating, same hour), so flash runs
+# where the work is too small to split in parts (under 2 * cpu_threads.PART_WORK scores) and T >= 64.
 KERNEL_OPS = (
-    Linear, LayerNorm, FlashAttention, ScaledDotProductAttentionInParts, ScaledDotProductAttention,
-    FusedPackedSelfAttention, FlashPackedSelfAttention, PackedSelfAttentionInParts, PackedSelfAttention, Softmax,
+    Linear, LayerNorm, ScaledDotProductAttentionInParts, FlashAttention, ScaledDotProductAttention,
+    FusedPackedSelfAttention, PackedSelfAttentionInParts, FlashPackedSelfAttention, PackedSelfAttention, Softmax,
     CrossEntropy, ReLU, GELU, DropoutOnThreads, Dropout, Embedding, AdamWUpdate, AdamWParamsUpdate,
 )  # fmt: skip
