@@ -88,15 +88,9 @@ class FlashAttention(ScaledDotProductAttention):
         )  # fmt: skip
 
     def forward(self, q, k, v, mask, scale, dropout_p=0.0):
-        T, S = q.shape[-2], k.shape[-2]
         batch = q.shape[:-2]
         q3, k3, v3 = (f._contiguous(a.reshape((-1,) + a.shape[-2:])) for a in (q, k, v))  # (R, rows, dim)
-        if mask is not None:
-            mask = f._contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
-        keep = None
-        if dropout_p > 0:  # the reference's draw, from the same generator: the same masks from a seed
-            keep = self.kernels.keep_mask(backend.rng(backend.device_of(q)), batch + (T, S), dropout_p)
-            keep = keep.reshape(-1, T, S)
+        mask, keep = self._mask_and_keep(q, k, mask, dropout_p)  # the reference's dropout draw
         out, lse = cpu_flash.attention_forward(q3, k3, v3, mask, keep, 1 - dropout_p, scale)
         self.save_for_backward(q3, k3, v3, out, lse, mask, keep, 1 - dropout_p, scale, batch)
         return out.reshape(batch + out.shape[1:])

@@ -117,15 +117,23 @@ class ScaledDotProductAttention(_KernelOp, ref_attention.ScaledDotProductAttenti
             return False
         return q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and _fits(q, k, v)
 
-    def forward(self, q, k, v, mask, scale, dropout_p=0.0):
+    def _mask_and_keep(self, q, k, mask, dropout_p):
+        """The mask as one contiguous `(T, S)` array (from `(1, 1, T, S)` and the like) or None, and
+        the dropout keep mask as `(R, T, S)` rows or None: the reference's draw over the weights'
+        shape `batch + (T, S)`, from the inputs' device's generator, so a seed gives the same masks
+        on every path (this op's, the CPU's and CUDA's flash)."""
         T, S = q.shape[-2], k.shape[-2]
         if mask is not None:
-            mask = _contiguous(mask.reshape(T, S))  # (1, 1, T, S) and the like
-        batch = q.shape[:-2]
+            mask = _contiguous(mask.reshape(T, S))
         keep = None
-        if dropout_p > 0:  # the reference's draw
-            keep = self.kernels.keep_mask(backend.rng(backend.device_of(q)), batch + (T, S), dropout_p)
-            keep = keep.reshape(math.prod(batch), T, S)
+        if dropout_p > 0:
+            keep = self.kernels.keep_mask(backend.rng(backend.device_of(q)), q.shape[:-2] + (T, S), dropout_p)
+            keep = keep.reshape(math.prod(q.shape[:-2]), T, S)  # also for an empty batch or T, S = 0
+        return mask, keep
+
+    def forward(self, q, k, v, mask, scale, dropout_p=0.0):
+        T, S = q.shape[-2], k.shape[-2]
+        mask, keep = self._mask_and_keep(q, k, mask, dropout_p)
         blocks = self._query_blocks(mask, T, S)
         out, saved = self._attend(q, k, v, mask, keep, scale, 1 - dropout_p, blocks)
         self.save_for_backward(q, k, v, saved, scale, 1 - dropout_p, blocks)
