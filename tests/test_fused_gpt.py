@@ -249,3 +249,20 @@ def test_a_gradient_of_the_gradient_with_dropout_drawn_raises_the_lazy_error():
     grads = tg.autograd.grad(loss, params, create_graph=True)  # the first order is fine
     with pytest.raises(RuntimeError, match="double backward is not implemented"):
         tg.autograd.grad(sum((g * g).sum() for g in grads), params)
+
+
+def test_a_mask_row_with_no_key_is_left_to_the_reference():
+    """A query that may attend nowhere is NaN in the reference; the fused attention skips masked
+    places, so FusedGPT.accepts declines such a mask and the op-by-op model runs."""
+    from tensorgrad.kernels.fused_gpt import FusedGPT, param_order  # noqa: PLC0415
+
+    model = build_model("small")
+    state = model.state_dict()
+    params = [state[name].numpy() for name in param_order(len(model.blocks), len(model.blocks[0].sa.heads))]
+    idx = np.zeros((2, 4), np.int64)
+    config = dict(n_layer=len(model.blocks), n_head=len(model.blocks[0].sa.heads), vocab_size=65, device="cpu")
+    causal = np.tril(np.ones((4, 4), bool))
+    assert FusedGPT.accepts(idx, *params, mask=causal, **config)
+    blind = causal.copy()
+    blind[2] = False
+    assert not FusedGPT.accepts(idx, *params, mask=blind, **config)

@@ -36,11 +36,18 @@ Backward, from $\mathrm{dout} = \partial L / \partial\, \mathrm{out}$ `(N, C)`: 
 lines in reverse; the residual adds pass their gradient to both operands (`Add.backward`), so each
 LayerNorm's $dx$ is added onto the gradient of the stream it read.
 
+The residual stream is `(N, C)`, $N = B \cdot T$ rows in time-major order (row $t B + b$:
+position $t$ of batch row $b$); the model's ids and logits keep its `(B, T)` order, and
+`embed_forward` and `head_forward` change between the two.  Every op but the attention works row
+by row, so the order is free there; the attention reads $\mathrm{qkv}^\top$ `(3C, N)`, in which a
+head's channel at one position is a contiguous run over the batch, and so its loops, over heads,
+positions and channels, end in one over the batch, which the compiler vectorises (a head of 8
+channels and 8 positions would leave loops too short for it).
+
 Products go to BLAS (`np.dot` in nopython mode: sgemm on float32, transposes as BLAS flags, no
 copies); the rest are plain loops over rows, sums in float64 accumulators, as kernels/cpu.py's.
-The attention is loops per (batch, head), reading $q$, $k$ and $v$ in the packed `qkv` in place, as
-kernels/cpu_attention.py's; its cost grows as $T^2$ per head, so the caller takes short sequences
-only.  Everything runs on the calling thread (BLAS may use its own for large products).
+The attention's cost grows as $T^2$ per head, so the caller takes short sequences only.
+Everything runs on the calling thread (BLAS may use its own for large products).
 
 Dropout keep masks come in as arrays drawn by the caller with kernels/cpu.py's `keep_mask` (the
 reference's bits); an empty mask means no dropout there.
@@ -176,161 +183,170 @@ def _column_sums(g, out):
 
 
 @njit(**_OPTIONS)
-def _attention(qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, att):
-    r"""`ScaledDotProductAttention.forward` (ops/attention.py) on the heads of the packed `qkv`
-    (`PackedSelfAttention`: row $b T + t$ holds every head's query, then key, then value), per
-    (batch, head) and query row $t$:
+def _attention(qkvT, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, attT):
+    r"""`ScaledDotProductAttention.forward` (ops/attention.py) on the packed heads
+    (`PackedSelfAttention`), every batch row at once: `qkvT` `(3C, T B)` is $\mathrm{qkv}^\top$ in
+    the stream's time-major order, so for a head $h$, a channel $c$ and a position $t$ the
+    batch's values are one contiguous run (column $t B + b$), and every loop below ends in a
+    loop over the batch that the compiler vectorises.  Per head and query position $t$:
 
     $$
     \begin{aligned}
     S_{tj} &= q_t \cdot k_j\, \mathrm{scale}, \quad -\infty \text{ where not } \mathrm{mask}_{tj}, \\
     P_t &= \mathrm{softmax}(S_t) = \frac{e^{S_t - \max S_t}}{\sum_j e^{S_{tj} - \max S_t}}, \\
     P^d_t &= P_t \odot \mathrm{keep} / \mathrm{keep\_prob} \qquad \text{(only with dropout)}, \\
-    \mathrm{out}_t &= \sum_j P^d_{tj}\, v_j \;\to\; \mathrm{att}[b T + t,\ h d : (h + 1) d].
+    \mathrm{out}_t &= \sum_j P^d_{tj}\, v_j \;\to\; \mathrm{attT}[h d : (h + 1) d,\ t B : (t + 1) B].
     \end{aligned}
     $$
 
-    `p`, `pd` `(B * H, T, T)` are written for the backward (`pd` empty without dropout).  Masked
-    places get $P = e^{-\infty} = 0$ without an exp, and add nothing to $\mathrm{out}_t$ (the keys they
-    would add are skipped: the same value, as kernels/cpu_attention.py argues).  A row with every key
-    masked is $0 \cdot (1 / 0) = \mathrm{NaN}$, as in the reference."""
-    C = qkv.shape[1] // 3
+    `p`, `pd` `(H, T, T, B)` (row $j$ of `p[h, t]`: $P_{tj}$ over the batch) are written for the
+    backward, at the unmasked places only (`pd` empty without dropout); `keep` is the reference's
+    `(B H, T, T)` draw.  Masked places get $P = e^{-\infty} = 0$: they are skipped (they would add
+    $0 \cdot v_j$).  Every row has an unmasked place (`FusedGPT.accepts`)."""
+    C = qkvT.shape[0] // 3
     d = C // H
     has_keep = keep.shape[0] > 0
-    neg_inf = -np.inf
-    acc_out = np.empty(d, qkv.dtype)  # in float32, as the reference's BLAS product Pd v
-    for b in range(B):
-        for h in range(H):
-            bh = b * H + h
-            q0, k0, v0 = h * d, C + h * d, 2 * C + h * d
-            for t in range(T):
-                r = b * T + t
-                row = p[bh, t]
-                m = mask[t]
-                q = qkv[r, q0 : q0 + d]  # (slices indexed from 0: loops the compiler vectorises)
-                maxval = neg_inf
+    top = np.empty(B, qkvT.dtype)  # max_j S_tj per batch row (a float32 max is one of the float32 scores)
+    total = np.empty(B, np.float64)
+    qkv_heads, out_heads = qkvT.reshape(3, H, d, B * T), attT.reshape(H, d, B * T)  # [q/k/v, head, channel]
+    for h in range(H):
+        Q, K, V, O = qkv_heads[0, h], qkv_heads[1, h], qkv_heads[2, h], out_heads[h]
+        for t in range(T):
+            m = mask[t]
+            P = p[h, t]
+            W = pd[h, t] if has_keep else P
+            t0 = t * B
+            for b in range(B):
+                top[b] = -np.inf
+            for j in range(T):
+                if m[j]:
+                    j0 = j * B
+                    for b in range(B):
+                        P[j, b] = 0.0
+                    for c in range(d):  # S_tj = q_t . k_j, in float32 as the reference's BLAS product
+                        for b in range(B):
+                            P[j, b] += Q[c, t0 + b] * K[c, j0 + b]
+                    for b in range(B):
+                        P[j, b] = P[j, b] * scale
+                        top[b] = max(top[b], P[j, b])
+            for b in range(B):
+                total[b] = 0.0
+            for j in range(T):
+                if m[j]:
+                    for b in range(B):
+                        P[j, b] = _exp_nonpositive(P[j, b] - top[b])  # S - max in the scores' dtype, as the reference
+                        total[b] += P[j, b]  # the sum of the rounded exps, as the reference's
+            for b in range(B):
+                total[b] = 1.0 / total[b]
+            for j in range(T):
+                if m[j]:
+                    for b in range(B):
+                        P[j, b] = P[j, b] * total[b]
+                    if has_keep:
+                        for b in range(B):
+                            W[j, b] = P[j, b] * inv_keep_prob if keep[b * H + h, t, j] else 0.0
+            for c in range(d):  # out_t = sum_j Pd_tj v_j, in float32 as the reference's product
+                for b in range(B):
+                    O[c, t0 + b] = 0.0
                 for j in range(T):
                     if m[j]:
-                        k = qkv[b * T + j, k0 : k0 + d]
-                        acc = 0.0
-                        for c in range(d):
-                            acc += q[c] * k[c]
-                        s = acc * scale
-                        row[j] = s
-                        maxval = max(maxval, s)
-                total = 0.0
-                shift = row.dtype.type(maxval)
-                for j in range(T):
-                    e = 0.0
-                    if m[j]:
-                        e = _exp_nonpositive(row[j] - shift)  # S - max in the scores' dtype, as the reference
-                    row[j] = e
-                    total += row[j]  # the sum of the rounded exps, as the reference's
-                inv_total = 1.0 / total
-                for j in range(T):
-                    row[j] = row[j] * inv_total
-                w = row
-                if has_keep:
-                    w = pd[bh, t]
-                    for j in range(T):
-                        w[j] = row[j] * inv_keep_prob if keep[bh, t, j] else 0.0
-                for c in range(d):
-                    acc_out[c] = 0.0
-                for j in range(T):
-                    if m[j]:
-                        wj = w[j]
-                        v = qkv[b * T + j, v0 : v0 + d]
-                        for c in range(d):
-                            acc_out[c] += wj * v[c]
-                out = att[r, q0 : q0 + d]
-                for c in range(d):
-                    out[c] = acc_out[c]
+                        j0 = j * B
+                        for b in range(B):
+                            O[c, t0 + b] += W[j, b] * V[c, j0 + b]
 
 
 @njit(**_OPTIONS)
-def _attention_backward(datt, qkv, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, dqkv):
+def _attention_backward(dattT, qkvT, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, dqkvT):
     r"""`ScaledDotProductAttention.backward` (ops/attention.py) on the packed heads, from
-    $g = d\,\mathrm{att}$ `(N, C)`, per (batch, head), into `dqkv` `(N, 3C)`, zeroed by the caller:
+    $g = d\,\mathrm{att}$ given as `dattT` `(C, T B)` (transposed, time-major, as `_attention`'s
+    arrays), into `dqkvT` `(3C, T B)`, zeroed by the caller; per head and query position $t$,
+    vectorised over the batch:
 
     $$
     \begin{aligned}
-    dv_j &= \sum_t P^d_{tj}\, g_t && (dv = P^{d\top} g), \\
+    dv_j &\mathrel{+}= P^d_{tj}\, g_t && (dv = P^{d\top} g), \\
     dP^d_{tj} &= g_t \cdot v_j && (dP^d = g\, v^\top), \\
     dP &= dP^d \odot \mathrm{keep} / \mathrm{keep\_prob} && (\text{Dropout.backward, only with dropout}), \\
     dS_t &= P_t \odot \Big(dP_t - \sum_j dP_{tj}\, P_{tj}\Big) && (\text{the softmax backward, per row}), \\
-    dq_t &= \sum_j dS_{tj}\, k_j\, \mathrm{scale}, \qquad dk_j = \sum_t dS_{tj}\, q_t\, \mathrm{scale}.
+    dq_t &\mathrel{+}= \sum_j dS_{tj}\, k_j\, \mathrm{scale}, \qquad dk_j \mathrel{+}= dS_{tj}\, q_t\, \mathrm{scale}.
     \end{aligned}
     $$
 
     Masked places have $P = 0$, so $dS = 0$ there: they are skipped."""
-    C = qkv.shape[1] // 3
+    C = qkvT.shape[0] // 3
     d = C // H
     has_keep = keep.shape[0] > 0
-    ds = np.empty((T, T), p.dtype)  # dS in the scores' dtype, as the reference's
-    for b in range(B):
-        for h in range(H):
-            bh = b * H + h
-            q0, k0, v0 = h * d, C + h * d, 2 * C + h * d
-            P = p[bh]
-            W = pd[bh] if has_keep else P
-            for t in range(T):
-                r = b * T + t
-                m = mask[t]
-                g = datt[r, q0 : q0 + d]
-                total = 0.0
+    ds = np.empty((T, B), p.dtype)  # dP, then dS * scale, in the scores' dtype as the reference's
+    total = np.empty(B, np.float64)
+    qkv_heads, grad_heads = qkvT.reshape(3, H, d, B * T), dqkvT.reshape(3, H, d, B * T)  # [q/k/v, head, channel]
+    out_heads = dattT.reshape(H, d, B * T)
+    for h in range(H):
+        Q, K, V, G = qkv_heads[0, h], qkv_heads[1, h], qkv_heads[2, h], out_heads[h]
+        dQ, dK, dV = grad_heads[0, h], grad_heads[1, h], grad_heads[2, h]
+        for t in range(T):
+            m = mask[t]
+            P = p[h, t]
+            W = pd[h, t] if has_keep else P
+            t0 = t * B
+            for b in range(B):
+                total[b] = 0.0
+            for j in range(T):
+                if m[j]:
+                    j0 = j * B
+                    for b in range(B):
+                        ds[j, b] = 0.0
+                    for c in range(d):  # dPd_tj = g_t . v_j
+                        for b in range(B):
+                            ds[j, b] += G[c, t0 + b] * V[c, j0 + b]
+                    if has_keep:  # Dropout.backward
+                        for b in range(B):
+                            ds[j, b] = ds[j, b] * inv_keep_prob if keep[b * H + h, t, j] else 0.0
+                    for b in range(B):
+                        total[b] += ds[j, b] * P[j, b]
+            for j in range(T):
+                if m[j]:
+                    for b in range(B):
+                        ds[j, b] = P[j, b] * (ds[j, b] - total[b]) * scale  # dS_tj * scale
+            for c in range(d):
                 for j in range(T):
                     if m[j]:
-                        v = qkv[b * T + j, v0 : v0 + d]
-                        acc = 0.0
-                        for c in range(d):
-                            acc += g[c] * v[c]
-                        if has_keep:
-                            acc = acc * inv_keep_prob if keep[bh, t, j] else 0.0
-                        ds[t, j] = acc
-                        total += acc * P[t, j]
-                for j in range(T):
-                    ds[t, j] = P[t, j] * (ds[t, j] - total) * scale if m[j] else 0.0
-            for t in range(T):
-                r = b * T + t
-                m = mask[t]
-                g, q, dq = datt[r, q0 : q0 + d], qkv[r, q0 : q0 + d], dqkv[r, q0 : q0 + d]
-                for j in range(T):
-                    if m[j]:
-                        rj = b * T + j
-                        k, dk, dv = qkv[rj, k0 : k0 + d], dqkv[rj, k0 : k0 + d], dqkv[rj, v0 : v0 + d]
-                        w = W[t, j]
-                        s = ds[t, j]
-                        for c in range(d):
-                            dv[c] += w * g[c]  # dv_j += Pd[t, j] g_t
-                            dq[c] += s * k[c]  # dq_t += dS[t, j] k_j * scale
-                            dk[c] += s * q[c]  # dk_j += dS[t, j] q_t * scale
+                        j0 = j * B
+                        for b in range(B):
+                            dV[c, j0 + b] += W[j, b] * G[c, t0 + b]  # dv_j += Pd_tj g_t
+                            dQ[c, t0 + b] += ds[j, b] * K[c, j0 + b]  # dq_t += dS_tj k_j scale
+                            dK[c, j0 + b] += ds[j, b] * Q[c, t0 + b]  # dk_j += dS_tj q_t scale
 
 
 @njit(**_OPTIONS)
-def _bias_dropout_add(x, y, bias, keep, inv_keep_prob, out):
+def _bias_dropout_add(x, y, bias, keep, inv_keep_prob, B, T, out):
     r"""$\mathrm{out} = x + D(y + \mathrm{bias})$: `Linear.forward`'s bias, `Dropout.forward`
-    ($x \cdot \mathrm{keep} \cdot \mathrm{scale}$) and the residual `Add`, per element."""
-    N, M = y.shape
+    ($x \cdot \mathrm{keep} \cdot \mathrm{scale}$) and the residual `Add`, per element.  The rows
+    are the stream's (time-major, $t B + b$); `keep` is the reference's `(B T, C)` draw (row $b T + t$)."""
+    M = y.shape[1]
     has_keep = keep.shape[0] > 0
-    for i in range(N):
-        for j in range(M):
-            v = y[i, j] + bias[j]
-            if has_keep:
-                v = v * keep[i, j] * inv_keep_prob
-            out[i, j] = x[i, j] + v
+    for t in range(T):
+        for b in range(B):
+            i = t * B + b
+            for j in range(M):
+                v = y[i, j] + bias[j]
+                if has_keep:
+                    v = v * keep[b * T + t, j] * inv_keep_prob
+                out[i, j] = x[i, j] + v
 
 
 @njit(**_OPTIONS)
-def _dropout_backward(g, keep, inv_keep_prob):
+def _dropout_backward(g, keep, inv_keep_prob, B, T):
     r"""`Dropout.backward` (ops/dropout.py): $g \cdot \mathrm{keep} \cdot \mathrm{scale}$, a new array
-    (`g` itself without dropout)."""
+    (`g` itself without dropout); rows and `keep` as in `_bias_dropout_add`."""
     if keep.shape[0] == 0:
         return g
     out = np.empty_like(g)
-    N, M = g.shape
-    for i in range(N):
-        for j in range(M):
-            out[i, j] = g[i, j] * keep[i, j] * inv_keep_prob
+    M = g.shape[1]
+    for t in range(T):
+        for b in range(B):
+            i = t * B + b
+            for j in range(M):
+                out[i, j] = g[i, j] * keep[b * T + t, j] * inv_keep_prob
     return out
 
 
@@ -338,15 +354,16 @@ def _dropout_backward(g, keep, inv_keep_prob):
 @njit(**_OPTIONS)
 def embed_forward(idx, tok, pos):
     r"""`Embedding.forward` (ops/embedding.py) twice and the `Add` of the model:
-    $x[b T + t] = \mathrm{tok}[\mathrm{idx}[b, t]] + \mathrm{pos}[t]$.  `idx` `(B, T)` int64 in range."""
+    $x[t B + b] = \mathrm{tok}[\mathrm{idx}[b, t]] + \mathrm{pos}[t]$ (the stream's time-major rows).
+    `idx` `(B, T)` int64 in range."""
     B, T = idx.shape
     C = tok.shape[1]
     x = np.empty((B * T, C), tok.dtype)
-    for b in range(B):
-        for t in range(T):
+    for t in range(T):
+        for b in range(B):
             v = idx[b, t]
             for c in range(C):
-                x[b * T + t, c] = tok[v, c] + pos[t, c]
+                x[t * B + b, c] = tok[v, c] + pos[t, c]
     return x
 
 
@@ -354,23 +371,23 @@ def embed_forward(idx, tok, pos):
 def embed_backward(idx, dx, vocab_size, block_size):
     r"""`Embedding.backward` (ops/embedding.py): $dW[v]$ = the sum of the rows whose id is $v$, for the
     token table (ids `idx`) and the position table (ids $0 \ldots T-1$ in every batch row: the `Add`'s
-    gradient, summed over the batch by unbroadcast, then the embedding's).  -> `dtok` `(V, C)`,
-    `dpos` `(block_size, C)`."""
+    gradient, summed over the batch by unbroadcast, then the embedding's).  `dx` in the stream's
+    time-major rows.  -> `dtok` `(V, C)`, `dpos` `(block_size, C)`."""
     B, T = idx.shape
     C = dx.shape[1]
     dtok = np.zeros((vocab_size, C), dx.dtype)
-    acc = np.zeros((T, C), np.float64)
-    for b in range(B):
-        for t in range(T):
-            r = b * T + t
+    acc = np.zeros(C, np.float64)
+    dpos = np.zeros((block_size, C), dx.dtype)
+    for t in range(T):
+        acc[:] = 0.0
+        for b in range(B):
+            r = t * B + b
             v = idx[b, t]
             for c in range(C):
                 dtok[v, c] += dx[r, c]
-                acc[t, c] += dx[r, c]
-    dpos = np.zeros((block_size, C), dx.dtype)
-    for t in range(T):
+                acc[c] += dx[r, c]
         for c in range(C):
-            dpos[t, c] = acc[t, c]
+            dpos[t, c] = acc[c]
     return dtok, dpos
 
 
@@ -378,23 +395,24 @@ def embed_backward(idx, dx, vocab_size, block_size):
 @njit(**_OPTIONS)
 def block_forward(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc, w_out, b_out,
                   B, T, H, scale, mask, keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
-    """One `Block.forward` (gpt/model.py, residual, pre-norm, packed heads, MLP) on `x` `(N, C)`.
-    `w_qkv` `(3C, C)`: every head's query, then key, then value weights (`MultiHeadAttention`'s
-    stack).  `keep_*`: the dropout keep masks (empty: none there) and `inv_*` $= 1 / (1 - p)$.
-    -> (`out`, and what `block_backward` needs: `mean1`, `rstd1`, `xn1`, `qkv`, `p`, `pd`, `att`,
+    """One `Block.forward` (gpt/model.py, residual, pre-norm, packed heads, MLP) on `x` `(N, C)`
+    (time-major rows).  `w_qkv` `(3C, C)`: every head's query, then key, then value weights
+    (`MultiHeadAttention`'s stack).  `keep_*`: the dropout keep masks as the reference draws them
+    (empty: none there) and `inv_*` $= 1 / (1 - p)$.
+    -> (`out`, and what `block_backward` needs: `mean1`, `rstd1`, `xn1`, `qkvT`, `p`, `pd`, `attT`,
     `xm`, `mean2`, `rstd2`, `xn2`, `hr`)."""
     N, C = x.shape
     dt = x.dtype
     mean1, rstd1, xn1 = np.empty(N, dt), np.empty(N, dt), np.empty_like(x)
     _layernorm(x, ln1_w, ln1_b, eps1, xn1, mean1, rstd1)  # LayerNorm.forward (ln1)
-    qkv = np.dot(xn1, w_qkv.T)  # Linear.forward, no bias: xn1 Wqkv^T (N, 3C)
-    p = np.empty((B * H, T, T), dt)
-    pd = np.empty((B * H, T, T), dt) if keep_att.shape[0] > 0 else np.empty((0, 0, 0), dt)
-    att = np.empty((N, C), dt)
-    _attention(qkv, B, T, H, scale, mask, keep_att, inv_att, p, pd, att)  # PackedSelfAttention.forward
-    y = np.dot(att, w_proj.T)  # Linear.forward (proj): att Wp^T, + bp below
+    qkvT = np.dot(w_qkv, xn1.T)  # Linear.forward, no bias: (xn1 Wqkv^T)^T (3C, N), for the attention's loops
+    p = np.empty((H, T, T, B), dt)
+    pd = np.empty((H, T, T, B), dt) if keep_att.shape[0] > 0 else np.empty((0, 0, 0, 0), dt)
+    attT = np.empty((C, N), dt)
+    _attention(qkvT, B, T, H, scale, mask, keep_att, inv_att, p, pd, attT)  # PackedSelfAttention.forward
+    y = np.dot(attT.T, w_proj.T)  # Linear.forward (proj): att Wp^T, + bp below
     xm = np.empty_like(x)
-    _bias_dropout_add(x, y, b_proj, keep_proj, inv_proj, xm)  # xm = x + Dropout(y + bp)
+    _bias_dropout_add(x, y, b_proj, keep_proj, inv_proj, B, T, xm)  # xm = x + Dropout(y + bp)
     mean2, rstd2, xn2 = np.empty(N, dt), np.empty(N, dt), np.empty_like(x)
     _layernorm(xm, ln2_w, ln2_b, eps2, xn2, mean2, rstd2)  # LayerNorm.forward (ln2)
     hr = np.dot(xn2, w_fc.T)  # Linear.forward (ffwd.net.0): xn2 W1^T + b1 ...
@@ -405,12 +423,12 @@ def block_forward(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, ep
             hr[i, j] = 0.0 if v < 0 else v  # ... ReLU.forward: max(v, 0), NaN stays NaN
     y2 = np.dot(hr, w_out.T)  # Linear.forward (ffwd.net.2): hr W2^T, + b2 below
     out = np.empty_like(x)
-    _bias_dropout_add(xm, y2, b_out, keep_ffn, inv_ffn, out)  # out = xm + Dropout(y2 + b2)
-    return out, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2, xn2, hr
+    _bias_dropout_add(xm, y2, b_out, keep_ffn, inv_ffn, B, T, out)  # out = xm + Dropout(y2 + b2)
+    return out, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr
 
 
 @njit(**_OPTIONS)
-def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2, xn2, hr,
+def block_backward(dout, x, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr,
                    ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask,
                    keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
     """`Block.backward`: `block_forward`'s lines in reverse, from `dout` `(N, C)`.
@@ -420,7 +438,7 @@ def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2
     dt = dout.dtype
     # out = xm + Dropout(hr W2^T + b2): Add.backward gives dout to xm and to the branch;
     # Dropout.backward: dy2 = dout * keep / (1 - p)
-    dy2 = _dropout_backward(dout, keep_ffn, inv_ffn)
+    dy2 = _dropout_backward(dout, keep_ffn, inv_ffn, B, T)
     # Linear.backward (ffwd.net.2): dW2 = dy2^T hr, db2 = 1^T dy2, dhr = dy2 W2
     dw_out = np.dot(dy2.T, hr)
     db_out = np.empty(C, dt)
@@ -442,18 +460,18 @@ def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2
     dln2_w, dln2_b = np.zeros(C, np.float64), np.zeros(C, np.float64)
     _layernorm_backward(dxn2, xm, mean2, rstd2, ln2_w, dxm, dln2_w, dln2_b)
     # xm = x + Dropout(att Wp^T + bp): Add.backward, Dropout.backward
-    dy = _dropout_backward(dxm, keep_proj, inv_proj)
-    # Linear.backward (proj): dWp = dy^T att, dbp = 1^T dy, datt = dy Wp
-    dw_proj = np.dot(dy.T, att)
+    dy = _dropout_backward(dxm, keep_proj, inv_proj, B, T)
+    # Linear.backward (proj): dWp = dy^T att, dbp = 1^T dy, datt = dy Wp (as datt^T = Wp^T dy^T, for the loops)
+    dw_proj = np.dot(dy.T, attT.T)
     db_proj = np.empty(C, dt)
     _column_sums(dy, db_proj)
-    datt = np.dot(dy, w_proj)
-    # PackedSelfAttention.backward -> dqkv (N, 3C)
-    dqkv = np.zeros_like(qkv)
-    _attention_backward(datt, qkv, B, T, H, scale, mask, keep_att, inv_att, p, pd, dqkv)
+    dattT = np.dot(w_proj.T, dy.T)
+    # PackedSelfAttention.backward -> dqkv^T (3C, N)
+    dqkvT = np.zeros_like(qkvT)
+    _attention_backward(dattT, qkvT, B, T, H, scale, mask, keep_att, inv_att, p, pd, dqkvT)
     # Linear.backward (the stacked query, key, value weights): dWqkv = dqkv^T xn1, dxn1 = dqkv Wqkv
-    dw_qkv = np.dot(dqkv.T, xn1)
-    dxn1 = np.dot(dqkv, w_qkv)
+    dw_qkv = np.dot(dqkvT, xn1)
+    dxn1 = np.dot(dqkvT.T, w_qkv)
     # LayerNorm.backward (ln1), its dx added onto dxm (Add.backward: x feeds both ln1 and the sum)
     dx = dxm
     dln1_w, dln1_b = np.zeros(C, np.float64), np.zeros(C, np.float64)
@@ -464,30 +482,39 @@ def block_backward(dout, x, mean1, rstd1, xn1, qkv, p, pd, att, xm, mean2, rstd2
 
 # --------------------------------------------------------------------------- the head
 @njit(**_OPTIONS)
-def head_forward(x, lnf_w, lnf_b, eps, w_lm, b_lm):
-    """`ln_f` then `lm_head`: `LayerNorm.forward`, `Linear.forward`.  -> (`logits` `(N, V)`, `mean`,
+def head_forward(x, lnf_w, lnf_b, eps, w_lm, b_lm, B, T):
+    """`ln_f` then `lm_head`: `LayerNorm.forward`, `Linear.forward`, on the stream's time-major
+    rows; the logits come out in the model's order (row $b T + t$).  -> (`logits` `(N, V)`, `mean`,
     `rstd`, `xn`)."""
     N, C = x.shape
     mean, rstd, xn = np.empty(N, x.dtype), np.empty(N, x.dtype), np.empty_like(x)
     _layernorm(x, lnf_w, lnf_b, eps, xn, mean, rstd)
-    logits = np.dot(xn, w_lm.T)
-    V = logits.shape[1]
-    for i in range(N):
-        for j in range(V):
-            logits[i, j] += b_lm[j]
+    z = np.dot(xn, w_lm.T)
+    V = z.shape[1]
+    logits = np.empty_like(z)
+    for t in range(T):
+        for b in range(B):
+            zr, lr = z[t * B + b], logits[b * T + t]
+            for j in range(V):
+                lr[j] = zr[j] + b_lm[j]
     return logits, mean, rstd, xn
 
 
 @njit(**_OPTIONS)
-def head_backward(dlogits, x, mean, rstd, xn, lnf_w, w_lm):
-    """`Linear.backward` (`lm_head`), then `LayerNorm.backward` (`ln_f`).
-    -> (`dx`, `dlnf_w`, `dlnf_b`, `dw_lm`, `db_lm`)."""
+def head_backward(dlogits, x, mean, rstd, xn, lnf_w, w_lm, B, T):
+    """`Linear.backward` (`lm_head`), then `LayerNorm.backward` (`ln_f`); `dlogits` in the model's
+    order (row $b T + t$), the rest time-major.  -> (`dx`, `dlnf_w`, `dlnf_b`, `dw_lm`, `db_lm`)."""
     N, C = x.shape
+    V = dlogits.shape[1]
     dt = x.dtype
-    dw_lm = np.dot(dlogits.T, xn)  # dW = G^T xn
-    db_lm = np.empty(dlogits.shape[1], dt)
-    _column_sums(dlogits, db_lm)  # db = 1^T G
-    dxn = np.dot(dlogits, w_lm)  # dxn = G W
+    g = np.empty_like(dlogits)  # G in the stream's rows
+    for t in range(T):
+        for b in range(B):
+            g[t * B + b] = dlogits[b * T + t]
+    dw_lm = np.dot(g.T, xn)  # dW = G^T xn
+    db_lm = np.empty(V, dt)
+    _column_sums(g, db_lm)  # db = 1^T G
+    dxn = np.dot(g, w_lm)  # dxn = G W
     dx = np.zeros_like(x)
     dw, db = np.zeros(C, np.float64), np.zeros(C, np.float64)
     _layernorm_backward(dxn, x, mean, rstd, lnf_w, dx, dw, db)

@@ -74,9 +74,11 @@ class FusedGPT(autograd.Function):
     max_len = 64  # the attention's loops cost T^2 per head: longer sequences run the op-by-op model
 
     @classmethod
-    def accepts(cls, idx, *params, n_layer, n_head, vocab_size, device, **config) -> bool:
+    def accepts(cls, idx, *params, n_layer, n_head, vocab_size, device, mask, **config) -> bool:
         """Whether the op takes these arrays: the kernels on, the CPU, float32 parameters of the
-        GPT's shapes, integer ids in range, at most `max_len` positions."""
+        GPT's shapes, integer ids in range, at most `max_len` positions, a `(T, T)` mask that lets
+        every position attend somewhere (a row with none is NaN in the reference: the op skips
+        masked places, so it leaves such rows to the reference)."""
         if mode() != "kernels" or device != "cpu":
             return False
         if idx.ndim != 2 or idx.dtype.kind not in "iu" or not 0 < idx.shape[1] <= cls.max_len or idx.size == 0:
@@ -90,6 +92,9 @@ class FusedGPT(autograd.Function):
         if tok.shape != (vocab_size, C) or pos.ndim != 2 or pos.shape[1] != C or idx.shape[1] > pos.shape[0]:
             return False
         if C % n_head or params[-2].shape != (vocab_size, C):
+            return False
+        T = idx.shape[1]
+        if mask.shape != (T, T) or not mask.any(axis=1).all():
             return False
         return bool(idx.min() >= 0 and idx.max() < vocab_size)
 
@@ -123,7 +128,7 @@ class FusedGPT(autograd.Function):
             blocks.append((x, w_qkv, keeps, saved[1:]))
             x = saved[0]
         lnf_w, lnf_b, w_lm, b_lm = params[-4:]
-        logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, float(eps[-1]), w_lm, b_lm)
+        logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, float(eps[-1]), w_lm, b_lm, B, T)
         self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, float(scale), mask,
                                graph)  # fmt: skip
         return logits.reshape(B, T, -1)
@@ -136,7 +141,7 @@ class FusedGPT(autograd.Function):
         g = np.ascontiguousarray(g.reshape(B * T, -1))
         lnf_w, _, w_lm, _ = params[-4:]
         x, mean, rstd, xn = head
-        dx, dlnf_w, dlnf_b, dw_lm, db_lm = cpu_gpt.head_backward(g, x, mean, rstd, xn, lnf_w, w_lm)
+        dx, dlnf_w, dlnf_b, dw_lm, db_lm = cpu_gpt.head_backward(g, x, mean, rstd, xn, lnf_w, w_lm, B, T)
         per = _block_count(H)
         grads = [None] * len(params)
         grads[-4:] = dlnf_w, dlnf_b, dw_lm, db_lm
