@@ -32,14 +32,16 @@ from tensorgrad.kernels.fused_gpt import FusedGPT
 class _Plan:
     """What `logits` reads of a model, found once by walking it: every module (for their hooks),
     the parameters in FusedGPT's order (None: the model is not the one the op fuses), and the
-    modules whose settings are read at each call.  `links` (each registry of every module, its
-    size and entries) lets each call check in a few microseconds that no module, parameter or
-    buffer was added, removed or replaced since: a walk of the model costs a millisecond."""
+    modules whose settings are read at each call.  `sizes` (every registry of every module and its
+    size) and `entries` (each registry entry, as (registry, name, value)) let each call check in
+    a few microseconds that no module, parameter or buffer was added, removed or replaced since:
+    a walk of the model costs a millisecond."""
 
     def __init__(self, model):
         self.modules = list(model.modules())
-        self.links = [(m.__dict__[r], len(m.__dict__[r]), list(m.__dict__[r].items())) for m in self.modules
-                      for r in ("_parameters", "_buffers", "_modules")]  # fmt: skip
+        registries = [m.__dict__[r] for m in self.modules for r in ("_parameters", "_buffers", "_modules")]
+        self.sizes = [(registry, len(registry)) for registry in registries]
+        self.entries = [(registry, name, value) for registry in registries for name, value in registry.items()]
         self.params = self.blocks = None
         if model.ln_f is None or model.ln_f.weight is None or model.ln_f.bias is None or model.lm_head.bias is None:
             return
@@ -59,12 +61,12 @@ class _Plan:
         self.first = model.blocks[0].sa.heads[0]
 
     def valid(self) -> bool:
-        for registry, size, items in self.links:
+        for registry, size in self.sizes:
             if len(registry) != size:
                 return False
-            for name, value in items:
-                if registry.get(name) is not value:
-                    return False
+        for registry, name, value in self.entries:
+            if registry.get(name) is not value:
+                return False
         return True
 
 
@@ -119,7 +121,7 @@ def logits(model, idx):
     C = params[0].shape[-1]
     config = dict(
         n_layer=len(plan.blocks), n_head=H, vocab_size=params[0].shape[0], device=idx.device,
-        scale=first.scale(C // H, C), eps=tuple(eps), mask=(first.tril[:T, :T] != 0)._data, dropout=tuple(dropout),
+        scale=first.scale(C // H, C), eps=tuple(eps), mask=first.tril._data[:T, :T] != 0, dropout=tuple(dropout),
     )  # fmt: skip
     if not FusedGPT.accepts(idx._data, *(p._data for p in params), **config):
         return None

@@ -84,6 +84,9 @@ class Function:
     previous = None  # the written tensor's version before the write: an alias with its old history
     rederived_view = False  # True: it writes nothing, it re-derives a view (x[i]) of a rebased base
     stack = None  # anomaly mode (anomaly.py): the traceback of the user's line that made the node
+    # True: `backward` returns arrays made for this call alone (new, or disjoint views of a new one),
+    # which the walk may keep as a leaf's .grad and add into, instead of copying them first.
+    fresh_gradients = False
     # Why an op has no Tensor-level formula (`backward_graph`), for the error its double backward raises.
     double_backward_reason = "its backward runs on raw arrays and has no Tensor-level formula yet"
 
@@ -291,7 +294,9 @@ def _backpropagate(order, grads, owned, retain_graph, capture):
             key = id(p)
             acc = grads.get(key)
             if acc is None:
-                grads[key] = pg  # may alias another gradient: never written into
+                grads[key] = pg  # may alias another gradient: never written into (unless fresh)
+                if ctx.fresh_gradients:
+                    owned.add(key)
             elif key in owned:
                 acc += pg
             else:

@@ -249,6 +249,30 @@ def test_extra_none_gradients_are_allowed(device):
     assert x.grad.tolist() == [1.0, 1.0] and w.grad.tolist() == [2.0, 2.0]
 
 
+def test_fresh_gradients_become_the_leaves_grads_and_accumulate(device):
+    """A Function that declares `fresh_gradients` hands its arrays to the leaves as they are (no
+    copy); a second backward adds into them, each leaf's own, as into copies."""
+    made = []
+
+    class Fresh(tg.Function):
+        fresh_gradients = True
+
+        def forward(self, x, y):
+            return x * y
+
+        def backward(self, g):
+            made.append(self.xp.stack([g * 2, g * 3]))
+            return made[-1][0], made[-1][1]  # disjoint views of one new array
+
+    x, w = leaf([1.0, 2.0], device), leaf([3.0, 4.0], device)
+    Fresh.apply(x, w).sum().backward()
+    storage = tg.backend.storage_of(made[0])
+    assert tg.backend.storage_of(x.grad._data) is storage is tg.backend.storage_of(w.grad._data)  # kept, not copied
+    Fresh.apply(x, w).sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0] and w.grad.tolist() == [6.0, 6.0]
+    assert made[1].tolist() == [[2.0, 2.0], [3.0, 3.0]]  # the second call's arrays untouched
+
+
 @pytest.mark.parametrize("shape", [(2,), (6,), (3, 2), (2, 1, 3)])
 def test_a_gradient_of_a_shape_that_is_no_broadcast_raises(shape, device):
     """(6,) for a (2, 3) input used to be reshaped into place, a wrong gradient; only a broadcast of the

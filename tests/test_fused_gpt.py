@@ -266,3 +266,23 @@ def test_a_mask_row_with_no_key_is_left_to_the_reference():
     blind = causal.copy()
     blind[2] = False
     assert not FusedGPT.accepts(idx, *params, mask=blind, **config)
+
+
+def test_gradients_accumulate_over_two_backwards_as_op_by_op():
+    """The fused op's gradients become the parameters' .grad as they are (fresh_gradients: the
+    heads' weights get row blocks of one array); a second backward adds into each its own."""
+    model = build_model("small", n_layer=2)
+    rng = np.random.default_rng(3)
+    idx, targets = tg.tensor(rng.integers(0, 65, (3, 8))), tg.tensor(rng.integers(0, 65, (3, 8)))
+    grads = {}
+    for fused in (True, False):
+        model.fused = fused
+        model.zero_grad(set_to_none=True)
+        for _ in range(2):
+            logits, loss = model(idx, targets)
+            assert (type(logits._ctx).__name__ == "FusedGPT") == fused
+            loss.backward()
+        grads[fused] = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
+    floor = 1e-6 * max(float(np.abs(g).max()) for g in grads[False].values())  # as test_fused_matches_op_by_op
+    for name, ref in grads[False].items():
+        _close(grads[True][name], ref, name, floor)

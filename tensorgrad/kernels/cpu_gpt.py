@@ -484,33 +484,32 @@ def block_backward(dout, x, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rst
 @njit(**_OPTIONS)
 def head_forward(x, lnf_w, lnf_b, eps, w_lm, b_lm, B, T):
     """`ln_f` then `lm_head`: `LayerNorm.forward`, `Linear.forward`, on the stream's time-major
-    rows; the logits come out in the model's order (row $b T + t$).  -> (`logits` `(N, V)`, `mean`,
-    `rstd`, `xn`)."""
+    rows; the logits come out in the model's `(B, T, V)`.  -> (`logits`, `mean`, `rstd`, `xn`)."""
     N, C = x.shape
     mean, rstd, xn = np.empty(N, x.dtype), np.empty(N, x.dtype), np.empty_like(x)
     _layernorm(x, lnf_w, lnf_b, eps, xn, mean, rstd)
     z = np.dot(xn, w_lm.T)
     V = z.shape[1]
-    logits = np.empty_like(z)
+    logits = np.empty((B, T, V), z.dtype)
     for t in range(T):
         for b in range(B):
-            zr, lr = z[t * B + b], logits[b * T + t]
+            zr, lr = z[t * B + b], logits[b, t]
             for j in range(V):
                 lr[j] = zr[j] + b_lm[j]
     return logits, mean, rstd, xn
 
 
 @njit(**_OPTIONS)
-def head_backward(dlogits, x, mean, rstd, xn, lnf_w, w_lm, B, T):
-    """`Linear.backward` (`lm_head`), then `LayerNorm.backward` (`ln_f`); `dlogits` in the model's
-    order (row $b T + t$), the rest time-major.  -> (`dx`, `dlnf_w`, `dlnf_b`, `dw_lm`, `db_lm`)."""
+def head_backward(dlogits, x, mean, rstd, xn, lnf_w, w_lm):
+    """`Linear.backward` (`lm_head`), then `LayerNorm.backward` (`ln_f`); `dlogits` `(B, T, V)`, the
+    rest in the stream's time-major rows.  -> (`dx`, `dlnf_w`, `dlnf_b`, `dw_lm`, `db_lm`)."""
     N, C = x.shape
-    V = dlogits.shape[1]
+    B, T, V = dlogits.shape
     dt = x.dtype
-    g = np.empty_like(dlogits)  # G in the stream's rows
+    g = np.empty((N, V), dlogits.dtype)  # G in the stream's rows
     for t in range(T):
         for b in range(B):
-            g[t * B + b] = dlogits[b * T + t]
+            g[t * B + b] = dlogits[b, t]
     dw_lm = np.dot(g.T, xn)  # dW = G^T xn
     db_lm = np.empty(V, dt)
     _column_sums(g, db_lm)  # db = 1^T G

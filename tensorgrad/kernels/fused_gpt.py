@@ -71,6 +71,7 @@ class FusedGPT(autograd.Function):
     """
 
     __slots__ = ()
+    fresh_gradients = True  # every gradient a new array, the heads' disjoint row blocks of one
     max_len = 64  # the attention's loops cost T^2 per head: longer sequences run the op-by-op model
 
     @classmethod
@@ -131,17 +132,17 @@ class FusedGPT(autograd.Function):
         logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, float(eps[-1]), w_lm, b_lm, B, T)
         self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, float(scale), mask,
                                graph)  # fmt: skip
-        return logits.reshape(B, T, -1)
+        return logits
 
     def backward(self, g):
         from . import cpu_gpt  # noqa: PLC0415
 
         idx, params, blocks, head, n_layer, H, vocab_size, scale, mask, _ = self.saved
         B, T = idx.shape
-        g = np.ascontiguousarray(g.reshape(B * T, -1))
+        g = np.ascontiguousarray(g)
         lnf_w, _, w_lm, _ = params[-4:]
         x, mean, rstd, xn = head
-        dx, dlnf_w, dlnf_b, dw_lm, db_lm = cpu_gpt.head_backward(g, x, mean, rstd, xn, lnf_w, w_lm, B, T)
+        dx, dlnf_w, dlnf_b, dw_lm, db_lm = cpu_gpt.head_backward(g, x, mean, rstd, xn, lnf_w, w_lm)
         per = _block_count(H)
         grads = [None] * len(params)
         grads[-4:] = dlnf_w, dlnf_b, dw_lm, db_lm
