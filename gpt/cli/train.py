@@ -213,14 +213,12 @@ def sample_prompt(args, data) -> str:
 def plot_curves(history, reference, path):
     """train/val curves beside the reference run's logged points; skipped without matplotlib."""
     try:
-        import matplotlib  # noqa: PLC0415
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: PLC0415
+        from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend or figure list
     except ImportError:
         print("(matplotlib is not installed: no curves.png; pip install matplotlib)")
         return
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     steps = [h["step"] for h in history]
     ax.plot(steps, [h["train"] for h in history], label="train (tensorgrad)")
     ax.plot(steps, [h["val"] for h in history], label="val (tensorgrad)")
@@ -237,7 +235,6 @@ def plot_curves(history, reference, path):
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
     atomic_write(path, buf.getvalue())
     print(f"curves: {path}")
 
