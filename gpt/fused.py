@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import tensorgrad as tg
 from tensorgrad import nn
-from tensorgrad.kernels.fused_gpt import FusedGPT
+from tensorgrad.kernels.fused_gpt import FusedGPT, FusedGPTLoss
 
 
 class _Plan:
@@ -128,6 +128,16 @@ def logits(model, idx):
     if not any(any(ps) for ps in dropout):  # a gradient of the gradient: the same logits op by op
         config["graph"] = lambda g: _graph(model, idx, params, g)
     return FusedGPT.apply(idx, *params, **config)
+
+
+def loss(model, logits, targets):
+    """The model's loss on the fused op's logits: the lecture's `F.cross_entropy(logits.view(B * T,
+    V), targets.view(B * T))` as one op (FusedGPTLoss) where it takes the targets, else the
+    lecture's code itself (LanguageModel.loss: its checks, its errors)."""
+    ids = getattr(targets, "_data", None)
+    if ids is not None and targets.device == logits.device and FusedGPTLoss.accepts(logits._data, ids):
+        return FusedGPTLoss.apply(logits, targets)
+    return model.loss(logits, targets)
 
 
 def _graph(model, idx, params, g):

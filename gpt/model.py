@@ -276,7 +276,7 @@ class GPTLanguageModel(LanguageModel):
             raise ValueError(f"context of {start + T} tokens is longer than block_size={self.block_size}")
         logits = fused.logits(self, idx) if cache is None else None  # the same, compiled (gpt/fused.py)
         if logits is not None:
-            return logits, (None if targets is None else self.loss(logits, targets))
+            return logits, (None if targets is None else fused.loss(self, logits, targets))
         tok_emb = self.token_embedding_table(idx)  # (B, T, C)
         pos_emb = self.position_embedding_table(tg.arange(start, start + T, device=idx.device))  # (T, C)
         x = tok_emb + pos_emb  # (B, T, C)

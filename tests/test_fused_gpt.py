@@ -24,6 +24,7 @@ def _run(model, idx, targets, fused, seed):
     model.zero_grad(set_to_none=True)
     tg.manual_seed(seed)
     logits, loss = model(idx, targets)
+    _run.loss_op = type(loss._ctx).__name__
     loss.backward()
     after = tg.rand(4).numpy()
     grads = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
@@ -72,7 +73,8 @@ def test_fused_matches_op_by_op(case):
     idx = tg.tensor(rng.integers(0, c["vocab"], (c["B"], c["T"])))
     targets = tg.tensor(rng.integers(0, c["vocab"], (c["B"], c["T"])))
     f_logits, f_loss, f_grads, f_after = _run(model, idx, targets, True, c["seed"] + 1)
-    assert type(f_logits._ctx).__name__ == "FusedGPT"  # the fused op ran
+    assert type(f_logits._ctx).__name__ == "FusedGPT"  # the fused op ran, and its loss
+    assert _run.loss_op == "FusedGPTLoss"
     r_logits, r_loss, r_grads, r_after = _run(model, idx, targets, False, c["seed"] + 1)
     assert type(r_logits._ctx).__name__ != "FusedGPT"
     _close(f_logits.numpy(), r_logits.numpy(), "logits")
@@ -234,6 +236,7 @@ def test_a_gradient_of_the_gradient_matches_op_by_op():
         model.fused = fused
         logits, loss = model(idx, targets)
         assert (type(logits._ctx).__name__ == "FusedGPT") == fused
+        assert (type(loss._ctx).__name__ == "FusedGPTLoss") == fused
         grads = tg.autograd.grad(loss, params, create_graph=True)
         penalty = sum((g * g).sum() for g in grads)
         results[fused] = [g.numpy() for g in tg.autograd.grad(penalty, params)]
@@ -286,3 +289,24 @@ def test_gradients_accumulate_over_two_backwards_as_op_by_op():
     floor = 1e-6 * max(float(np.abs(g).max()) for g in grads[False].values())  # as test_fused_matches_op_by_op
     for name, ref in grads[False].items():
         _close(grads[True][name], ref, name, floor)
+
+
+def test_targets_the_fused_loss_does_not_take_run_the_lectures_loss():
+    """Ids out of range or ignore_index (-100) go to F.cross_entropy on the views, as the lecture's
+    code: the same error, the same ignored positions."""
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 4)))
+    ignored = tg.tensor([[1, -100, 3, 4], [-100, 2, 2, 2]])
+    logits, loss = model(idx, ignored)
+    assert type(logits._ctx).__name__ == "FusedGPT" and type(loss._ctx).__name__ != "FusedGPTLoss"
+    model.fused = False
+    _, reference = model(idx, ignored)
+    assert loss.item() == pytest.approx(reference.item(), rel=2e-5)  # float32 rounding, as above
+    model.fused = True
+    errors = []
+    for fused in (True, False):
+        model.fused = fused
+        with pytest.raises(Exception) as error:
+            model(idx, tg.tensor([[1, 2, 3, 65], [0, 0, 0, 0]]))
+        errors.append((type(error.value), str(error.value)))
+    assert errors[0] == errors[1]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import autograd, backend
+from ..ops import cross_entropy as ref_cross_entropy
 from . import mode
 
 # Per block, the parameters in this order (the state_dict names relative to blocks.<i>.); the
@@ -112,7 +113,6 @@ class FusedGPT(autograd.Function):
         mask = np.ascontiguousarray(mask, dtype=np.bool_)
         tok, pos = params[0], params[1]
         C = tok.shape[1]
-        rng = backend.rng(device)
         x = cpu_gpt.embed_forward(idx, tok, pos)  # (B * T, C)
         blocks = []
         per = _block_count(H)
@@ -121,7 +121,7 @@ class FusedGPT(autograd.Function):
             ln1_w, ln1_b = w[0], w[1]
             w_qkv = np.concatenate(w[2 : 2 + 3 * H])  # (3C, C): the heads' query, key, value weights stacked
             w_proj, b_proj, ln2_w, ln2_b, w_fc, b_fc, w_out, b_out = w[2 + 3 * H :]
-            keeps = _keep_masks(cpu, rng, dropout[i], (B * H, T, T), (B * T, C))
+            keeps = _keep_masks(cpu, device, dropout[i], (B * H, T, T), (B * T, C))
             saved = cpu_gpt.block_forward(
                 x, ln1_w, ln1_b, float(eps[i][0]), w_qkv, w_proj, b_proj, ln2_w, ln2_b, float(eps[i][1]), w_fc, b_fc,
                 w_out, b_out, B, T, H, float(scale), mask, *keeps,
@@ -172,13 +172,75 @@ class FusedGPT(autograd.Function):
         return (None, *graph(g))
 
 
-def _keep_masks(cpu, rng, ps, att_shape, stream_shape):
+class FusedGPTLoss(autograd.Function):
+    r"""The lecture's loss on the fused op's logits, `F.cross_entropy(logits.view(B * T, V),
+    targets.view(B * T))`, as one op: `CrossEntropy` (ops/cross_entropy.py) with the mean over the
+    $N = B T$ positions, by kernels/cpu.py's cross-entropy kernels (the op-by-op path's),
+
+    $$
+    L = \frac{1}{N} \sum_n \big(\mathrm{logsumexp}(x_n) - x_{n, t_n}\big), \qquad
+    dx = \big(\mathrm{softmax}(x) - \mathrm{onehot}(t)\big)\, \frac{g}{N},
+    $$
+
+    on `logits` `(B, T, V)` as they lie, its gradient in their shape: no view nodes.  It takes ids
+    in range only (`accepts`); gpt/fused.py leaves any other targets to the lecture's code, its
+    checks and errors."""
+
+    __slots__ = ()
+    fresh_gradients = True
+
+    @staticmethod
+    def accepts(logits, targets) -> bool:
+        """CPU arrays, float32 or float64 logits `(B, T, V)`, integer targets `(B, T)` in `[0, V)`."""
+        if mode() != "kernels" or type(logits) is not np.ndarray or type(targets) is not np.ndarray:
+            return False
+        if logits.dtype not in (np.float32, np.float64) or logits.ndim != 3 or logits.size == 0:
+            return False
+        if targets.shape != logits.shape[:2] or targets.dtype.kind not in "iu":
+            return False
+        return bool(targets.min() >= 0 and targets.max() < logits.shape[2])
+
+    def forward(self, logits, targets):
+        from . import cpu  # noqa: PLC0415 - Numba only when the op runs
+
+        V = logits.shape[-1]
+        x = np.ascontiguousarray(logits).reshape(-1, V)  # (N, V): the view, as an array
+        ids = np.ascontiguousarray(targets, dtype=np.int64).reshape(-1)
+        losses, lse = cpu.cross_entropy_forward(x, ids, -100)
+        count = x.dtype.type(ids.size)
+        self.save_for_backward(x, lse, ids, count, logits.shape)
+        return losses.sum() / count  # the reference's mean: the sum over rows / their count
+
+    def backward(self, g):
+        from . import cpu  # noqa: PLC0415
+
+        x, lse, ids, count, shape = self.saved
+        gscale = np.empty(x.shape[0], x.dtype)
+        gscale[...] = g / count  # one factor for every row
+        return cpu.cross_entropy_backward(x, lse, ids, -100, gscale).reshape(shape), None
+
+    def backward_graph(self, g, z):
+        """The reference's formula (ops/cross_entropy.py's `cross_entropy_graph`) on the recorded
+        view of the logits, its gradient viewed back."""
+        x, _, ids, count, shape = self.saved
+        rows = self.parents[0].reshape(-1, shape[-1])
+        dx, _ = ref_cross_entropy.cross_entropy_graph(g, rows, ids, np.ones(ids.shape, np.bool_), "mean", count)
+        return dx.reshape(shape), None
+
+
+_NO_DROPOUT = [np.empty((0, 0, 0), np.bool_), 1.0, np.empty((0, 0), np.bool_), 1.0, np.empty((0, 0), np.bool_), 1.0]
+
+
+def _keep_masks(cpu, device, ps, att_shape, stream_shape):
     """The block's dropout keep masks and $1 / (1 - p)$, in the reference's order of draws (the
-    attention's weights, the projection's output, the MLP's output); empty arrays where $p = 0$."""
+    attention's weights, the projection's output, the MLP's output); empty arrays where $p = 0$
+    (never written: one set serves every block)."""
+    if not any(ps):
+        return _NO_DROPOUT
     out = []
     for p, shape in zip(ps, (att_shape, stream_shape, stream_shape)):
         if p > 0:
-            out += [cpu.keep_mask(rng, shape, p), 1.0 / (1.0 - p)]
+            out += [cpu.keep_mask(backend.rng(device), shape, p), 1.0 / (1.0 - p)]
         else:
             out += [np.empty((0,) * len(shape), np.bool_), 1.0]
     return out

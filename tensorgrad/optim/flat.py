@@ -76,7 +76,11 @@ class FlatGroup:
 
     def gather_grads(self):
         """Copy every parameter's gradient into the flat gradient array (where a parameter has none,
-        its part keeps what it held)."""
-        for p, gview in zip(self.params, self.grad_views):
-            if p.grad is not None:
-                gview[...] = p.grad._data
+        its part keeps what it held): one concatenation when every parameter has one."""
+        grads = [p.grad for p in self.params]
+        if all(g is not None for g in grads):  # (not `None in grads`: a tensor compares elementwise)
+            self.xp.concatenate([g._data.reshape(-1) for g in grads], out=self.grad)
+            return
+        for g, gview in zip(grads, self.grad_views):
+            if g is not None:
+                gview[...] = g._data
