@@ -10,6 +10,11 @@ checkpoints and the final sample included):
   lecture on tg     the lecture's gpt.py with its imports pointed at tensorgrad (tests/lecture_gpt.py)
   lecture on torch  the same file with its own `import torch` lines: the reference
 Needs data/tinyshakespeare/input.txt (the lecture's script reads it from there).
+
+Each run is a fresh process, so its start counts: where PYTHONDONTWRITEBYTECODE is set (some
+machines set it for every process), every run compiles the sources again (about 0.3 s of ours;
+PyTorch's installed files come compiled).  Unset it in the bench command, as the OPENBLAS_*
+variables: `env -u PYTHONDONTWRITEBYTECODE -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python ...`.
 """
 
 from __future__ import annotations
