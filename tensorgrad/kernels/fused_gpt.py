@@ -4,8 +4,8 @@
 from the same parameters (gpt/model.py: token and position embeddings, n_layer pre-norm residual
 Blocks with packed heads and the MLP, ln_f, lm_head), with the compiled functions of
 kernels/cpu_gpt.py: one call for the embeddings, one per block forward and one per block backward,
-one for the head.  The loss stays the model's (`F.cross_entropy` on these logits), so the logits are
-an ordinary differentiable tensor.
+one for the head.  The logits are an ordinary differentiable tensor, and the loss a second op on
+them: `FusedGPTLoss`, the lecture's `F.cross_entropy` of their `(B T, V)` view as one node.
 
 The parameters come as Tensors, in the order of `param_order(n_layer, n_head)`; the model
 (gpt/fused.py) gathers them, and it asks `FusedGPT.accepts(...)` first: the op runs on the CPU,
