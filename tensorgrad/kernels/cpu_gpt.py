@@ -53,7 +53,10 @@ Dropout keep masks come in as arrays drawn by the caller with kernels/cpu.py's `
 reference's bits); an empty mask means no dropout there.
 
 Compiled code is cached on disk (`cache=True`), one signature per function (float32 arrays,
-int64 ids).
+int64 ids).  That is why the layer norm's loops are written here again rather than called from
+kernels/cpu.py (whose forward is the same loop; its backward writes $dx$ where this one adds it
+into the residual's gradient): Numba's cache of a function is invalidated by changes to its own
+file only, so a cached block would keep an old copy of a callee edited in another file.
 """
 
 from __future__ import annotations
