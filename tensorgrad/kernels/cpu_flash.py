@@ -209,17 +209,27 @@ def _xxgemm_overload(trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c,
 
 
 # --------------------------------------------------------------------------- forward
+@njit(inline="always")
+def _ld(a):
+    """The leading dim of a 2-D view whose rows are `a.strides[0]` bytes apart (its last dim contiguous)."""
+    return a.strides[0] // a.itemsize
+
+
 @cpu._jit
 def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, block, out, lse):
-    R, T, d = q.shape
-    S, dv = k.shape[1], v.shape[2]
+    B, H, T, d = q.shape
+    S, dv = k.shape[2], v.shape[3]
     has_mask = mask.shape[0] > 0 and not causal
     has_keep = keep.shape[0] > 0
     nblocks = (T + block - 1) // block
     h = block // 2
     zero = q.dtype.type(0.0)
     neg_inf = q.dtype.type(-np.inf)
-    for r in prange(R):
+    for r in prange(B * H):
+        # this (batch, head) row's (T, d) blocks of q, k, v and out, as views with their leading dims
+        # (the packed qkv's heads are read where they lie)
+        qr, kr, vr, outr = q[r // H, r % H], k[r // H, r % H], v[r // H, r % H], out[r // H, r % H]
+        ldq, ldk, ldv = _ld(qr), _ld(kr), _ld(vr)
         # this row's tile buffers: the tile's scores (then its weights P_d); the block's running
         # max m, sum l and output o
         st = np.empty((block, block), q.dtype)
@@ -239,10 +249,10 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
                 diag = causal and j0 == i0 and nq > h and nk > h
                 # s = q_b k_t^T * scale (on the diagonal: without the h x (nk - h) corner no row sees)
                 if diag:
-                    _gemm(False, True, h, h, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, st, block, scal)
-                    _gemm(False, True, nq - h, nk, d, scale, q[r, i0 + h :], d, k[r, j0:], d, 0.0, st[h:], block, scal)
+                    _gemm(False, True, h, h, d, scale, qr[i0:], ldq, kr[j0:], ldk, 0.0, st, block, scal)
+                    _gemm(False, True, nq - h, nk, d, scale, qr[i0 + h :], ldq, kr[j0:], ldk, 0.0, st[h:], block, scal)
                 else:
-                    _gemm(False, True, nq, nk, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, st, block, scal)
+                    _gemm(False, True, nq, nk, d, scale, qr[i0:], ldq, kr[j0:], ldk, 0.0, st, block, scal)
                 for i in range(nq):
                     srow = st[i]
                     # keys of this row in the tile: all, or with the causal mask those j <= i
@@ -279,33 +289,39 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
                             o[i, c] *= alpha
                 # o += P_d v_t
                 if diag:
-                    _gemm(False, False, h, dv, h, 1.0, st, block, v[r, j0:], dv, 1.0, o, dv, scal)
-                    _gemm(False, False, nq - h, dv, nk, 1.0, st[h:], block, v[r, j0:], dv, 1.0, o[h:], dv, scal)
+                    _gemm(False, False, h, dv, h, 1.0, st, block, vr[j0:], ldv, 1.0, o, dv, scal)
+                    _gemm(False, False, nq - h, dv, nk, 1.0, st[h:], block, vr[j0:], ldv, 1.0, o[h:], dv, scal)
                 else:
-                    _gemm(False, False, nq, dv, nk, 1.0, st, block, v[r, j0:], dv, 1.0, o, dv, scal)
+                    _gemm(False, False, nq, dv, nk, 1.0, st, block, vr[j0:], ldv, 1.0, o, dv, scal)
             # out = o / l; L = m + log(l) (a row with every key masked: NaN, and L = -inf)
             for i in range(nq):
                 if l[i] == zero:
-                    out[r, i0 + i, :] = np.nan
+                    outr[i0 + i, :] = np.nan
                     lse[r, i0 + i] = neg_inf
                 else:
                     inv = 1.0 / l[i]
                     for c in range(dv):
-                        out[r, i0 + i, c] = o[i, c] * inv
+                        outr[i0 + i, c] = o[i, c] * inv
                     lse[r, i0 + i] = m[i] + math.log(l[i])
 
 
 # --------------------------------------------------------------------------- backward
 @cpu._jit
 def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, block, dq, dk, dv):
-    R, T, d = q.shape
-    S, dvs = k.shape[1], v.shape[2]
+    B, H, T, d = q.shape
+    S, dvs = k.shape[2], v.shape[3]
     has_mask = mask.shape[0] > 0 and not causal
     has_keep = keep.shape[0] > 0
     nblocks = (T + block - 1) // block
     h = block // 2
     zero = q.dtype.type(0.0)
-    for r in prange(R):
+    for r in prange(B * H):
+        # this (batch, head) row's blocks, as views with their leading dims (as in the forward)
+        bb, hh = r // H, r % H
+        qr, kr, vr, outr, gr = q[bb, hh], k[bb, hh], v[bb, hh], out[bb, hh], dout[bb, hh]
+        dqr, dkr, dvr = dq[bb, hh], dk[bb, hh], dv[bb, hh]
+        ldq, ldk, ldv, ldg = _ld(qr), _ld(kr), _ld(vr), _ld(gr)
+        lddq, lddk, lddv = _ld(dqr), _ld(dkr), _ld(dvr)
         pt = np.empty((block, block), q.dtype)  # the tile's P, then P_d
         dpt = np.empty((block, block), q.dtype)  # the tile's dP_d, then dS
         scal = np.empty(2, q.dtype)
@@ -314,11 +330,11 @@ def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale,
         for i in range(T):
             acc = zero
             for c in range(dvs):
-                acc += dout[r, i, c] * out[r, i, c]
+                acc += gr[i, c] * outr[i, c]
             delta[i] = acc
-        dq[r] = zero
-        dk[r] = zero
-        dv[r] = zero
+        dqr[:, :] = zero
+        dkr[:, :] = zero
+        dvr[:, :] = zero
         for j0 in range(0, S, block):
             nk = min(block, S - j0)
             for b in range(nblocks):
@@ -330,14 +346,13 @@ def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale,
                 diag = causal and j0 == i0 and nq > h and nk > h
                 # s = q_b k_t^T * scale; dP_d = g_b v_t^T (on the diagonal: without the corner no row sees)
                 if diag:
-                    _gemm(False, True, h, h, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, pt, block, scal)
-                    _gemm(False, True, nq - h, nk, d, scale, q[r, i0 + h :], d, k[r, j0:], d, 0.0, pt[h:], block, scal)
-                    _gemm(False, True, h, h, dvs, 1.0, dout[r, i0:], dvs, v[r, j0:], dvs, 0.0, dpt, block, scal)
-                    _gemm(False, True, nq - h, nk, dvs, 1.0, dout[r, i0 + h :], dvs, v[r, j0:], dvs, 0.0, dpt[h:],
-                          block, scal)  # fmt: skip
+                    _gemm(False, True, h, h, d, scale, qr[i0:], ldq, kr[j0:], ldk, 0.0, pt, block, scal)
+                    _gemm(False, True, nq - h, nk, d, scale, qr[i0 + h :], ldq, kr[j0:], ldk, 0.0, pt[h:], block, scal)
+                    _gemm(False, True, h, h, dvs, 1.0, gr[i0:], ldg, vr[j0:], ldv, 0.0, dpt, block, scal)
+                    _gemm(False, True, nq - h, nk, dvs, 1.0, gr[i0 + h :], ldg, vr[j0:], ldv, 0.0, dpt[h:], block, scal)
                 else:
-                    _gemm(False, True, nq, nk, d, scale, q[r, i0:], d, k[r, j0:], d, 0.0, pt, block, scal)
-                    _gemm(False, True, nq, nk, dvs, 1.0, dout[r, i0:], dvs, v[r, j0:], dvs, 0.0, dpt, block, scal)
+                    _gemm(False, True, nq, nk, d, scale, qr[i0:], ldq, kr[j0:], ldk, 0.0, pt, block, scal)
+                    _gemm(False, True, nq, nk, dvs, 1.0, gr[i0:], ldg, vr[j0:], ldv, 0.0, dpt, block, scal)
                 for i in range(nq):
                     prow, dprow = pt[i], dpt[i]
                     n_j = max(0, min(nk, i0 + i - j0 + 1)) if causal else nk
@@ -369,19 +384,19 @@ def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale,
                 # dv_t += P_d^T g_b; dk_t += scale dS^T q_b; dq_b += scale dS k_t (on the diagonal: the
                 # first h keys from every row, the others from the last nq - h rows)
                 if diag:
-                    _gemm(True, False, h, dvs, nq, 1.0, pt, block, dout[r, i0:], dvs, 1.0, dv[r, j0:], dvs, scal)
-                    _gemm(True, False, nk - h, dvs, nq - h, 1.0, pt[h:, h:], block, dout[r, i0 + h :], dvs, 1.0,
-                          dv[r, j0 + h :], dvs, scal)  # fmt: skip
-                    _gemm(True, False, h, d, nq, scale, dpt, block, q[r, i0:], d, 1.0, dk[r, j0:], d, scal)
-                    _gemm(True, False, nk - h, d, nq - h, scale, dpt[h:, h:], block, q[r, i0 + h :], d, 1.0,
-                          dk[r, j0 + h :], d, scal)  # fmt: skip
-                    _gemm(False, False, h, d, h, scale, dpt, block, k[r, j0:], d, 1.0, dq[r, i0:], d, scal)
-                    _gemm(False, False, nq - h, d, nk, scale, dpt[h:], block, k[r, j0:], d, 1.0, dq[r, i0 + h :], d,
+                    _gemm(True, False, h, dvs, nq, 1.0, pt, block, gr[i0:], ldg, 1.0, dvr[j0:], lddv, scal)
+                    _gemm(True, False, nk - h, dvs, nq - h, 1.0, pt[h:, h:], block, gr[i0 + h :], ldg, 1.0,
+                          dvr[j0 + h :], lddv, scal)  # fmt: skip
+                    _gemm(True, False, h, d, nq, scale, dpt, block, qr[i0:], ldq, 1.0, dkr[j0:], lddk, scal)
+                    _gemm(True, False, nk - h, d, nq - h, scale, dpt[h:, h:], block, qr[i0 + h :], ldq, 1.0,
+                          dkr[j0 + h :], lddk, scal)  # fmt: skip
+                    _gemm(False, False, h, d, h, scale, dpt, block, kr[j0:], ldk, 1.0, dqr[i0:], lddq, scal)
+                    _gemm(False, False, nq - h, d, nk, scale, dpt[h:], block, kr[j0:], ldk, 1.0, dqr[i0 + h :], lddq,
                           scal)  # fmt: skip
                 else:
-                    _gemm(True, False, nk, dvs, nq, 1.0, pt, block, dout[r, i0:], dvs, 1.0, dv[r, j0:], dvs, scal)
-                    _gemm(True, False, nk, d, nq, scale, dpt, block, q[r, i0:], d, 1.0, dk[r, j0:], d, scal)
-                    _gemm(False, False, nq, d, nk, scale, dpt, block, k[r, j0:], d, 1.0, dq[r, i0:], d, scal)
+                    _gemm(True, False, nk, dvs, nq, 1.0, pt, block, gr[i0:], ldg, 1.0, dvr[j0:], lddv, scal)
+                    _gemm(True, False, nk, d, nq, scale, dpt, block, qr[i0:], ldq, 1.0, dkr[j0:], lddk, scal)
+                    _gemm(False, False, nq, d, nk, scale, dpt, block, kr[j0:], ldk, 1.0, dqr[i0:], lddq, scal)
 
 
 # --------------------------------------------------------------------------- host functions
@@ -417,27 +432,68 @@ def block_size(d, dv):
     return block
 
 
+def _plan(mask, T, S, d, dv):
+    """(causal, block, key_lo, key_hi, mask as the kernels take it) for a mask `(T, S)` or None."""
+    causal = mask is not None and is_causal(mask)
+    block = block_size(d, dv)
+    key_lo, key_hi = key_ranges(mask, causal, T, S, block)
+    mask_ = np.ascontiguousarray(mask) if mask is not None else np.empty((0, 0), np.bool_)
+    return causal, block, key_lo, key_hi, mask_
+
+
+def _rows_last(*arrays):
+    """Whether each array's last dim is contiguous (the tile products read rows by leading dims)."""
+    return all(a.shape[-1] <= 1 or a.strides[-1] == a.itemsize for a in arrays)
+
+
+def heads_forward(q, k, v, mask, keep, keep_prob, scale, out, lse):
+    """The forward on `(B, H, T, d)` views (`k` `(B, H, S, d)`, `v` `(B, H, S, dv)`), read where they
+    lie: any strides but a contiguous last dim (the heads of a packed qkv, say).  Writes `out`, a
+    `(B, H, T, dv)` view of the same kind, and `lse` `(B * H, T)`; `keep` None or bool `(B * H, T, S)`;
+    the rest as `attention_forward`."""
+    B, H, T, d = q.shape
+    S = k.shape[2]
+    if out.size == 0 and lse.size == 0:
+        return
+    assert _rows_last(q, k, v, out), "the heads' last dim must be contiguous"
+    causal, block, key_lo, key_hi, mask_ = _plan(mask, T, S, d, v.shape[3])
+    f = q.dtype.type
+    keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
+    cpu._run("flash_attention_forward", _forward, B * H * T * S, q, k, v, mask_, causal, keep_, f(1.0 / keep_prob),
+             f(scale), key_lo, key_hi, block, out, lse)  # fmt: skip
+
+
+def heads_backward(q, k, v, out, lse, dout, mask, keep, keep_prob, scale, dq, dk, dv):
+    """The backward on views as `heads_forward` took and gave them, `dout` a `(B, H, T, dv)` view;
+    writes `dq`, `dk`, `dv`, views of `q`'s, `k`'s and `v`'s shapes (a packed dqkv's heads, say)."""
+    B, H, T, d = q.shape
+    S = k.shape[2]
+    assert _rows_last(q, k, v, out, dout, dq, dk, dv), "the heads' last dim must be contiguous"
+    causal, block, key_lo, key_hi, mask_ = _plan(mask, T, S, d, v.shape[3])
+    f = q.dtype.type
+    keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
+    if q.size or k.size or v.size:
+        cpu._run("flash_attention_backward", _backward, B * H * T * S, q, k, v, out, dout, lse, mask_, causal, keep_,
+              f(1.0 / keep_prob), f(scale), key_lo, key_hi, block, dq, dk, dv)  # fmt: skip
+    if mask is not None and T and S:
+        dead = ~mask.any(axis=1)  # rows with every key masked: the reference's NaN spreads from them
+        if dead.any():
+            dq[:, :, dead] = np.nan
+            dk[...] = np.nan
+            dv[...] = np.nan
+
+
 def attention_forward(q, k, v, mask, keep, keep_prob, scale):
     """`(out, lse)` from `q` `(R, T, d)`, `k` `(R, S, d)`, `v` `(R, S, dv)` (float32 or float64, one
-    dtype, C-contiguous), `mask` None or bool `(T, S)` (True = may attend), `keep` None or the
-    dropout keep mask, bool `(R, T, S)` (drawn by `kernels.keep_mask`), `keep_prob = 1 - dropout_p`.
-    `out` `(R, T, dv)`; `lse` `(R, T)`: each row's logsumexp of its scores, for `attention_backward`
-    (-inf for a row with every key masked).  Must equal `ops.attention.ScaledDotProductAttention.forward`."""
+    dtype), `mask` None or bool `(T, S)` (True = may attend), `keep` None or the dropout keep mask,
+    bool `(R, T, S)` (drawn by `kernels.keep_mask`), `keep_prob = 1 - dropout_p`.  `out` `(R, T, dv)`;
+    `lse` `(R, T)`: each row's logsumexp of its scores, for `attention_backward` (-inf for a row with
+    every key masked).  Must equal `ops.attention.ScaledDotProductAttention.forward`."""
     q, k, v = (np.ascontiguousarray(a) for a in (q, k, v))
     R, T, _ = q.shape
-    S = k.shape[1]
     out = np.empty((R, T, v.shape[2]), q.dtype)
     lse = np.empty((R, T), q.dtype)
-    if out.size == 0 and lse.size == 0:
-        return out, lse
-    causal = mask is not None and is_causal(mask)
-    block = block_size(k.shape[2], v.shape[2])
-    key_lo, key_hi = key_ranges(mask, causal, T, S, block)
-    f = q.dtype.type
-    mask_ = np.ascontiguousarray(mask) if mask is not None else np.empty((0, 0), np.bool_)
-    keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
-    cpu._run("flash_attention_forward", _forward, R * T * S, q, k, v, mask_, causal, keep_, f(1.0 / keep_prob),
-             f(scale), key_lo, key_hi, block, out, lse)  # fmt: skip
+    heads_forward(q[:, None], k[:, None], v[:, None], mask, keep, keep_prob, scale, out[:, None], lse)
     return out, lse
 
 
@@ -446,22 +502,7 @@ def attention_backward(q, k, v, out, lse, dout, mask, keep, keep_prob, scale):
     `attention_forward`.  Must equal `ops.attention.ScaledDotProductAttention.backward`, a row with
     every key masked included: NaN in its row of `dq` and in all of its (batch, head) row's `dk`, `dv`."""
     q, k, v, out, dout = (np.ascontiguousarray(a) for a in (q, k, v, out, dout))
-    R, T, _ = q.shape
-    S = k.shape[1]
     dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
-    causal = mask is not None and is_causal(mask)
-    block = block_size(k.shape[2], v.shape[2])
-    key_lo, key_hi = key_ranges(mask, causal, T, S, block)
-    f = q.dtype.type
-    mask_ = np.ascontiguousarray(mask) if mask is not None else np.empty((0, 0), np.bool_)
-    keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
-    if q.size or k.size or v.size:
-        cpu._run("flash_attention_backward", _backward, R * T * S, q, k, v, out, dout, lse, mask_, causal, keep_,
-              f(1.0 / keep_prob), f(scale), key_lo, key_hi, block, dq, dk, dv)  # fmt: skip
-    if mask is not None and T and S:
-        dead = ~mask.any(axis=1)  # rows with every key masked: the reference's NaN spreads from them
-        if dead.any():
-            dq[:, dead] = np.nan
-            dk[...] = np.nan
-            dv[...] = np.nan
+    heads_backward(q[:, None], k[:, None], v[:, None], out[:, None], lse, dout[:, None], mask, keep, keep_prob, scale,
+                   dq[:, None], dk[:, None], dv[:, None])  # fmt: skip
     return dq, dk, dv
