@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad import backend
-from tensorgrad.kernels import cpu, cpu_flash, cpu_ops
+from tensorgrad.kernels import cpu, cpu_flash, cpu_ops, cpu_threads
 from tensorgrad.ops import attention
 
 TOL = {np.float32: 1e-4, np.float64: 1e-10}  # reasons in the module docstring
@@ -231,6 +231,53 @@ def test_flash_kernel_op_is_not_taken_for_a_nan_no_query_attends():
     assert not np.isnan(flash[0, 0, :, 3]).all()  # what flash would give: NaN only in the rows whose tile reads key 63
     for a, b in zip(got[:4], want[:4]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10, equal_nan=True)  # float64: rounding
+
+
+@st.composite
+def packed_flash_cases(draw):
+    b = draw(st.integers(1, 3))
+    t = draw(st.sampled_from([64, draw(st.integers(65, 140))]))  # one query block, or two to three
+    heads = draw(st.integers(1, 3))
+    d = draw(st.sampled_from([1, 4, 16]))
+    mask = draw(st.sampled_from(["none", "causal", "random with a fully masked row"]))
+    dropout_p = draw(st.sampled_from([0.0, 0.25]))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    return b, t, heads, d, mask, dropout_p, dtype, draw(st.integers(0, 2**16))
+
+
+@given(case=packed_flash_cases())
+def test_packed_flash_on_the_heads_in_place_in_batch_parts_equals_reference(case):
+    """FlashPackedSelfAttention reads each head of the packed qkv where it lies (rows 3 H d apart),
+    writes the output and dqkv in their packed layouts, and runs a part of the batch per thread (two
+    here, even on one core), each drawing its rows of the keep mask: the reference op's output and
+    dqkv, the same keep mask bit for bit, the generator left in the same state."""
+    b, t, heads, d, mask_kind, dropout_p, dtype, seed = case
+    rng = np.random.default_rng(seed)
+    qkv, g = (rng.standard_normal(shape).astype(dtype) for shape in ((b, t, 3 * heads * d), (b, t, heads * d)))
+    mask = None
+    if mask_kind == "causal":
+        mask = np.tri(t, t, dtype=bool)
+    elif mask_kind.startswith("random"):
+        mask = rng.random((t, t)) < 0.4
+        mask[:, rng.integers(t)] = True
+        mask[rng.integers(t)] = False  # NaN in its row, and through dk, dv in every row, as in the reference
+    runs = []
+    for op in (attention.PackedSelfAttention(np), cpu_ops.FlashPackedSelfAttention(np)):
+        tg.manual_seed(seed)
+        with np.errstate(invalid="ignore"), pytest.MonkeyPatch.context() as mp:
+            mp.setattr(cpu_threads, "_thread_count", lambda: 2)  # two parts of the batch, even on one core
+            out = op.forward(qkv, mask, heads, d**-0.5, dropout_p)
+            keep = op.graph_params()[2][0]
+            dqkv, _ = op.backward(g)
+        runs.append((out, dqkv, keep, tg.rand(1).item()))
+    (want_out, want_dqkv, want_keep, want_after), (out, dqkv, keep, after) = runs
+    assert cpu_ops.FlashPackedSelfAttention.accepts(qkv, mask, heads, d**-0.5, dropout_p)
+    for got, want in ((out, want_out), (dqkv, want_dqkv)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype], equal_nan=True)  # module docstring
+    if dropout_p:
+        np.testing.assert_array_equal(keep, want_keep)
+    assert after == want_after
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -337,8 +337,9 @@ def test_the_cpus_own_paths_run_where_they_accept_the_inputs(monkeypatch):
     """Each of the CPU's own paths is a kernel op of its own, asked before the general kernel op of
     its reference op (kernels/cpu_ops.py's KERNEL_OPS): the row parts for an attention large enough
     to split, flash attention for long sequences (T, S >= 64) of finite inputs below that, the fused
-    packed attention for short sequences, the batch parts for a large packed one, flash for long
-    ones below that, the threads for a large dropout; the general kernel op for the other inputs."""
+    packed attention for short sequences, flash for long ones (the heads read in place, a run of
+    batches per thread), the batch parts for the large short ones left, the threads for a large
+    dropout; the general kernel op for the other inputs."""
     monkeypatch.setattr(cpu_threads, "_thread_count", lambda: 2)  # two threads even on a one-core machine
     sdpa, packed = attention.ScaledDotProductAttention, attention.PackedSelfAttention
     n = cpu_ops.FlashAttention.min_len
@@ -367,7 +368,7 @@ def test_the_cpus_own_paths_run_where_they_accept_the_inputs(monkeypatch):
     many = np.zeros((544, n - 1, 8), np.float32)  # 544 rows of 63 x 63 scores: two parts of PART_WORK
     assert autograd.dispatch(sdpa, "cpu", many, many, many, None, 0.5) is cpu_ops.ScaledDotProductAttentionInParts
     qkv = np.zeros((16, 256, 3 * 2 * 8), np.float32)  # 16 batches of 2 heads' 256 x 256 scores
-    assert autograd.dispatch(packed, "cpu", qkv, None, 2, 0.5) is cpu_ops.PackedSelfAttentionInParts  # 2M scores
+    assert autograd.dispatch(packed, "cpu", qkv, None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention  # 2M: flash first
     assert autograd.dispatch(packed, "cpu", qkv[:4], None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention  # 512K
     assert autograd.dispatch(packed, "cpu", qkv[:4], causal, 2, 0.5, 0.1) is cpu_ops.FlashPackedSelfAttention
     assert autograd.dispatch(packed, "cpu", qkv[:1, :n], None, 2, 0.5) is cpu_ops.FlashPackedSelfAttention

@@ -65,8 +65,9 @@ class FlashAttention(ScaledDotProductAttention):
     size 64, one thread) flash took about 0.73x their time at the `large` preset's $T = 256$ and
     more than theirs below $T \approx 64$ (benchmarks/bench_attention.py), where a tile is mostly
     padding.  Work large enough to split goes first to the row parts spread over the threads
-    (`ScaledDotProductAttentionInParts`, listed before this op): in the `large` training step they
-    took 5% less time than flash (see `KERNEL_OPS`).
+    (`ScaledDotProductAttentionInParts`, listed before this op), since this op runs on one thread;
+    the GPT's packed attention runs flash over the threads, ahead of its row parts
+    (`FlashPackedSelfAttention`, see `KERNEL_OPS`).
 
     The flash path saves its output (for $D_i = g_i \cdot \mathit{out}_i$), as PyTorch's fused
     attention does: writing the output in place before the backward raises, as in PyTorch (the
@@ -222,16 +223,20 @@ class FusedPackedSelfAttention(PackedSelfAttention):
 
 
 class FlashPackedSelfAttention(PackedSelfAttention):
-    r"""Long sequences ($T \ge$ `FlashAttention.min_len`): the heads' $q$, $k$, $v$ copied out of the
-    packed qkv as contiguous `(B H, T, d)` arrays, kernels/cpu_flash.py's flash attention on them
-    (FlashAttention's path, see there), the output written back as `(B, T, H d)`, and in the
-    backward $dq$, $dk$, $dv$ stacked into dqkv `(B, T, 3, H, d)` (the reference's adjoints of the
-    split and permutes).  The dropout keep mask is the reference's draw over its weights' shape
-    `(B, H, T, T)`.  Inputs of the CPU's own paths (as FusedPackedSelfAttention's) with head sizes
-    up to `FlashAttention.max_head` and every element of qkv finite (see FlashAttention); others: the
+    r"""Long sequences ($T \ge$ `FlashAttention.min_len`): kernels/cpu_flash.py's flash attention on
+    the heads of the packed qkv where they lie (`heads_forward`, `heads_backward`: each head's $q$,
+    $k$, $v$ a `(T, d)` view of qkv, its rows $3 H d$ apart, read by the tile products through their
+    leading dims), the output written in its `(B, T, H d)` layout and the gradients in dqkv's
+    `(B, T, 3, H, d)` (the reference's adjoints of the split and permutes): no copies of the heads.
+    The batch runs in one run of consecutive batches per thread (`cpu_threads.thread_parts`), each
+    drawing its own rows of the dropout keep mask, the reference's draw over its weights' shape
+    `(B, H, T, T)` (`KeepRows`: the same bits as one draw); with one thread, one part.  Inputs of
+    the CPU's own paths (as FusedPackedSelfAttention's) with head sizes up to
+    `FlashAttention.max_head` and every element of qkv finite (see FlashAttention); others: the
     next kernel ops."""
 
     __slots__ = ()
+    threads = cpu_threads  # thread_parts(rows), run_parts(fn, parts)
 
     @classmethod
     def accepts(cls, qkv, mask, num_heads, scale, dropout_p=0.0):
@@ -243,40 +248,65 @@ class FlashPackedSelfAttention(PackedSelfAttention):
             and 0 <= dropout_p and _finite(qkv)
         )  # fmt: skip
 
+    @staticmethod
+    def _heads(a, H):
+        """The `(B, H, T, d)` views of q, k and v in a packed `(B, T, 3 H d)` array (or of dq, dk, dv)."""
+        B, T, three_hd = a.shape
+        heads = a.reshape(B, T, 3, H, three_hd // (3 * H))
+        return tuple(heads[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0):
         B, T, three_hd = qkv.shape
         H = num_heads
         d = three_hd // (3 * H)
         if mask is not None:
             mask = f._contiguous(mask.reshape(T, T))  # (1, 1, T, T) and the like
-        heads = qkv.reshape(B, T, 3, H, d)
-        q, k, v = (np.ascontiguousarray(heads[:, :, i].transpose(0, 2, 1, 3)).reshape(B * H, T, d) for i in range(3))
-        keep = None
+        qkv = f._contiguous(qkv)
+        q, k, v = self._heads(qkv, H)
+        out = np.empty((B, T, H * d), dtype=qkv.dtype)
+        out_heads = out.reshape(B, T, H, d).transpose(0, 2, 1, 3)
+        lse = np.empty((B * H, T), dtype=qkv.dtype)
+        keep = keeps = None
         if dropout_p > 0:  # the reference's draw over its (B, H, T, T) weights: the same masks from a seed
-            keep = self.kernels.keep_mask(backend.rng(backend.device_of(qkv)), (B, H, T, T), dropout_p)
-            keep = keep.reshape(B * H, T, T)
-        out, lse = cpu_flash.attention_forward(q, k, v, mask, keep, 1 - dropout_p, scale)
-        self.save_for_backward(q, k, v, out, lse, mask, keep, H, scale, 1 - dropout_p)
-        return out.reshape(B, H, T, d).transpose(0, 2, 1, 3).reshape(B, T, H * d)  # heads side by side
+            keeps = self.kernels.KeepRows(backend.rng(backend.device_of(qkv)), B * H, T * T, dropout_p)
+            keep = np.empty((B * H, T, T), dtype=np.bool_)
+
+        def part(b):
+            rows = slice(b.start * H, b.stop * H)  # its (batch, head) rows
+            if keeps is not None:
+                keeps.rows(rows.start, rows.stop, out=keep[rows])
+            cpu_flash.heads_forward(q[b], k[b], v[b], mask, None if keep is None else keep[rows], 1 - dropout_p,
+                                    scale, out_heads[b], lse[rows])  # fmt: skip
+
+        self.threads.run_parts(part, self.threads.thread_parts(B))
+        self.save_for_backward(qkv, out, lse, mask, keep, H, scale, 1 - dropout_p)
+        return out
 
     def backward(self, g):
-        q, k, v, out, lse, mask, keep, H, scale, keep_prob = self.saved
+        qkv, out, lse, mask, keep, H, scale, keep_prob = self.saved
         B, T, hd = g.shape
-        d = hd // H
-        g_heads = np.ascontiguousarray(g.reshape(B, T, H, d).transpose(0, 2, 1, 3)).reshape(B * H, T, d)
-        grads = cpu_flash.attention_backward(q, k, v, out, lse, g_heads, mask, keep, keep_prob, scale)
-        dqkv = np.empty((B, T, 3, H, d), dtype=g.dtype)
-        for i, grad in enumerate(grads):  # dq, dk, dv
-            dqkv[:, :, i] = grad.reshape(B, H, T, d).transpose(0, 2, 1, 3)
-        return dqkv.reshape(B, T, 3 * H * d), None
+        q, k, v = self._heads(qkv, H)
+        out_heads = out.reshape(B, T, H, hd // H).transpose(0, 2, 1, 3)
+        g_heads = f._contiguous(g).reshape(B, T, H, hd // H).transpose(0, 2, 1, 3)
+        dqkv = np.empty_like(qkv)
+        dq, dk, dv = self._heads(dqkv, H)
+
+        def part(b):
+            rows = slice(b.start * H, b.stop * H)
+            keep_rows = None if keep is None else keep[rows]
+            cpu_flash.heads_backward(q[b], k[b], v[b], out_heads[b], lse[rows], g_heads[b], mask, keep_rows,
+                                     keep_prob, scale, dq[b], dk[b], dv[b])  # fmt: skip
+
+        self.threads.run_parts(part, self.threads.thread_parts(B))
+        return dqkv, None
 
     def graph_params(self):
         """The reference formula's parameters: its keep mask (None without dropout) as (B, H, T, T)."""
-        q, _, _, _, _, _, keep, H, scale, keep_prob = self.saved
-        T, d = q.shape[1:]
+        qkv, _, _, _, keep, H, scale, keep_prob = self.saved
+        T = qkv.shape[1]
         if keep is not None:
             keep = keep.reshape(-1, H, T, T)
-        return H, d, (keep, scale, keep_prob)
+        return H, qkv.shape[-1] // (3 * H), (keep, scale, keep_prob)
 
 
 class PackedSelfAttentionInParts(PackedSelfAttention):
@@ -398,12 +428,13 @@ class DropoutOnThreads(Dropout):
         return y.reshape(x.shape)
 
 
-# The order is the choice: an op's first kernel that accepts the inputs runs.  The row-parts paths
-# come before flash: on the `large` step (2 threads, dropout 0.2) flash took 5% more time than the
-# parts path (7.67 / 8.05 s against 7.23 / 7.64 s a step, alternating, same hour), so flash runs
-# where the work is too small to split in parts (under 2 * cpu_threads.PART_WORK scores) and T >= 64.
+# The order is the choice: an op's first kernel that accepts the inputs runs.  The packed attention
+# (the GPT's) asks flash before the row parts: on the heads in place, a run of batches per thread,
+# it takes about 0.7x the parts' time at the `large` preset's shape (forward + backward, 2 threads;
+# see docs/results.md).  The scaled-dot-product op still asks the row parts first (flash copies
+# the heads there; the GPT does not run it in training).
 KERNEL_OPS = (
     Linear, LayerNorm, ScaledDotProductAttentionInParts, FlashAttention, ScaledDotProductAttention,
-    FusedPackedSelfAttention, PackedSelfAttentionInParts, FlashPackedSelfAttention, PackedSelfAttention, Softmax,
+    FusedPackedSelfAttention, FlashPackedSelfAttention, PackedSelfAttentionInParts, PackedSelfAttention, Softmax,
     CrossEntropy, ReLU, GELU, DropoutOnThreads, Dropout, Embedding, AdamWUpdate, AdamWParamsUpdate,
 )  # fmt: skip
