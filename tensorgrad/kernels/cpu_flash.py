@@ -280,7 +280,7 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
                     if has_keep:
                         krow = keep[r, i0 + i, j0:]
                         for j in range(nk):
-                            srow[j] = srow[j] * inv_keep_prob if krow[j] else zero
+                            srow[j] = srow[j] * (inv_keep_prob * krow[j])  # P R / k_p
                     alpha = _exp(m[i] - m_new)
                     l[i] = l[i] * alpha + total
                     m[i] = m_new
@@ -373,9 +373,9 @@ def _backward(q, k, v, out, dout, lse, mask, causal, keep, inv_keep_prob, scale,
                         krow = keep[r, i0 + i, j0:]
                         for j in range(nk):
                             p = prow[j]
-                            kept = krow[j]
-                            dprow[j] = p * ((dprow[j] * inv_keep_prob if kept else zero) - D)
-                            prow[j] = p * inv_keep_prob if kept else zero
+                            kept = inv_keep_prob * krow[j]  # R_j / k_p: 1 / k_p or 0
+                            dprow[j] = p * (dprow[j] * kept - D)
+                            prow[j] = p * kept
                     else:
                         for j in range(nk):
                             dprow[j] = prow[j] * (dprow[j] - D)
