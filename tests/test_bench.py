@@ -64,3 +64,19 @@ def test_the_gpu_peak_is_the_cupy_pools_peak_in_use_over_a_step(monkeypatch):
 
     assert bench._cupy_peak_mb(step) == 500
     assert cupy.cuda.memory_hook.get_memory_hooks() == {}  # the hook is gone after the step
+
+
+def test_the_torch_seed_runs_repeat_for_a_seed_and_differ_between_seeds():
+    """benchmarks/torch_seeds.py's runs (PyTorch's spread of the reference's val loss): a seed gives
+    the same losses twice, another seed others."""
+    pytest.importorskip("torch")
+    from benchmarks import torch_seeds
+    from gpt.data import DataError, find_dataset
+
+    try:
+        find_dataset(download=False)
+    except DataError:
+        pytest.skip("needs Tiny Shakespeare (data/tinyshakespeare/input.txt)")
+    first, again, other = (torch_seeds.train("small", seed, max_iters=3) for seed in (1, 1, 2))
+    assert first[:3] == again[:3] and first[2] != other[2]
+    assert 3.5 < first[2] < 5  # three steps from the start: about ln 65 = 4.17
