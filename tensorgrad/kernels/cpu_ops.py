@@ -65,9 +65,10 @@ class FlashAttention(ScaledDotProductAttention):
     size 64, one thread) flash took about 0.73x their time at the `large` preset's $T = 256$ and
     more than theirs below $T \approx 64$ (benchmarks/bench_attention.py), where a tile is mostly
     padding.  Work large enough to split goes first to the row parts spread over the threads
-    (`ScaledDotProductAttentionInParts`, listed before this op), since this op runs on one thread;
-    the GPT's packed attention runs flash over the threads, ahead of its row parts
-    (`FlashPackedSelfAttention`, see `KERNEL_OPS`).
+    (`ScaledDotProductAttentionInParts`, listed before this op): this op copies the inputs to
+    contiguous rows, draws the keep mask on one thread and runs its rows in Numba's parallel loop
+    beside the BLAS library's own threads.  The GPT's packed attention runs flash without those
+    costs, ahead of its row parts (`FlashPackedSelfAttention`, see `KERNEL_OPS`).
 
     The flash path saves its output (for $D_i = g_i \cdot \mathit{out}_i$), as PyTorch's fused
     attention does: writing the output in place before the backward raises, as in PyTorch (the
@@ -430,9 +431,10 @@ class DropoutOnThreads(Dropout):
 
 # The order is the choice: an op's first kernel that accepts the inputs runs.  The packed attention
 # (the GPT's) asks flash before the row parts: on the heads in place, a run of batches per thread,
-# it takes about 0.7x the parts' time at the `large` preset's shape (forward + backward, 2 threads;
-# see docs/results.md).  The scaled-dot-product op still asks the row parts first (flash copies
-# the heads there; the GPT does not run it in training).
+# it took 0.82x the parts' time alone at the `large` preset's shape (forward + backward, dropout
+# 0.2, 2 threads), the same time in the `large` step, and 1.0 GB less peak memory (docs/results.md).
+# The scaled-dot-product op still asks the row parts first (its flash op does not run in parts of
+# the threads, see FlashAttention; the GPT does not run it in training).
 KERNEL_OPS = (
     Linear, LayerNorm, ScaledDotProductAttentionInParts, FlashAttention, ScaledDotProductAttention,
     FusedPackedSelfAttention, FlashPackedSelfAttention, PackedSelfAttentionInParts, PackedSelfAttention, Softmax,
