@@ -335,3 +335,31 @@ def test_flash_kernel_ops_double_backward_gradgradcheck(causal, dropout_p):
         assert type(packed(qkv)._ctx) is cpu_ops.FlashPackedSelfAttention
         assert tg.autograd.gradgradcheck(sdpa, (q, k, v))
         assert tg.autograd.gradgradcheck(packed, (qkv,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_flash_reads_a_one_row_view_whatever_its_row_stride(dtype):
+    """NumPy gives a dim of size 1 any stride (0 here, and the view still counts as C-contiguous, so
+    no copy is made): the kernels take a one-row view's width as its leading dim, so the forward
+    and backward equal the copy's, bit for bit."""
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((3, 4)).astype(dtype)[:, None, :]  # (3, 1, 4), its row stride 0
+    g = rng.standard_normal((3, 4)).astype(dtype)[:, None, :]
+    k, v = rng.standard_normal((2, 3, 5, 4)).astype(dtype)
+    assert q.strides[1] == 0 and q.flags.c_contiguous
+    want_out, want_lse = cpu_flash.attention_forward(q.copy(), k, v, None, None, 1.0, 0.5)
+    out, lse = cpu_flash.attention_forward(q, k, v, None, None, 1.0, 0.5)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(lse, want_lse)
+    want = cpu_flash.attention_backward(q.copy(), k, v, want_out, want_lse, g.copy(), None, None, 1.0, 0.5)
+    got = cpu_flash.attention_backward(q, k, v, out, lse, g, None, None, 1.0, 0.5)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_flash_refuses_views_whose_rows_it_cannot_read_by_a_leading_dim():
+    """Rows read backwards or overlapping: a ValueError that says to copy, not a wrong result."""
+    x = np.zeros((1, 1, 8, 4), np.float32)
+    out, lse = np.empty_like(x), np.empty((1, 8), np.float32)
+    with pytest.raises(ValueError, match="ascontiguousarray"):
+        cpu_flash.heads_forward(x[:, :, ::-1], x, x, None, None, 1.0, 0.5, out, lse)

@@ -211,7 +211,11 @@ def _xxgemm_overload(trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c,
 # --------------------------------------------------------------------------- forward
 @njit(inline="always")
 def _ld(a):
-    """The leading dim of a 2-D view whose rows are `a.strides[0]` bytes apart (its last dim contiguous)."""
+    """The leading dim of a 2-D view whose rows are `a.strides[0]` bytes apart (its last dim
+    contiguous); of a view of one row, its width: NumPy gives a dim of size 1 any stride, 0 among
+    them, and BLAS takes no leading dim under the width."""
+    if a.shape[0] <= 1:
+        return max(a.shape[1], 1)
     return a.strides[0] // a.itemsize
 
 
@@ -441,9 +445,15 @@ def _plan(mask, T, S, d, dv):
     return causal, block, key_lo, key_hi, mask_
 
 
-def _rows_last(*arrays):
-    """Whether each array's last dim is contiguous (the tile products read rows by leading dims)."""
-    return all(a.shape[-1] <= 1 or a.strides[-1] == a.itemsize for a in arrays)
+def _check_rows(*arrays):
+    """ValueError unless the tile products can read each array's rows by a leading dim: its last dim
+    contiguous, its rows (the next-to-last dim) a row's width or more apart, forwards."""
+    for a in arrays:
+        cols_apart = a.shape[-1] > 1 and a.strides[-1] != a.itemsize
+        rows_overlap = a.shape[-2] > 1 and a.strides[-2] < max(a.shape[-1], 1) * a.itemsize
+        if cols_apart or rows_overlap:
+            raise ValueError(f"flash attention reads rows by a leading dim: a view of shape {a.shape} and strides "
+                             f"{a.strides} has no such rows (copy it with np.ascontiguousarray)")  # fmt: skip
 
 
 def heads_forward(q, k, v, mask, keep, keep_prob, scale, out, lse):
@@ -455,7 +465,7 @@ def heads_forward(q, k, v, mask, keep, keep_prob, scale, out, lse):
     S = k.shape[2]
     if out.size == 0 and lse.size == 0:
         return
-    assert _rows_last(q, k, v, out), "the heads' last dim must be contiguous"
+    _check_rows(q, k, v, out)
     causal, block, key_lo, key_hi, mask_ = _plan(mask, T, S, d, v.shape[3])
     f = q.dtype.type
     keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
@@ -468,7 +478,7 @@ def heads_backward(q, k, v, out, lse, dout, mask, keep, keep_prob, scale, dq, dk
     writes `dq`, `dk`, `dv`, views of `q`'s, `k`'s and `v`'s shapes (a packed dqkv's heads, say)."""
     B, H, T, d = q.shape
     S = k.shape[2]
-    assert _rows_last(q, k, v, out, dout, dq, dk, dv), "the heads' last dim must be contiguous"
+    _check_rows(q, k, v, out, dout, dq, dk, dv)
     causal, block, key_lo, key_hi, mask_ = _plan(mask, T, S, d, v.shape[3])
     f = q.dtype.type
     keep_ = np.ascontiguousarray(keep) if keep is not None else np.empty((0, 0, 0), np.bool_)
