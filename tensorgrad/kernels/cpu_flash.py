@@ -232,7 +232,8 @@ def _forward(q, k, v, mask, causal, keep, inv_keep_prob, scale, key_lo, key_hi, 
     for r in prange(B * H):
         # this (batch, head) row's (T, d) blocks of q, k, v and out, as views with their leading dims
         # (the packed qkv's heads are read where they lie)
-        qr, kr, vr, outr = q[r // H, r % H], k[r // H, r % H], v[r // H, r % H], out[r // H, r % H]
+        bb, hh = r // H, r % H
+        qr, kr, vr, outr = q[bb, hh], k[bb, hh], v[bb, hh], out[bb, hh]
         ldq, ldk, ldv = _ld(qr), _ld(kr), _ld(vr)
         # this row's tile buffers: the tile's scores (then its weights P_d); the block's running
         # max m, sum l and output o

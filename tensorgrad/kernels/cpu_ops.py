@@ -249,13 +249,6 @@ class FlashPackedSelfAttention(PackedSelfAttention):
             and 0 <= dropout_p and _finite(qkv)
         )  # fmt: skip
 
-    @staticmethod
-    def _heads(a, H):
-        """The `(B, H, T, d)` views of q, k and v in a packed `(B, T, 3 H d)` array (or of dq, dk, dv)."""
-        B, T, three_hd = a.shape
-        heads = a.reshape(B, T, 3, H, three_hd // (3 * H))
-        return tuple(heads[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
-
     def forward(self, qkv, mask, num_heads, scale, dropout_p=0.0):
         B, T, three_hd = qkv.shape
         H = num_heads
@@ -263,9 +256,9 @@ class FlashPackedSelfAttention(PackedSelfAttention):
         if mask is not None:
             mask = f._contiguous(mask.reshape(T, T))  # (1, 1, T, T) and the like
         qkv = f._contiguous(qkv)
-        q, k, v = self._heads(qkv, H)
+        q, k, v = (cpu_attention._heads(qkv, i, H) for i in range(3))  # (B, H, T, d) views
         out = np.empty((B, T, H * d), dtype=qkv.dtype)
-        out_heads = out.reshape(B, T, H, d).transpose(0, 2, 1, 3)
+        out_heads = cpu_attention._heads(out, None, H)
         lse = np.empty((B * H, T), dtype=qkv.dtype)
         keep = keeps = None
         if dropout_p > 0:  # the reference's draw over its (B, H, T, T) weights: the same masks from a seed
@@ -285,12 +278,11 @@ class FlashPackedSelfAttention(PackedSelfAttention):
 
     def backward(self, g):
         qkv, out, lse, mask, keep, H, scale, keep_prob = self.saved
-        B, T, hd = g.shape
-        q, k, v = self._heads(qkv, H)
-        out_heads = out.reshape(B, T, H, hd // H).transpose(0, 2, 1, 3)
-        g_heads = f._contiguous(g).reshape(B, T, H, hd // H).transpose(0, 2, 1, 3)
+        B = g.shape[0]
+        q, k, v = (cpu_attention._heads(qkv, i, H) for i in range(3))
+        out_heads, g_heads = cpu_attention._heads(out, None, H), cpu_attention._heads(f._contiguous(g), None, H)
         dqkv = np.empty_like(qkv)
-        dq, dk, dv = self._heads(dqkv, H)
+        dq, dk, dv = (cpu_attention._heads(dqkv, i, H) for i in range(3))
 
         def part(b):
             rows = slice(b.start * H, b.stop * H)
