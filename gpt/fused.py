@@ -1,9 +1,10 @@
 """The GPT as one fused op where it can be: GPTLanguageModel.forward asks `logits(model, idx)` first.
 
 tensorgrad/kernels/fused_gpt.py computes the model's logits, and their gradient with respect to
-every parameter, with one compiled function per block forward and backward (kernels/cpu_gpt.py)
-instead of some thirty ops per block.  It reads the model's own parameters (the same Tensors:
-state_dict, checkpoints, the optimizer see no difference) and draws the same dropout masks.  The
+every parameter, with one compiled function for the model's forward and one for its backward
+(kernels/cpu_gpt.py) instead of some thirty ops per block.  It reads the model's own parameters
+(the same Tensors: state_dict, checkpoints, the optimizer see no difference) and draws the same
+dropout masks.  The
 loss on these logits is the lecture's `F.cross_entropy` of their views as one op (`loss`:
 FusedGPTLoss), or the lecture's code itself for targets that op does not take.
 

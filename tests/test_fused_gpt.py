@@ -89,6 +89,77 @@ def test_fused_matches_op_by_op(case):
     np.testing.assert_array_equal(f_after, r_after)  # the same draws: the generator left in one state
 
 
+@given(case=configs(), positions=st.integers(1, 12))
+def test_parts_of_the_batch_match_op_by_op(case, positions):
+    """The batch in parts of rows (fused_gpt.part_count: here parts of at least `positions`
+    positions) against the op-by-op model, as test_fused_matches_op_by_op, the dropout masks
+    sliced to each part and the gradients summed over the parts; and its logits against the fused
+    op's in one part (each row is computed alone: the same products, to float32 rounding)."""
+    from tensorgrad.kernels import fused_gpt  # noqa: PLC0415
+
+    c = case
+    tg.manual_seed(c["seed"])
+    model = build_model(c["config"], vocab_size=c["vocab"])
+    model.train(c["training"])
+    rng = np.random.default_rng(c["seed"])
+    rows = 2 * c["B"] + 2  # 4 to 10 rows: 2 to 10 parts where the positions allow
+    idx = tg.tensor(rng.integers(0, c["vocab"], (rows, c["T"])))
+    targets = tg.tensor(rng.integers(0, c["vocab"], (rows, c["T"])))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fused_gpt, "PART_POSITIONS", 1 << 30)
+        assert fused_gpt.part_count(*idx.shape) == 1
+        whole, *_ = _run(model, idx, targets, True, c["seed"] + 1)
+        mp.setattr(fused_gpt, "PART_POSITIONS", positions)
+        P = fused_gpt.part_count(*idx.shape)
+        assert rows % P == 0 and (P == 1 or rows // P * c["T"] >= positions)
+        assert model(idx)[0]._ctx.saved[4] == P  # the forward runs in these parts
+        f_logits, f_loss, f_grads, f_after = _run(model, idx, targets, True, c["seed"] + 1)
+    assert type(f_logits._ctx).__name__ == "FusedGPT"
+    _close(f_logits.numpy(), whole.numpy(), "logits in parts against one part")
+    r_logits, r_loss, r_grads, r_after = _run(model, idx, targets, False, c["seed"] + 1)
+    _close(f_logits.numpy(), r_logits.numpy(), "logits")
+    assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)  # as in test_fused_matches_op_by_op
+    floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
+    for name in r_grads:
+        _close(f_grads[name], r_grads[name], name, floor)
+    np.testing.assert_array_equal(f_after, r_after)
+
+
+@pytest.mark.parametrize("positions", [1 << 30, 8, 1])
+@pytest.mark.parametrize("training", [False, True])
+def test_no_grad_forward_gives_the_same_logits(positions, training):
+    """Under no_grad the op runs cpu_gpt.model_logits (no arrays kept for a backward): the same
+    logits to the bit as the recorded forward, in one part or several, and with dropout the same
+    draws (the generator left in the same state)."""
+    from tensorgrad.kernels import fused_gpt  # noqa: PLC0415
+
+    model = build_model(get_config("small", dropout=0.2, n_layer=2)).train(training)
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (6, 8)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fused_gpt, "PART_POSITIONS", positions)
+        tg.manual_seed(3)
+        recorded, _ = model(idx)
+        after = tg.rand(3).numpy()
+        assert type(recorded._ctx).__name__ == "FusedGPT"
+        tg.manual_seed(3)
+        with tg.no_grad():
+            plain, _ = model(idx)
+        np.testing.assert_array_equal(tg.rand(3).numpy(), after)
+    np.testing.assert_array_equal(plain.numpy(), recorded.detach().numpy())
+
+
+def test_part_count():
+    """Parts divide the batch, hold at least PART_POSITIONS positions each, and are as many as that
+    allows; the small model's training batch is one part, its evaluation batches 64."""
+    from tensorgrad.kernels.fused_gpt import PART_POSITIONS, part_count  # noqa: PLC0415
+
+    assert PART_POSITIONS == 256
+    assert part_count(32, 8) == 1 and part_count(2048, 8) == 64
+    assert part_count(64, 8) == 2 and part_count(62, 8) == 1  # 2 parts of 31 rows fall short: one
+    assert part_count(124, 8) == 2  # 3 parts would hold 331 positions, but 3 does not divide 124
+    assert part_count(1, 64) == 1 and part_count(12, 64) == 3
+
+
 def test_dropout_masks_are_the_references_bit_for_bit():
     """The fused op's keep masks are those the reference's keep_mask draws from the same seed, in
     the reference's order (per block: attention weights, projection, MLP)."""
@@ -97,14 +168,14 @@ def test_dropout_masks_are_the_references_bit_for_bit():
     idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (3, 8)))
     tg.manual_seed(7)
     logits, _ = model(idx)
-    blocks = logits._ctx.saved[2]
+    *masks, inv = logits._ctx.saved[3]  # attention, projection, MLP: each stacked over the blocks
     tg.manual_seed(7)
     B, T, H, C = 3, 8, config.n_head, config.n_embd
-    for i, (_, _, keeps, _) in enumerate(blocks):
-        for k, shape in zip((0, 2, 4), ((B, H, T, T), (B, T, C), (B, T, C))):
+    for i in range(config.n_layer):
+        for k, shape in enumerate(((B, H, T, T), (B, T, C), (B, T, C))):
             expected = keep_mask("cpu", shape, 0.3)
-            np.testing.assert_array_equal(keeps[k], expected.reshape(keeps[k].shape), err_msg=f"block {i} mask {k}")
-            assert keeps[k + 1] == 1 / (1 - 0.3)
+            np.testing.assert_array_equal(masks[k][i], expected.reshape(masks[k][i].shape), err_msg=f"block {i}, {k}")
+            assert inv[i, k] == 1 / (1 - 0.3)
 
 
 def test_adamw_training_matches_op_by_op():

@@ -1,7 +1,8 @@
-r"""The GPT of "Let's build GPT" fused by hand for training on the CPU, llm.c's way: each
-transformer block's forward and its backward as one compiled function, and likewise the
-embeddings and the head.  Arrays in, arrays out (NumPy, float32); kernels/fused_gpt.py's op calls
-these and gpt/fused.py decides when it runs.
+r"""The GPT of "Let's build GPT" fused by hand for training on the CPU, llm.c's way: the whole
+model's forward as one compiled function (`model_forward`; `model_logits` where no backward
+follows) and its backward as another (`model_backward`), each made of one function per piece:
+the embeddings, a transformer block's forward and backward, the head.  Arrays in, arrays out
+(NumPy, float32); kernels/fused_gpt.py's op calls these and gpt/fused.py decides when it runs.
 
 The math is the reference ops' (tensorgrad/ops/), composed: every line below names the op whose
 derivation it follows.  The block is the lecture's pre-norm residual block with all heads packed.
@@ -47,16 +48,20 @@ channels and 8 positions would leave loops too short for it).
 Products go to BLAS (`np.dot` in nopython mode: sgemm on float32, transposes as BLAS flags, no
 copies); the rest are plain loops over rows, sums in float64 accumulators, as kernels/cpu.py's.
 The attention's cost grows as $T^2$ per head, so the caller takes short sequences only.
-Everything runs on the calling thread (BLAS may use its own for large products).
+The model's functions run the batch in parts of rows (a `prange` over the parts, on Numba's
+threads; the caller holds BLAS at one thread meanwhile), and write their results into arrays
+allocated once per call, llm.c's way, rather than each piece allocating its own.
 
 Dropout keep masks come in as arrays drawn by the caller with kernels/cpu.py's `keep_mask` (the
 reference's bits); an empty mask means no dropout there.
 
 Compiled code is cached on disk (`cache=True`), one signature per function (float32 arrays,
-int64 ids).  That is why the layer norm's loops are written here again rather than called from
-kernels/cpu.py (whose forward is the same loop; its backward writes $dx$ where this one adds it
-into the residual's gradient): Numba's cache of a function is invalidated by changes to its own
-file only, so a cached block would keep an old copy of a callee edited in another file.
+int64 ids; the blocks' parameters stacked, so the number of blocks is not part of it).  That is
+why the layer norm's loops are written here again rather than called from kernels/cpu.py (whose
+forward is the same loop; its backward writes $dx$ where this one adds it into the residual's
+gradient), and why the whole model lives in this one file, over 600 lines: Numba's cache of a
+function is invalidated by changes to its own file only, so a cached caller would keep an old
+copy of a callee edited in another file.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit
+from numba import njit, prange
 from numba.core import types as nb_types
 from numba.extending import intrinsic
 
@@ -355,32 +360,30 @@ def _dropout_backward(g, keep, inv_keep_prob, B, T):
 
 # --------------------------------------------------------------------------- embeddings
 @njit(**_OPTIONS)
-def embed_forward(idx, tok, pos):
+def _embed_into(idx, tok, pos, x):
     r"""`Embedding.forward` (ops/embedding.py) twice and the `Add` of the model:
-    $x[t B + b] = \mathrm{tok}[\mathrm{idx}[b, t]] + \mathrm{pos}[t]$ (the stream's time-major rows).
-    `idx` `(B, T)` int64 in range."""
+    $x[t B + b] = \mathrm{tok}[\mathrm{idx}[b, t]] + \mathrm{pos}[t]$ (the stream's time-major rows),
+    into `x` `(B T, C)`.  `idx` `(B, T)` int64 in range."""
     B, T = idx.shape
     C = tok.shape[1]
-    x = np.empty((B * T, C), tok.dtype)
     for t in range(T):
         for b in range(B):
             v = idx[b, t]
             for c in range(C):
                 x[t * B + b, c] = tok[v, c] + pos[t, c]
-    return x
 
 
 @njit(**_OPTIONS)
-def embed_backward(idx, dx, vocab_size, block_size):
+def _embed_backward_into(idx, dx, dtok, dpos):
     r"""`Embedding.backward` (ops/embedding.py): $dW[v]$ = the sum of the rows whose id is $v$, for the
     token table (ids `idx`) and the position table (ids $0 \ldots T-1$ in every batch row: the `Add`'s
     gradient, summed over the batch by unbroadcast, then the embedding's).  `dx` in the stream's
-    time-major rows.  -> `dtok` `(V, C)`, `dpos` `(block_size, C)`."""
+    time-major rows; into `dtok` `(V, C)` and `dpos` `(block_size, C)`, overwritten."""
     B, T = idx.shape
     C = dx.shape[1]
-    dtok = np.zeros((vocab_size, C), dx.dtype)
+    dtok[...] = 0.0
+    dpos[...] = 0.0
     acc = np.zeros(C, np.float64)
-    dpos = np.zeros((block_size, C), dx.dtype)
     for t in range(T):
         acc[:] = 0.0
         for b in range(B):
@@ -391,133 +394,258 @@ def embed_backward(idx, dx, vocab_size, block_size):
                 acc[c] += dx[r, c]
         for c in range(C):
             dpos[t, c] = acc[c]
-    return dtok, dpos
 
 
-# --------------------------------------------------------------------------- the block
 @njit(**_OPTIONS)
-def block_forward(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc, w_out, b_out,
-                  B, T, H, scale, mask, keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
+def _block_forward_into(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc, w_out, b_out,
+                        B, T, H, scale, mask, keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn,
+                        out, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr):  # fmt: skip
     """One `Block.forward` (gpt/model.py, residual, pre-norm, packed heads, MLP) on `x` `(N, C)`
-    (time-major rows).  `w_qkv` `(3C, C)`: every head's query, then key, then value weights
-    (`MultiHeadAttention`'s stack).  `keep_*`: the dropout keep masks as the reference draws them
-    (empty: none there) and `inv_*` $= 1 / (1 - p)$.
-    -> (`out`, and what `block_backward` needs: `mean1`, `rstd1`, `xn1`, `qkvT`, `p`, `pd`, `attT`,
-    `xm`, `mean2`, `rstd2`, `xn2`, `hr`)."""
-    N, C = x.shape
-    dt = x.dtype
-    mean1, rstd1, xn1 = np.empty(N, dt), np.empty(N, dt), np.empty_like(x)
+    (time-major rows), into `out` and what `_block_backward_into` needs (`mean1` ... `hr`: the
+    caller's arrays, `model_forward`'s slices).  `w_qkv` `(3C, C)`: every head's query, then key,
+    then value weights (`MultiHeadAttention`'s stack).  `keep_*`: the dropout keep masks as the
+    reference draws them (empty: none there) and `inv_*` $= 1 / (1 - p)$."""
     _layernorm(x, ln1_w, ln1_b, eps1, xn1, mean1, rstd1)  # LayerNorm.forward (ln1)
-    qkvT = np.dot(w_qkv, xn1.T)  # Linear.forward, no bias: (xn1 Wqkv^T)^T (3C, N), for the attention's loops
-    p = np.empty((H, T, T, B), dt)
-    pd = np.empty((H, T, T, B), dt) if keep_att.shape[0] > 0 else np.empty((0, 0, 0, 0), dt)
-    attT = np.empty((C, N), dt)
+    np.dot(w_qkv, xn1.T, qkvT)  # Linear.forward, no bias: (xn1 Wqkv^T)^T (3C, N), for the attention's loops
     _attention(qkvT, B, T, H, scale, mask, keep_att, inv_att, p, pd, attT)  # PackedSelfAttention.forward
     y = np.dot(attT.T, w_proj.T)  # Linear.forward (proj): att Wp^T, + bp below
-    xm = np.empty_like(x)
     _bias_dropout_add(x, y, b_proj, keep_proj, inv_proj, B, T, xm)  # xm = x + Dropout(y + bp)
-    mean2, rstd2, xn2 = np.empty(N, dt), np.empty(N, dt), np.empty_like(x)
     _layernorm(xm, ln2_w, ln2_b, eps2, xn2, mean2, rstd2)  # LayerNorm.forward (ln2)
-    hr = np.dot(xn2, w_fc.T)  # Linear.forward (ffwd.net.0): xn2 W1^T + b1 ...
-    F = hr.shape[1]
+    np.dot(xn2, w_fc.T, hr)  # Linear.forward (ffwd.net.0): xn2 W1^T + b1 ...
+    N, F = hr.shape
     for i in range(N):
         for j in range(F):
             v = hr[i, j] + b_fc[j]
             hr[i, j] = 0.0 if v < 0 else v  # ... ReLU.forward: max(v, 0), NaN stays NaN
     y2 = np.dot(hr, w_out.T)  # Linear.forward (ffwd.net.2): hr W2^T, + b2 below
-    out = np.empty_like(x)
     _bias_dropout_add(xm, y2, b_out, keep_ffn, inv_ffn, B, T, out)  # out = xm + Dropout(y2 + b2)
-    return out, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr
 
 
 @njit(**_OPTIONS)
-def block_backward(dout, x, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr,
-                   ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask,
-                   keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn):  # fmt: skip
-    """`Block.backward`: `block_forward`'s lines in reverse, from `dout` `(N, C)`.
-    -> (`dx`, `dln1_w`, `dln1_b`, `dw_qkv`, `dw_proj`, `db_proj`, `dln2_w`, `dln2_b`, `dw_fc`, `db_fc`,
-    `dw_out`, `db_out`)."""
-    N, C = dout.shape
-    dt = dout.dtype
+def _block_backward_into(dout, x, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr,
+                         ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask,
+                         keep_att, inv_att, keep_proj, inv_proj, keep_ffn, inv_ffn,
+                         dx, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out,
+                         db_out):  # fmt: skip
+    """`Block.backward`: `_block_forward_into`'s lines in reverse, from `dout` `(N, C)`, into `dx`
+    (another array than `dout`) and the block's parameters' gradients."""
+    C = dout.shape[1]
     # out = xm + Dropout(hr W2^T + b2): Add.backward gives dout to xm and to the branch;
     # Dropout.backward: dy2 = dout * keep / (1 - p)
     dy2 = _dropout_backward(dout, keep_ffn, inv_ffn, B, T)
     # Linear.backward (ffwd.net.2): dW2 = dy2^T hr, db2 = 1^T dy2, dhr = dy2 W2
-    dw_out = np.dot(dy2.T, hr)
-    db_out = np.empty(C, dt)
+    np.dot(dy2.T, hr, dw_out)
     _column_sums(dy2, db_out)
     dh = np.dot(dy2, w_out)
     # ReLU.backward (ops/activation.py): 0 where the output hr <= 0
-    F = dh.shape[1]
+    N, F = dh.shape
     for i in range(N):
         for j in range(F):
             if hr[i, j] <= 0:
                 dh[i, j] = 0.0
     # Linear.backward (ffwd.net.0): dW1 = dh^T xn2, db1 = 1^T dh, dxn2 = dh W1
-    dw_fc = np.dot(dh.T, xn2)
-    db_fc = np.empty(F, dt)
+    np.dot(dh.T, xn2, dw_fc)
     _column_sums(dh, db_fc)
     dxn2 = np.dot(dh, w_fc)
     # LayerNorm.backward (ln2), its dx added onto dout (Add.backward: xm feeds both ln2 and the sum)
-    dxm = dout.copy()
-    dln2_w, dln2_b = np.zeros(C, np.float64), np.zeros(C, np.float64)
-    _layernorm_backward(dxn2, xm, mean2, rstd2, ln2_w, dxm, dln2_w, dln2_b)
+    dxm = dx
+    dxm[...] = dout
+    acc_w, acc_b = np.zeros(C, np.float64), np.zeros(C, np.float64)
+    _layernorm_backward(dxn2, xm, mean2, rstd2, ln2_w, dxm, acc_w, acc_b)
+    dln2_w[:] = acc_w
+    dln2_b[:] = acc_b
     # xm = x + Dropout(att Wp^T + bp): Add.backward, Dropout.backward
     dy = _dropout_backward(dxm, keep_proj, inv_proj, B, T)
     # Linear.backward (proj): dWp = dy^T att, dbp = 1^T dy, datt = dy Wp (as datt^T = Wp^T dy^T, for the loops)
-    dw_proj = np.dot(dy.T, attT.T)
-    db_proj = np.empty(C, dt)
+    np.dot(dy.T, attT.T, dw_proj)
     _column_sums(dy, db_proj)
     dattT = np.dot(w_proj.T, dy.T)
     # PackedSelfAttention.backward -> dqkv^T (3C, N)
     dqkvT = np.zeros_like(qkvT)
     _attention_backward(dattT, qkvT, B, T, H, scale, mask, keep_att, inv_att, p, pd, dqkvT)
     # Linear.backward (the stacked query, key, value weights): dWqkv = dqkv^T xn1, dxn1 = dqkv Wqkv
-    dw_qkv = np.dot(dqkvT, xn1)
+    np.dot(dqkvT, xn1, dw_qkv)
     dxn1 = np.dot(dqkvT.T, w_qkv)
     # LayerNorm.backward (ln1), its dx added onto dxm (Add.backward: x feeds both ln1 and the sum)
-    dx = dxm
-    dln1_w, dln1_b = np.zeros(C, np.float64), np.zeros(C, np.float64)
-    _layernorm_backward(dxn1, x, mean1, rstd1, ln1_w, dx, dln1_w, dln1_b)
-    return (dx, dln1_w.astype(dt), dln1_b.astype(dt), dw_qkv, dw_proj, db_proj, dln2_w.astype(dt),
-            dln2_b.astype(dt), dw_fc, db_fc, dw_out, db_out)  # fmt: skip
+    acc_w[:] = 0.0
+    acc_b[:] = 0.0
+    _layernorm_backward(dxn1, x, mean1, rstd1, ln1_w, dx, acc_w, acc_b)
+    dln1_w[:] = acc_w
+    dln1_b[:] = acc_b
 
 
-# --------------------------------------------------------------------------- the head
 @njit(**_OPTIONS)
-def head_forward(x, lnf_w, lnf_b, eps, w_lm, b_lm, B, T):
+def _head_forward_into(x, lnf_w, lnf_b, eps, w_lm, b_lm, B, T, logits, mean, rstd, xn):
     """`ln_f` then `lm_head`: `LayerNorm.forward`, `Linear.forward`, on the stream's time-major
-    rows; the logits come out in the model's `(B, T, V)`.  -> (`logits`, `mean`, `rstd`, `xn`)."""
-    N, C = x.shape
-    mean, rstd, xn = np.empty(N, x.dtype), np.empty(N, x.dtype), np.empty_like(x)
+    rows, into `logits` in the model's `(B, T, V)`, and `mean`, `rstd`, `xn` for the backward."""
     _layernorm(x, lnf_w, lnf_b, eps, xn, mean, rstd)
     z = np.dot(xn, w_lm.T)
     V = z.shape[1]
-    logits = np.empty((B, T, V), z.dtype)
     for t in range(T):
         for b in range(B):
             zr, lr = z[t * B + b], logits[b, t]
             for j in range(V):
                 lr[j] = zr[j] + b_lm[j]
-    return logits, mean, rstd, xn
 
 
 @njit(**_OPTIONS)
-def head_backward(dlogits, x, mean, rstd, xn, lnf_w, w_lm):
+def _head_backward_into(dlogits, x, mean, rstd, xn, lnf_w, w_lm, dx, dlnf_w, dlnf_b, dw_lm, db_lm):
     """`Linear.backward` (`lm_head`), then `LayerNorm.backward` (`ln_f`); `dlogits` `(B, T, V)`, the
-    rest in the stream's time-major rows.  -> (`dx`, `dlnf_w`, `dlnf_b`, `dw_lm`, `db_lm`)."""
+    rest in the stream's time-major rows; into `dx` (overwritten) and the parameters' gradients."""
     N, C = x.shape
     B, T, V = dlogits.shape
-    dt = x.dtype
     g = np.empty((N, V), dlogits.dtype)  # G in the stream's rows
     for t in range(T):
         for b in range(B):
             g[t * B + b] = dlogits[b, t]
-    dw_lm = np.dot(g.T, xn)  # dW = G^T xn
-    db_lm = np.empty(V, dt)
+    np.dot(g.T, xn, dw_lm)  # dW = G^T xn
     _column_sums(g, db_lm)  # db = 1^T G
     dxn = np.dot(g, w_lm)  # dxn = G W
-    dx = np.zeros_like(x)
+    dx[...] = 0.0
     dw, db = np.zeros(C, np.float64), np.zeros(C, np.float64)
     _layernorm_backward(dxn, x, mean, rstd, lnf_w, dx, dw, db)
-    return dx, dw.astype(dt), db.astype(dt), dw_lm, db_lm
+    dlnf_w[:] = dw
+    dlnf_b[:] = db
+
+
+# --------------------------------------------------------------------------- the model, in parts of the batch
+@njit(parallel=True, **_OPTIONS)
+def model_forward(idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc,
+                  w_out, b_out, H, scale, mask, keep_att, keep_proj, keep_ffn, inv, lnf_w, lnf_b, eps_f, w_lm,
+                  b_lm):  # fmt: skip
+    r"""The model's forward, `GPTLanguageModel.forward` to its logits: the embeddings
+    (`_embed_into`), each block (`_block_forward_into`), the head (`_head_forward_into`), on `P`
+    parts of the batch rows (`P` divides `B`), one part per iteration of a `prange`, so that
+    Numba's threads take them at once.  A row's logits depend on that row alone (the attention
+    mixes positions, never rows): the parts change no value.
+
+    The blocks' parameters come stacked, one row per block (`ln1_w` `(L, C)`, `w_qkv` `(L, 3C, C)`:
+    each block's heads' query, key and value weights, ...), `eps1`, `eps2` `(L,)`; the keep masks
+    too, as the reference draws them (`keep_att` `(L, B H, T, T)`, `keep_proj`, `keep_ffn`
+    `(L, B T, C)`; a size-0 second dim: no dropout there), and `inv` `(L, 3)` their
+    $1 / (1 - p)$.  A part's stream is its own `(b T, C)`, $b = B / P$, time-major.
+    -> (`logits` `(B, T, V)`, and what `model_backward` needs: each block's input and saved
+    arrays stacked `(L, P, ...)`, the head's `(P, ...)`)."""
+    B, T = idx.shape
+    L, C, F = w_qkv.shape[0], tok.shape[1], w_fc.shape[1]
+    dt = tok.dtype
+    b = B // P
+    n = b * T
+    nd = b if keep_att.shape[1] > 0 else 0  # the dropped weights' arrays: empty without dropout
+    xs = np.empty((L + 1, P, n, C), dt)  # xs[l]: block l's input; xs[L]: the head's
+    mean1, rstd1 = np.empty((L, P, n), dt), np.empty((L, P, n), dt)
+    mean2, rstd2 = np.empty((L, P, n), dt), np.empty((L, P, n), dt)
+    xn1, xm, xn2 = np.empty((L, P, n, C), dt), np.empty((L, P, n, C), dt), np.empty((L, P, n, C), dt)
+    qkvT, attT, hr = np.empty((L, P, 3 * C, n), dt), np.empty((L, P, C, n), dt), np.empty((L, P, n, F), dt)
+    p = np.empty((L, P, H, T, T, b), dt)
+    pd = np.empty((L, P, H if nd else 0, T, T, nd), dt)
+    logits = np.empty((B, T, w_lm.shape[0]), dt)
+    hmean, hrstd, hxn = np.empty((P, n), dt), np.empty((P, n), dt), np.empty((P, n, C), dt)
+    for i in prange(P):
+        rows = idx[i * b : (i + 1) * b]
+        _embed_into(rows, tok, pos, xs[0, i])
+        for l in range(L):
+            _block_forward_into(
+                xs[l, i], ln1_w[l], ln1_b[l], eps1[l], w_qkv[l], w_proj[l], b_proj[l], ln2_w[l], ln2_b[l], eps2[l],
+                w_fc[l], b_fc[l], w_out[l], b_out[l], b, T, H, scale, mask,
+                keep_att[l, i * b * H : (i + 1) * b * H], inv[l, 0], keep_proj[l, i * n : (i + 1) * n], inv[l, 1],
+                keep_ffn[l, i * n : (i + 1) * n], inv[l, 2],
+                xs[l + 1, i], mean1[l, i], rstd1[l, i], xn1[l, i], qkvT[l, i], p[l, i], pd[l, i], attT[l, i], xm[l, i],
+                mean2[l, i], rstd2[l, i], xn2[l, i], hr[l, i],
+            )  # fmt: skip
+        _head_forward_into(xs[L, i], lnf_w, lnf_b, eps_f, w_lm, b_lm, b, T, logits[i * b : (i + 1) * b], hmean[i],
+                           hrstd[i], hxn[i])  # fmt: skip
+    return logits, (xs, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr, hmean, hrstd, hxn)
+
+
+@njit(parallel=True, **_OPTIONS)
+def model_logits(idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc,
+                 w_out, b_out, H, scale, mask, keep_att, keep_proj, keep_ffn, inv, lnf_w, lnf_b, eps_f, w_lm,
+                 b_lm):  # fmt: skip
+    """`model_forward`'s logits alone (the same calls on the same parts: the same values), for a
+    forward no backward follows (evaluation, generation): each part reuses one block's arrays
+    from block to block instead of keeping every block's, so a large batch's forward holds a few
+    small arrays per thread, which the allocator reuses, rather than fresh memory at every call."""
+    B, T = idx.shape
+    L, C, F = w_qkv.shape[0], tok.shape[1], w_fc.shape[1]
+    dt = tok.dtype
+    b = B // P
+    n = b * T
+    nd = b if keep_att.shape[1] > 0 else 0
+    logits = np.empty((B, T, w_lm.shape[0]), dt)
+    for i in prange(P):
+        x, out = np.empty((n, C), dt), np.empty((n, C), dt)
+        mean1, rstd1, mean2, rstd2 = np.empty(n, dt), np.empty(n, dt), np.empty(n, dt), np.empty(n, dt)
+        xn1, xm, xn2, hr = np.empty((n, C), dt), np.empty((n, C), dt), np.empty((n, C), dt), np.empty((n, F), dt)
+        qkvT, attT = np.empty((3 * C, n), dt), np.empty((C, n), dt)
+        p, pd = np.empty((H, T, T, b), dt), np.empty((H if nd else 0, T, T, nd), dt)
+        _embed_into(idx[i * b : (i + 1) * b], tok, pos, x)
+        for l in range(L):
+            _block_forward_into(
+                x, ln1_w[l], ln1_b[l], eps1[l], w_qkv[l], w_proj[l], b_proj[l], ln2_w[l], ln2_b[l], eps2[l],
+                w_fc[l], b_fc[l], w_out[l], b_out[l], b, T, H, scale, mask,
+                keep_att[l, i * b * H : (i + 1) * b * H], inv[l, 0], keep_proj[l, i * n : (i + 1) * n], inv[l, 1],
+                keep_ffn[l, i * n : (i + 1) * n], inv[l, 2],
+                out, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr,
+            )  # fmt: skip
+            x, out = out, x
+        _head_forward_into(x, lnf_w, lnf_b, eps_f, w_lm, b_lm, b, T, logits[i * b : (i + 1) * b], mean1, rstd1, xn1)
+    return logits
+
+
+@njit(**_OPTIONS)
+def _sum_parts(a):
+    """`a[0] + a[1] + ...` over the first dim, added in that order (a part's gradient per part:
+    the sum does not depend on the thread that computed each)."""
+    if a.shape[0] == 1:
+        return a[0]
+    out = a[0].copy()
+    for i in range(1, a.shape[0]):
+        out += a[i]
+    return out
+
+
+@njit(parallel=True, **_OPTIONS)
+def model_backward(dlogits, idx, P, saved, ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, H, scale, mask, keep_att,
+                   keep_proj, keep_ffn, inv, lnf_w, w_lm, vocab_size, block_size):  # fmt: skip
+    r"""`model_forward`'s backward, from $\partial L / \partial\, \mathrm{logits}$ `dlogits` `(B, T, V)`:
+    on each part of the batch rows, the head's (`_head_backward_into`), each block's in reverse
+    (`_block_backward_into`), the embeddings' (`_embed_backward_into`), one part per iteration of
+    a `prange`; then each parameter's gradient is the sum of the parts' (the rows share the
+    parameters: `Add.backward`), added in the parts' order.
+    -> (`dtok`, `dpos`; the blocks' gradients stacked `(L, ...)`: `dln1_w`, `dln1_b`, `dw_qkv`,
+    `dw_proj`, `db_proj`, `dln2_w`, `dln2_b`, `dw_fc`, `db_fc`, `dw_out`, `db_out`; then `dlnf_w`,
+    `dlnf_b`, `dw_lm`, `db_lm`)."""
+    xs, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr, hmean, hrstd, hxn = saved
+    B, T = idx.shape
+    L, C, F, V = w_qkv.shape[0], w_qkv.shape[2], w_fc.shape[1], w_lm.shape[0]
+    dt = dlogits.dtype
+    b = B // P
+    n = b * T
+    dtok, dpos = np.empty((P, vocab_size, C), dt), np.empty((P, block_size, C), dt)
+    dln1_w, dln1_b, db_proj = np.empty((P, L, C), dt), np.empty((P, L, C), dt), np.empty((P, L, C), dt)
+    dln2_w, dln2_b, db_out = np.empty((P, L, C), dt), np.empty((P, L, C), dt), np.empty((P, L, C), dt)
+    dw_qkv, dw_proj, db_fc = np.empty((P, L, 3 * C, C), dt), np.empty((P, L, C, C), dt), np.empty((P, L, F), dt)
+    dw_fc, dw_out = np.empty((P, L, F, C), dt), np.empty((P, L, C, F), dt)
+    dlnf_w, dlnf_b = np.empty((P, C), dt), np.empty((P, C), dt)
+    dw_lm, db_lm = np.empty((P, V, C), dt), np.empty((P, V), dt)
+    for i in prange(P):
+        dx, dx_in = np.empty((n, C), dt), np.empty((n, C), dt)  # the stream's gradient, after and before a block
+        _head_backward_into(dlogits[i * b : (i + 1) * b], xs[L, i], hmean[i], hrstd[i], hxn[i], lnf_w, w_lm, dx,
+                            dlnf_w[i], dlnf_b[i], dw_lm[i], db_lm[i])  # fmt: skip
+        for l in range(L - 1, -1, -1):
+            _block_backward_into(
+                dx, xs[l, i], mean1[l, i], rstd1[l, i], xn1[l, i], qkvT[l, i], p[l, i], pd[l, i], attT[l, i], xm[l, i],
+                mean2[l, i], rstd2[l, i], xn2[l, i], hr[l, i], ln1_w[l], w_qkv[l], w_proj[l], ln2_w[l], w_fc[l],
+                w_out[l], b, T, H, scale, mask,
+                keep_att[l, i * b * H : (i + 1) * b * H], inv[l, 0], keep_proj[l, i * n : (i + 1) * n], inv[l, 1],
+                keep_ffn[l, i * n : (i + 1) * n], inv[l, 2],
+                dx_in, dln1_w[i, l], dln1_b[i, l], dw_qkv[i, l], dw_proj[i, l], db_proj[i, l], dln2_w[i, l],
+                dln2_b[i, l], dw_fc[i, l], db_fc[i, l], dw_out[i, l], db_out[i, l],
+            )  # fmt: skip
+            dx, dx_in = dx_in, dx
+        _embed_backward_into(idx[i * b : (i + 1) * b], dx, dtok[i], dpos[i])
+    return (_sum_parts(dtok), _sum_parts(dpos), _sum_parts(dln1_w), _sum_parts(dln1_b), _sum_parts(dw_qkv),
+            _sum_parts(dw_proj), _sum_parts(db_proj), _sum_parts(dln2_w), _sum_parts(dln2_b), _sum_parts(dw_fc),
+            _sum_parts(db_fc), _sum_parts(dw_out), _sum_parts(db_out), _sum_parts(dlnf_w), _sum_parts(dlnf_b),
+            _sum_parts(dw_lm), _sum_parts(db_lm))  # fmt: skip

@@ -3,9 +3,10 @@
 `FusedGPT.apply(idx, *params, ...)` computes exactly what the lecture's `GPTLanguageModel` computes
 from the same parameters (gpt/model.py: token and position embeddings, n_layer pre-norm residual
 Blocks with packed heads and the MLP, ln_f, lm_head), with the compiled functions of
-kernels/cpu_gpt.py: one call for the embeddings, one per block forward and one per block backward,
-one for the head.  The logits are an ordinary differentiable tensor, and the loss a second op on
-them: `FusedGPTLoss`, the lecture's `F.cross_entropy` of their `(B T, V)` view as one node.
+kernels/cpu_gpt.py: one call for the whole forward, one for the whole backward, each running the
+batch in parts of rows over Numba's threads (`part_count`).  The logits are an ordinary
+differentiable tensor, and the loss a second op on them: `FusedGPTLoss`, the lecture's
+`F.cross_entropy` of their `(B T, V)` view as one node.
 
 The parameters come as Tensors, in the order of `param_order(n_layer, n_head)`; the model
 (gpt/fused.py) gathers them, and it asks `FusedGPT.accepts(...)` first: the op runs on the CPU,
@@ -19,9 +20,11 @@ weights' (B, H, T, T), then the projection's (B, T, C), then the MLP's (B, T, C)
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-from .. import autograd, backend
+from .. import autograd, backend, grad_mode
 from ..ops import cross_entropy as ref_cross_entropy
 from . import mode
 
@@ -63,12 +66,13 @@ class FusedGPT(autograd.Function):
     \end{aligned}
     $$
 
-    the first line `Embedding`, `Add`; the second `cpu_gpt.block_forward`; the third `LayerNorm`,
-    `Linear`.
+    the first line `Embedding`, `Add`; the second `cpu_gpt._block_forward_into`; the third
+    `LayerNorm`, `Linear` (`cpu_gpt.model_forward` runs them on each part of the batch rows).
 
     Backward, from $g = \partial L / \partial\, \mathrm{logits}$: the head's, each block's in reverse,
-    the embeddings' (the same lines in reverse: `cpu_gpt.head_backward`, `block_backward`,
-    `embed_backward`); every parameter gets its gradient, `idx` none.
+    the embeddings' (the same lines in reverse: `cpu_gpt._head_backward_into`, `_block_backward_into`,
+    `_embed_backward_into`, in `cpu_gpt.model_backward`); every parameter gets its gradient, the
+    sum of the parts' (`Add.backward`: every row reads the same parameters), `idx` none.
     """
 
     __slots__ = ()
@@ -103,63 +107,56 @@ class FusedGPT(autograd.Function):
     def forward(self, idx, *params, n_layer, n_head, vocab_size, device, scale, eps, mask, dropout, graph=None):
         """`eps`: (`ln1`, `ln2`) per block and `ln_f`'s; `mask` `(T, T)` bool, True = may attend;
         `dropout`: per block (`p_attention`, `p_proj`, `p_ffn`), 0 where none is drawn (eval mode);
-        `graph`: see `backward_graph`."""
-        from . import cpu, cpu_gpt  # noqa: PLC0415 - Numba only when the op runs
+        `graph`: see `backward_graph`.
+
+        `cpu_gpt.model_forward` runs the model on `part_count(B, T)` parts of the batch rows, over
+        Numba's threads, with the BLAS library at one thread meanwhile (each part's products are
+        small).  The dropout masks are drawn first, for the whole batch, in the reference's order."""
+        from . import cpu, cpu_gpt, cpu_threads  # noqa: PLC0415 - Numba only when the op runs
 
         idx = np.ascontiguousarray(idx, dtype=np.int64)
         params = tuple(np.ascontiguousarray(p) for p in params)
         B, T = idx.shape
-        H = n_head
+        weights = _stacked_weights(params, n_layer, n_head)
+        keeps = _keep_masks(cpu, device, dropout, B, T, n_head, params[0].shape[1])
         mask = np.ascontiguousarray(mask, dtype=np.bool_)
-        tok, pos = params[0], params[1]
-        C = tok.shape[1]
-        x = cpu_gpt.embed_forward(idx, tok, pos)  # (B * T, C)
-        blocks = []
-        per = _block_count(H)
-        for i in range(n_layer):
-            w = params[2 + i * per : 2 + (i + 1) * per]
-            ln1_w, ln1_b = w[0], w[1]
-            w_qkv = np.concatenate(w[2 : 2 + 3 * H])  # (3C, C): the heads' query, key, value weights stacked
-            w_proj, b_proj, ln2_w, ln2_b, w_fc, b_fc, w_out, b_out = w[2 + 3 * H :]
-            keeps = _keep_masks(cpu, device, dropout[i], (B * H, T, T), (B * T, C))
-            saved = cpu_gpt.block_forward(
-                x, ln1_w, ln1_b, float(eps[i][0]), w_qkv, w_proj, b_proj, ln2_w, ln2_b, float(eps[i][1]), w_fc, b_fc,
-                w_out, b_out, B, T, H, float(scale), mask, *keeps,
-            )  # fmt: skip
-            blocks.append((x, w_qkv, keeps, saved[1:]))
-            x = saved[0]
+        eps1 = np.array([e[0] for e in eps[:-1]], np.float64)
+        eps2 = np.array([e[1] for e in eps[:-1]], np.float64)
+        P = part_count(B, T)
+        ln1_w, ln1_b, w_qkv, w_proj, b_proj, ln2_w, ln2_b, w_fc, b_fc, w_out, b_out = weights
         lnf_w, lnf_b, w_lm, b_lm = params[-4:]
-        logits, mean, rstd, xn = cpu_gpt.head_forward(x, lnf_w, lnf_b, float(eps[-1]), w_lm, b_lm, B, T)
-        self.save_for_backward(idx, params, blocks, (x, mean, rstd, xn), n_layer, H, vocab_size, float(scale), mask,
-                               graph)  # fmt: skip
+        args = (idx, P, params[0], params[1], ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc,
+                b_fc, w_out, b_out, n_head, float(scale), mask, *keeps, lnf_w, lnf_b, float(eps[-1]), w_lm,
+                b_lm)  # fmt: skip
+        with cpu_threads.one_blas_thread() if P > 1 else _no_limit():
+            if not grad_mode.is_grad_enabled():  # no backward follows: the logits alone
+                return cpu_gpt.model_logits(*args)
+            logits, saved = cpu_gpt.model_forward(*args)
+        self.save_for_backward(idx, params, weights, keeps, P, saved, n_head, vocab_size, float(scale), mask, graph)
         return logits
 
     def backward(self, g):
-        from . import cpu_gpt  # noqa: PLC0415
+        """`cpu_gpt.model_backward` on the forward's parts: every parameter's gradient, the sum of
+        the parts' in their order; the stacked blocks' gradients handed out as each parameter's
+        (views of them: `dWqkv`'s rows back into the heads' query, key and value weights)."""
+        from . import cpu_gpt, cpu_threads  # noqa: PLC0415
 
-        idx, params, blocks, head, n_layer, H, vocab_size, scale, mask, _ = self.saved
-        B, T = idx.shape
-        g = np.ascontiguousarray(g)
+        idx, params, weights, keeps, P, saved, H, vocab_size, scale, mask, _ = self.saved
+        ln1_w, _, w_qkv, w_proj, _, ln2_w, _, w_fc, _, w_out, _ = weights
         lnf_w, _, w_lm, _ = params[-4:]
-        x, mean, rstd, xn = head
-        dx, dlnf_w, dlnf_b, dw_lm, db_lm = cpu_gpt.head_backward(g, x, mean, rstd, xn, lnf_w, w_lm)
-        per = _block_count(H)
-        grads = [None] * len(params)
-        grads[-4:] = dlnf_w, dlnf_b, dw_lm, db_lm
-        for i in reversed(range(n_layer)):
-            x, w_qkv, keeps, saved = blocks[i]
-            w = params[2 + i * per : 2 + (i + 1) * per]
-            w_proj, ln2_w, w_fc, w_out = w[2 + 3 * H], w[2 + 3 * H + 2], w[2 + 3 * H + 4], w[-2]
-            out = cpu_gpt.block_backward(
-                dx, x, *saved, w[0], w_qkv, w_proj, ln2_w, w_fc, w_out, B, T, H, scale, mask, *keeps
-            )
-            dx, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = out
-            d = w_qkv.shape[0] // (3 * H)  # the head size: dWqkv's rows split back into the heads' weights
-            heads = [dw_qkv[j * d : (j + 1) * d] for j in range(3 * H)]
-            grads[2 + i * per : 2 + (i + 1) * per] = [dln1_w, dln1_b, *heads, dw_proj, db_proj, dln2_w, dln2_b,
-                                                      dw_fc, db_fc, dw_out, db_out]  # fmt: skip
-        grads[0], grads[1] = cpu_gpt.embed_backward(idx, dx, vocab_size, params[1].shape[0])
-        return (None, *grads)
+        with cpu_threads.one_blas_thread() if P > 1 else _no_limit():
+            out = cpu_gpt.model_backward(
+                np.ascontiguousarray(g), idx, P, saved, ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, H, scale, mask,
+                *keeps, lnf_w, w_lm, vocab_size, params[1].shape[0],
+            )  # fmt: skip
+        dtok, dpos, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = out[:13]
+        d = w_qkv.shape[1] // (3 * H)  # the head size: dWqkv's rows split back into the heads' weights
+        grads = [dtok, dpos]
+        for i in range(w_qkv.shape[0]):
+            heads = [dw_qkv[i, j * d : (j + 1) * d] for j in range(3 * H)]
+            grads += [dln1_w[i], dln1_b[i], *heads, dw_proj[i], db_proj[i], dln2_w[i], dln2_b[i], dw_fc[i], db_fc[i],
+                      dw_out[i], db_out[i]]  # fmt: skip
+        return (None, *grads, *out[13:])
 
     def backward_graph(self, g, z):
         """Tensor-level (`create_graph`): `graph(g)`, given by the caller, recomputes the logits op by
@@ -228,19 +225,61 @@ class FusedGPTLoss(autograd.Function):
         return dx.reshape(shape), None
 
 
-_NO_DROPOUT = [np.empty((0, 0, 0), np.bool_), 1.0, np.empty((0, 0), np.bool_), 1.0, np.empty((0, 0), np.bool_), 1.0]
+# The batch rows in parts of at least this many positions each (cpu_gpt.model_forward), run on
+# Numba's threads.  The small model's training batch (32 rows of 8 positions) is one part: the
+# training program gives it one thread (gpt/threads.py), and on one thread its two halves cost
+# more than the whole (each half's products are as slow to start).  Its evaluation batches
+# (16384 positions) are 64 parts, whose arrays stay small enough for the allocator to reuse them.
+PART_POSITIONS = 256
 
 
-def _keep_masks(cpu, device, ps, att_shape, stream_shape):
-    """The block's dropout keep masks and $1 / (1 - p)$, in the reference's order of draws (the
-    attention's weights, the projection's output, the MLP's output); empty arrays where $p = 0$
-    (never written: one set serves every block)."""
-    if not any(ps):
-        return _NO_DROPOUT
-    out = []
-    for p, shape in zip(ps, (att_shape, stream_shape, stream_shape)):
-        if p > 0:
-            out += [cpu.keep_mask(backend.rng(device), shape, p), 1.0 / (1.0 - p)]
-        else:
-            out += [np.empty((0,) * len(shape), np.bool_), 1.0]
-    return out
+def part_count(B: int, T: int) -> int:
+    """The number of parts of the batch rows: the most that divides `B` and leaves each part at
+    least PART_POSITIONS positions; 1 for a batch of fewer than twice that.  It depends on the
+    batch's shape alone, never on the thread count, so the sums over parts in the backward add the
+    same numbers in the same order on every machine."""
+    most = min(B, B * T // PART_POSITIONS)
+    for P in range(max(most, 1), 1, -1):
+        if B % P == 0:
+            return P
+    return 1
+
+
+@contextlib.contextmanager
+def _no_limit():
+    yield
+
+
+def _stacked_weights(params, n_layer, H):
+    """The blocks' parameters stacked, one row per block, as `cpu_gpt.model_forward` takes them:
+    (`ln1_w`, `ln1_b`, `w_qkv`, `w_proj`, `b_proj`, `ln2_w`, `ln2_b`, `w_fc`, `b_fc`, `w_out`,
+    `b_out`), `w_qkv` `(L, 3C, C)`: each block's heads' query, then key, then value weights
+    (`MultiHeadAttention`'s stack)."""
+    per = _block_count(H)
+    rows = [params[2 + i * per : 2 + (i + 1) * per] for i in range(n_layer)]
+    first = rows[0]
+    w_qkv = np.empty((n_layer, 3 * first[2].shape[0] * H, first[2].shape[1]), first[2].dtype)
+    for i, w in enumerate(rows):
+        np.concatenate(w[2 : 2 + 3 * H], out=w_qkv[i])
+    stack = lambda k: np.stack([w[k] for w in rows])  # the k-th parameter of every block
+    k = 2 + 3 * H  # the index of w_proj in a block's parameters
+    return (stack(0), stack(1), w_qkv, *(stack(j) for j in range(k, k + 8)))
+
+
+def _keep_masks(cpu, device, dropout, B, T, H, C):
+    r"""The blocks' dropout keep masks, drawn in the reference's order (per block: the attention's
+    weights `(B H, T, T)`, the projection's output `(B T, C)`, the MLP's `(B T, C)`), stacked per
+    block: (`keep_att` `(L, B H, T, T)`, `keep_proj`, `keep_ffn` `(L, B T, C)`, `inv` `(L, 3)` the
+    $1 / (1 - p)$).  A place no block drops at is a size-0 second dim (never read); a block that
+    does not drop where another does keeps every element, with $1 / (1 - p) = 1$ (the same value)."""
+    L = len(dropout)
+    shapes = ((B * H, T, T), (B * T, C), (B * T, C))
+    keeps = [np.ones((L, *shape), np.bool_) if any(ps[k] > 0 for ps in dropout) else np.empty((L, 0, *shape[1:]),
+             np.bool_) for k, shape in enumerate(shapes)]  # fmt: skip
+    inv = np.ones((L, 3), np.float64)
+    for i, ps in enumerate(dropout):
+        for k, (p, shape) in enumerate(zip(ps, shapes)):
+            if p > 0:
+                keeps[k][i] = cpu.keep_mask(backend.rng(device), shape, p)
+                inv[i, k] = 1.0 / (1.0 - p)
+    return (*keeps, inv)
