@@ -92,10 +92,11 @@ def test_fused_matches_op_by_op(case):
 @given(case=configs(), positions=st.integers(1, 12))
 def test_parts_of_the_batch_match_op_by_op(case, positions):
     """The batch in parts of rows (fused_gpt.part_count: here parts of at least `positions`
-    positions) against the op-by-op model, as test_fused_matches_op_by_op, the dropout masks
-    sliced to each part and the gradients summed over the parts; and its logits against the fused
-    op's in one part (each row is computed alone: the same products, to float32 rounding)."""
-    from tensorgrad.kernels import fused_gpt  # noqa: PLC0415
+    positions, a run of them on each of two threads, even on one core) against the op-by-op
+    model, as test_fused_matches_op_by_op, the dropout masks sliced to each part and the gradients
+    summed over the parts; and its logits against the fused op's in one part (each row is computed
+    alone: the same products, to float32 rounding)."""
+    from tensorgrad.kernels import cpu_threads, fused_gpt  # noqa: PLC0415
 
     c = case
     tg.manual_seed(c["seed"])
@@ -110,6 +111,7 @@ def test_parts_of_the_batch_match_op_by_op(case, positions):
         assert fused_gpt.part_count(*idx.shape) == 1
         whole, *_ = _run(model, idx, targets, True, c["seed"] + 1)
         mp.setattr(fused_gpt, "PART_POSITIONS", positions)
+        mp.setattr(cpu_threads, "_thread_count", lambda: 2)
         P = fused_gpt.part_count(*idx.shape)
         assert rows % P == 0 and (P == 1 or rows // P * c["T"] >= positions)
         assert model(idx)[0]._ctx.saved[4] == P  # the forward runs in these parts
@@ -128,7 +130,7 @@ def test_parts_of_the_batch_match_op_by_op(case, positions):
 @pytest.mark.parametrize("positions", [1 << 30, 8, 1])
 @pytest.mark.parametrize("training", [False, True])
 def test_no_grad_forward_gives_the_same_logits(positions, training):
-    """Under no_grad the op runs cpu_gpt.model_logits (no arrays kept for a backward): the same
+    """Under no_grad the op runs cpu_gpt.logits_parts (no arrays kept for a backward): the same
     logits to the bit as the recorded forward, in one part or several, and with dropout the same
     draws (the generator left in the same state)."""
     from tensorgrad.kernels import fused_gpt  # noqa: PLC0415

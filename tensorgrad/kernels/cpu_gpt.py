@@ -1,6 +1,6 @@
 r"""The GPT of "Let's build GPT" fused by hand for training on the CPU, llm.c's way: the whole
-model's forward as one compiled function (`model_forward`; `model_logits` where no backward
-follows) and its backward as another (`model_backward`), each made of one function per piece:
+model's forward as one compiled function (`forward_parts`; `logits_parts` where no backward
+follows) and its backward as another (`backward_parts`), each made of one function per piece:
 the embeddings, a transformer block's forward and backward, the head.  Arrays in, arrays out
 (NumPy, float32); kernels/fused_gpt.py's op calls these and gpt/fused.py decides when it runs.
 
@@ -48,9 +48,9 @@ channels and 8 positions would leave loops too short for it).
 Products go to BLAS (`np.dot` in nopython mode: sgemm on float32, transposes as BLAS flags, no
 copies); the rest are plain loops over rows, sums in float64 accumulators, as kernels/cpu.py's.
 The attention's cost grows as $T^2$ per head, so the caller takes short sequences only.
-The model's functions run the batch in parts of rows (a `prange` over the parts, on Numba's
-threads; the caller holds BLAS at one thread meanwhile), and write their results into arrays
-allocated once per call, llm.c's way, rather than each piece allocating its own.
+The model's functions run the batch in parts of rows, each call a run of consecutive parts (the
+caller gives each of its threads a run: kernels/cpu_threads.py), and write into arrays the caller
+allocates once per step, llm.c's way, rather than each piece allocating its own.
 
 Dropout keep masks come in as arrays drawn by the caller with kernels/cpu.py's `keep_mask` (the
 reference's bits); an empty mask means no dropout there.
@@ -70,7 +70,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange
+from numba import njit
 from numba.core import types as nb_types
 from numba.extending import intrinsic
 
@@ -402,7 +402,7 @@ def _block_forward_into(x, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2
                         out, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr):  # fmt: skip
     """One `Block.forward` (gpt/model.py, residual, pre-norm, packed heads, MLP) on `x` `(N, C)`
     (time-major rows), into `out` and what `_block_backward_into` needs (`mean1` ... `hr`: the
-    caller's arrays, `model_forward`'s slices).  `w_qkv` `(3C, C)`: every head's query, then key,
+    caller's arrays, `forward_parts`' slices).  `w_qkv` `(3C, C)`: every head's query, then key,
     then value weights (`MultiHeadAttention`'s stack).  `keep_*`: the dropout keep masks as the
     reference draws them (empty: none there) and `inv_*` $= 1 / (1 - p)$."""
     _layernorm(x, ln1_w, ln1_b, eps1, xn1, mean1, rstd1)  # LayerNorm.forward (ln1)
@@ -509,41 +509,30 @@ def _head_backward_into(dlogits, x, mean, rstd, xn, lnf_w, w_lm, dx, dlnf_w, dln
 
 
 # --------------------------------------------------------------------------- the model, in parts of the batch
-@njit(parallel=True, **_OPTIONS)
-def model_forward(idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc,
-                  w_out, b_out, H, scale, mask, keep_att, keep_proj, keep_ffn, inv, lnf_w, lnf_b, eps_f, w_lm,
-                  b_lm):  # fmt: skip
-    r"""The model's forward, `GPTLanguageModel.forward` to its logits: the embeddings
-    (`_embed_into`), each block (`_block_forward_into`), the head (`_head_forward_into`), on `P`
-    parts of the batch rows (`P` divides `B`), one part per iteration of a `prange`, so that
-    Numba's threads take them at once.  A row's logits depend on that row alone (the attention
-    mixes positions, never rows): the parts change no value.
+@njit(**_OPTIONS)
+def forward_parts(first, last, idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc,
+                  b_fc, w_out, b_out, H, scale, mask, keep_att, keep_proj, keep_ffn, inv, lnf_w, lnf_b, eps_f, w_lm,
+                  b_lm, logits, saved):  # fmt: skip
+    r"""The model's forward, `GPTLanguageModel.forward` to its logits, on parts `first` to `last - 1`
+    of the batch's `P` parts of rows (`P` divides `B`; part $i$: rows $i b$ to $(i + 1) b - 1$,
+    $b = B / P$): the embeddings (`_embed_into`), each block (`_block_forward_into`), the head
+    (`_head_forward_into`).  A row's logits depend on that row alone (the attention mixes
+    positions, never rows), so the parts change no value, and threads may take runs of them.
 
     The blocks' parameters come stacked, one row per block (`ln1_w` `(L, C)`, `w_qkv` `(L, 3C, C)`:
     each block's heads' query, key and value weights, ...), `eps1`, `eps2` `(L,)`; the keep masks
     too, as the reference draws them (`keep_att` `(L, B H, T, T)`, `keep_proj`, `keep_ffn`
     `(L, B T, C)`; a size-0 second dim: no dropout there), and `inv` `(L, 3)` their
-    $1 / (1 - p)$.  A part's stream is its own `(b T, C)`, $b = B / P$, time-major.
-    -> (`logits` `(B, T, V)`, and what `model_backward` needs: each block's input and saved
-    arrays stacked `(L, P, ...)`, the head's `(P, ...)`)."""
+    $1 / (1 - p)$.  A part's stream is its own `(b T, C)`, time-major.  Into `logits` `(B, T, V)`
+    (the parts' rows) and `saved` (each part's slot): each block's input and saved arrays
+    `(L, P, ...)` (`xs` has the head's input as its block `L`), the head's `(P, ...)`."""
+    xs, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr, hmean, hrstd, hxn = saved
     B, T = idx.shape
-    L, C, F = w_qkv.shape[0], tok.shape[1], w_fc.shape[1]
-    dt = tok.dtype
+    L = w_qkv.shape[0]
     b = B // P
     n = b * T
-    nd = b if keep_att.shape[1] > 0 else 0  # the dropped weights' arrays: empty without dropout
-    xs = np.empty((L + 1, P, n, C), dt)  # xs[l]: block l's input; xs[L]: the head's
-    mean1, rstd1 = np.empty((L, P, n), dt), np.empty((L, P, n), dt)
-    mean2, rstd2 = np.empty((L, P, n), dt), np.empty((L, P, n), dt)
-    xn1, xm, xn2 = np.empty((L, P, n, C), dt), np.empty((L, P, n, C), dt), np.empty((L, P, n, C), dt)
-    qkvT, attT, hr = np.empty((L, P, 3 * C, n), dt), np.empty((L, P, C, n), dt), np.empty((L, P, n, F), dt)
-    p = np.empty((L, P, H, T, T, b), dt)
-    pd = np.empty((L, P, H if nd else 0, T, T, nd), dt)
-    logits = np.empty((B, T, w_lm.shape[0]), dt)
-    hmean, hrstd, hxn = np.empty((P, n), dt), np.empty((P, n), dt), np.empty((P, n, C), dt)
-    for i in prange(P):
-        rows = idx[i * b : (i + 1) * b]
-        _embed_into(rows, tok, pos, xs[0, i])
+    for i in range(first, last):
+        _embed_into(idx[i * b : (i + 1) * b], tok, pos, xs[0, i])
         for l in range(L):
             _block_forward_into(
                 xs[l, i], ln1_w[l], ln1_b[l], eps1[l], w_qkv[l], w_proj[l], b_proj[l], ln2_w[l], ln2_b[l], eps2[l],
@@ -555,30 +544,28 @@ def model_forward(idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, l
             )  # fmt: skip
         _head_forward_into(xs[L, i], lnf_w, lnf_b, eps_f, w_lm, b_lm, b, T, logits[i * b : (i + 1) * b], hmean[i],
                            hrstd[i], hxn[i])  # fmt: skip
-    return logits, (xs, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr, hmean, hrstd, hxn)
 
 
-@njit(parallel=True, **_OPTIONS)
-def model_logits(idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc,
-                 w_out, b_out, H, scale, mask, keep_att, keep_proj, keep_ffn, inv, lnf_w, lnf_b, eps_f, w_lm,
-                 b_lm):  # fmt: skip
-    """`model_forward`'s logits alone (the same calls on the same parts: the same values), for a
-    forward no backward follows (evaluation, generation): each part reuses one block's arrays
-    from block to block instead of keeping every block's, so a large batch's forward holds a few
-    small arrays per thread, which the allocator reuses, rather than fresh memory at every call."""
+@njit(**_OPTIONS)
+def logits_parts(first, last, idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc,
+                 b_fc, w_out, b_out, H, scale, mask, keep_att, keep_proj, keep_ffn, inv, lnf_w, lnf_b, eps_f, w_lm,
+                 b_lm, logits):  # fmt: skip
+    """`forward_parts`' logits alone (the same calls on the same parts: the same values), for a
+    forward no backward follows (evaluation, generation): one block's arrays, reused from block
+    to block and part to part, instead of every block's of every part, so a large batch's forward
+    holds a few small arrays, which the allocator reuses, rather than fresh memory at every call."""
     B, T = idx.shape
     L, C, F = w_qkv.shape[0], tok.shape[1], w_fc.shape[1]
     dt = tok.dtype
     b = B // P
     n = b * T
-    nd = b if keep_att.shape[1] > 0 else 0
-    logits = np.empty((B, T, w_lm.shape[0]), dt)
-    for i in prange(P):
-        x, out = np.empty((n, C), dt), np.empty((n, C), dt)
-        mean1, rstd1, mean2, rstd2 = np.empty(n, dt), np.empty(n, dt), np.empty(n, dt), np.empty(n, dt)
-        xn1, xm, xn2, hr = np.empty((n, C), dt), np.empty((n, C), dt), np.empty((n, C), dt), np.empty((n, F), dt)
-        qkvT, attT = np.empty((3 * C, n), dt), np.empty((C, n), dt)
-        p, pd = np.empty((H, T, T, b), dt), np.empty((H if nd else 0, T, T, nd), dt)
+    nd = b if keep_att.shape[1] > 0 else 0  # the dropped weights' arrays: empty without dropout
+    x, out = np.empty((n, C), dt), np.empty((n, C), dt)
+    mean1, rstd1, mean2, rstd2 = np.empty(n, dt), np.empty(n, dt), np.empty(n, dt), np.empty(n, dt)
+    xn1, xm, xn2, hr = np.empty((n, C), dt), np.empty((n, C), dt), np.empty((n, C), dt), np.empty((n, F), dt)
+    qkvT, attT = np.empty((3 * C, n), dt), np.empty((C, n), dt)
+    p, pd = np.empty((H, T, T, b), dt), np.empty((H if nd else 0, T, T, nd), dt)
+    for i in range(first, last):
         _embed_into(idx[i * b : (i + 1) * b], tok, pos, x)
         for l in range(L):
             _block_forward_into(
@@ -590,47 +577,29 @@ def model_logits(idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln
             )  # fmt: skip
             x, out = out, x
         _head_forward_into(x, lnf_w, lnf_b, eps_f, w_lm, b_lm, b, T, logits[i * b : (i + 1) * b], mean1, rstd1, xn1)
-    return logits
 
 
 @njit(**_OPTIONS)
-def _sum_parts(a):
-    """`a[0] + a[1] + ...` over the first dim, added in that order (a part's gradient per part:
-    the sum does not depend on the thread that computed each)."""
-    if a.shape[0] == 1:
-        return a[0]
-    out = a[0].copy()
-    for i in range(1, a.shape[0]):
-        out += a[i]
-    return out
-
-
-@njit(parallel=True, **_OPTIONS)
-def model_backward(dlogits, idx, P, saved, ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, H, scale, mask, keep_att,
-                   keep_proj, keep_ffn, inv, lnf_w, w_lm, vocab_size, block_size):  # fmt: skip
-    r"""`model_forward`'s backward, from $\partial L / \partial\, \mathrm{logits}$ `dlogits` `(B, T, V)`:
-    on each part of the batch rows, the head's (`_head_backward_into`), each block's in reverse
-    (`_block_backward_into`), the embeddings' (`_embed_backward_into`), one part per iteration of
-    a `prange`; then each parameter's gradient is the sum of the parts' (the rows share the
-    parameters: `Add.backward`), added in the parts' order.
-    -> (`dtok`, `dpos`; the blocks' gradients stacked `(L, ...)`: `dln1_w`, `dln1_b`, `dw_qkv`,
+def backward_parts(first, last, dlogits, idx, P, saved, ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, H, scale, mask,
+                   keep_att, keep_proj, keep_ffn, inv, lnf_w, w_lm, grads):  # fmt: skip
+    r"""`forward_parts`' backward on parts `first` to `last - 1`, from
+    $\partial L / \partial\, \mathrm{logits}$ `dlogits` `(B, T, V)`: the head's
+    (`_head_backward_into`), each block's in reverse (`_block_backward_into`), the embeddings'
+    (`_embed_backward_into`), into each part's slot of the parameters' gradients `grads`
+    (`(P, ...)` each: `dtok`, `dpos`; the blocks' `(P, L, ...)`: `dln1_w`, `dln1_b`, `dw_qkv`,
     `dw_proj`, `db_proj`, `dln2_w`, `dln2_b`, `dw_fc`, `db_fc`, `dw_out`, `db_out`; then `dlnf_w`,
-    `dlnf_b`, `dw_lm`, `db_lm`)."""
+    `dlnf_b`, `dw_lm`, `db_lm`).  A parameter's gradient is the sum of its parts' (every row reads
+    the same parameters: `Add.backward`), which the caller adds in the parts' order."""
     xs, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr, hmean, hrstd, hxn = saved
+    dtok, dpos, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = grads[:13]
+    dlnf_w, dlnf_b, dw_lm, db_lm = grads[13:]
     B, T = idx.shape
-    L, C, F, V = w_qkv.shape[0], w_qkv.shape[2], w_fc.shape[1], w_lm.shape[0]
+    L, C = w_qkv.shape[0], w_qkv.shape[2]
     dt = dlogits.dtype
     b = B // P
     n = b * T
-    dtok, dpos = np.empty((P, vocab_size, C), dt), np.empty((P, block_size, C), dt)
-    dln1_w, dln1_b, db_proj = np.empty((P, L, C), dt), np.empty((P, L, C), dt), np.empty((P, L, C), dt)
-    dln2_w, dln2_b, db_out = np.empty((P, L, C), dt), np.empty((P, L, C), dt), np.empty((P, L, C), dt)
-    dw_qkv, dw_proj, db_fc = np.empty((P, L, 3 * C, C), dt), np.empty((P, L, C, C), dt), np.empty((P, L, F), dt)
-    dw_fc, dw_out = np.empty((P, L, F, C), dt), np.empty((P, L, C, F), dt)
-    dlnf_w, dlnf_b = np.empty((P, C), dt), np.empty((P, C), dt)
-    dw_lm, db_lm = np.empty((P, V, C), dt), np.empty((P, V), dt)
-    for i in prange(P):
-        dx, dx_in = np.empty((n, C), dt), np.empty((n, C), dt)  # the stream's gradient, after and before a block
+    dx, dx_in = np.empty((n, C), dt), np.empty((n, C), dt)  # the stream's gradient, after and before a block
+    for i in range(first, last):
         _head_backward_into(dlogits[i * b : (i + 1) * b], xs[L, i], hmean[i], hrstd[i], hxn[i], lnf_w, w_lm, dx,
                             dlnf_w[i], dlnf_b[i], dw_lm[i], db_lm[i])  # fmt: skip
         for l in range(L - 1, -1, -1):
@@ -645,7 +614,3 @@ def model_backward(dlogits, idx, P, saved, ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_
             )  # fmt: skip
             dx, dx_in = dx_in, dx
         _embed_backward_into(idx[i * b : (i + 1) * b], dx, dtok[i], dpos[i])
-    return (_sum_parts(dtok), _sum_parts(dpos), _sum_parts(dln1_w), _sum_parts(dln1_b), _sum_parts(dw_qkv),
-            _sum_parts(dw_proj), _sum_parts(db_proj), _sum_parts(dln2_w), _sum_parts(dln2_b), _sum_parts(dw_fc),
-            _sum_parts(db_fc), _sum_parts(dw_out), _sum_parts(db_out), _sum_parts(dlnf_w), _sum_parts(dlnf_b),
-            _sum_parts(dw_lm), _sum_parts(db_lm))  # fmt: skip

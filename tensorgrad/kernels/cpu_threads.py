@@ -23,7 +23,6 @@ The threads are the count tg.set_num_threads chose, or before any choice the BLA
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -111,23 +110,8 @@ def run_parts(fn, parts: list) -> list:
         return [fn(part) for part in parts]
     n = len(parts)
     runs = [parts[n * i // workers : n * (i + 1) // workers] for i in range(workers)]
-    with one_blas_thread(), cpu.serial_kernels():
-        futures = [_executor(workers).submit(lambda run: [fn(part) for part in run], run) for run in runs]
-        wait(futures)
-        return [result for f in futures for result in f.result()]
-
-
-@contextlib.contextmanager
-def one_blas_thread():
-    """Inside, the BLAS library runs each product on its calling thread, and gets its thread count
-    back after: for work split over threads of our own (these parts, the fused GPT's prange over
-    parts of the batch), each of which calls BLAS.  Process-wide while it lasts, so one such split
-    at a time (`_lock`).  Without threadpoolctl the library keeps its threads."""
-    with _lock:
-        try:
-            blas = _blas_controller()
-        except ImportError:
-            yield
-            return
-        with blas.limit(limits=1):
-            yield
+    with _lock:  # one split at a time: the BLAS limit is process-wide while it lasts
+        with _blas_controller().limit(limits=1), cpu.serial_kernels():
+            futures = [_executor(workers).submit(lambda run: [fn(part) for part in run], run) for run in runs]
+            wait(futures)
+            return [result for f in futures for result in f.result()]

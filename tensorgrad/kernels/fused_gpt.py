@@ -20,8 +20,6 @@ weights' (B, H, T, T), then the projection's (B, T, C), then the MLP's (B, T, C)
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from .. import autograd, backend, grad_mode
@@ -67,11 +65,11 @@ class FusedGPT(autograd.Function):
     $$
 
     the first line `Embedding`, `Add`; the second `cpu_gpt._block_forward_into`; the third
-    `LayerNorm`, `Linear` (`cpu_gpt.model_forward` runs them on each part of the batch rows).
+    `LayerNorm`, `Linear` (`cpu_gpt.forward_parts` runs them on each part of the batch rows).
 
     Backward, from $g = \partial L / \partial\, \mathrm{logits}$: the head's, each block's in reverse,
     the embeddings' (the same lines in reverse: `cpu_gpt._head_backward_into`, `_block_backward_into`,
-    `_embed_backward_into`, in `cpu_gpt.model_backward`); every parameter gets its gradient, the
+    `_embed_backward_into`, in `cpu_gpt.backward_parts`); every parameter gets its gradient, the
     sum of the parts' (`Add.backward`: every row reads the same parameters), `idx` none.
     """
 
@@ -109,54 +107,64 @@ class FusedGPT(autograd.Function):
         `dropout`: per block (`p_attention`, `p_proj`, `p_ffn`), 0 where none is drawn (eval mode);
         `graph`: see `backward_graph`.
 
-        `cpu_gpt.model_forward` runs the model on `part_count(B, T)` parts of the batch rows, over
-        Numba's threads, with the BLAS library at one thread meanwhile (each part's products are
-        small).  The dropout masks are drawn first, for the whole batch, in the reference's order."""
+        `cpu_gpt.forward_parts` runs the model on `part_count(B, T)` parts of the batch rows, a run
+        of consecutive parts per thread (`cpu_threads.run_parts`: one thread runs them all unless
+        the op has several).  The dropout masks are drawn first, for the whole batch, in the
+        reference's order.  Under no_grad, `cpu_gpt.logits_parts` computes the logits alone."""
         from . import cpu, cpu_gpt, cpu_threads  # noqa: PLC0415 - Numba only when the op runs
 
         idx = np.ascontiguousarray(idx, dtype=np.int64)
         params = tuple(np.ascontiguousarray(p) for p in params)
         B, T = idx.shape
+        P = part_count(B, T)
         weights = _stacked_weights(params, n_layer, n_head)
         keeps = _keep_masks(cpu, device, dropout, B, T, n_head, params[0].shape[1])
-        mask = np.ascontiguousarray(mask, dtype=np.bool_)
         eps1 = np.array([e[0] for e in eps[:-1]], np.float64)
         eps2 = np.array([e[1] for e in eps[:-1]], np.float64)
-        P = part_count(B, T)
         ln1_w, ln1_b, w_qkv, w_proj, b_proj, ln2_w, ln2_b, w_fc, b_fc, w_out, b_out = weights
         lnf_w, lnf_b, w_lm, b_lm = params[-4:]
-        args = (idx, P, params[0], params[1], ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc,
-                b_fc, w_out, b_out, n_head, float(scale), mask, *keeps, lnf_w, lnf_b, float(eps[-1]), w_lm,
-                b_lm)  # fmt: skip
-        with cpu_threads.one_blas_thread() if P > 1 else _no_limit():
-            if not grad_mode.is_grad_enabled():  # no backward follows: the logits alone
-                return cpu_gpt.model_logits(*args)
-            logits, saved = cpu_gpt.model_forward(*args)
+        mask = np.ascontiguousarray(mask, dtype=np.bool_)
+        args = (idx, P, params[0], params[1], ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc, b_fc,
+                w_out, b_out, n_head, float(scale), mask, *keeps, lnf_w, lnf_b, float(eps[-1]), w_lm, b_lm)  # fmt: skip
+        logits = np.empty((B, T, w_lm.shape[0]), w_lm.dtype)
+        if not grad_mode.is_grad_enabled():  # no backward follows: the logits alone
+            cpu_threads.run_parts(lambda run: cpu_gpt.logits_parts(run.start, run.stop, *args, logits),
+                                  cpu_threads.thread_parts(P))  # fmt: skip
+            return logits
+        saved = _saved_arrays(B, T, P, w_qkv.shape[0], w_qkv.shape[2], w_fc.shape[1], n_head, keeps[0].shape[1] > 0,
+                              w_lm.dtype)  # fmt: skip
+        cpu_threads.run_parts(lambda run: cpu_gpt.forward_parts(run.start, run.stop, *args, logits, saved),
+                              cpu_threads.thread_parts(P))  # fmt: skip
         self.save_for_backward(idx, params, weights, keeps, P, saved, n_head, vocab_size, float(scale), mask, graph)
         return logits
 
     def backward(self, g):
-        """`cpu_gpt.model_backward` on the forward's parts: every parameter's gradient, the sum of
-        the parts' in their order; the stacked blocks' gradients handed out as each parameter's
-        (views of them: `dWqkv`'s rows back into the heads' query, key and value weights)."""
+        """`cpu_gpt.backward_parts` on the forward's parts, a run of them per thread; each
+        parameter's gradient the sum of its parts', added in the parts' order; the stacked blocks'
+        gradients handed out as each parameter's (views: `dWqkv`'s rows back into the heads' query,
+        key and value weights)."""
         from . import cpu_gpt, cpu_threads  # noqa: PLC0415
 
         idx, params, weights, keeps, P, saved, H, vocab_size, scale, mask, _ = self.saved
         ln1_w, _, w_qkv, w_proj, _, ln2_w, _, w_fc, _, w_out, _ = weights
         lnf_w, _, w_lm, _ = params[-4:]
-        with cpu_threads.one_blas_thread() if P > 1 else _no_limit():
-            out = cpu_gpt.model_backward(
-                np.ascontiguousarray(g), idx, P, saved, ln1_w, w_qkv, w_proj, ln2_w, w_fc, w_out, H, scale, mask,
-                *keeps, lnf_w, w_lm, vocab_size, params[1].shape[0],
-            )  # fmt: skip
-        dtok, dpos, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = out[:13]
+        # a slot per part for each gradient, in backward_parts' order: the embeddings', the blocks', the head's
+        grads = tuple(np.empty((P, *a.shape), a.dtype) for a in (params[0], params[1], *weights, *params[-4:]))
+        g = np.ascontiguousarray(g)
+        cpu_threads.run_parts(
+            lambda run: cpu_gpt.backward_parts(run.start, run.stop, g, idx, P, saved, ln1_w, w_qkv, w_proj, ln2_w, w_fc,
+                                               w_out, H, scale, mask, *keeps, lnf_w, w_lm, grads),
+            cpu_threads.thread_parts(P),
+        )  # fmt: skip
+        total = [_sum_parts(a) for a in grads]
+        dtok, dpos, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = total[:13]
         d = w_qkv.shape[1] // (3 * H)  # the head size: dWqkv's rows split back into the heads' weights
-        grads = [dtok, dpos]
+        out = [dtok, dpos]
         for i in range(w_qkv.shape[0]):
             heads = [dw_qkv[i, j * d : (j + 1) * d] for j in range(3 * H)]
-            grads += [dln1_w[i], dln1_b[i], *heads, dw_proj[i], db_proj[i], dln2_w[i], dln2_b[i], dw_fc[i], db_fc[i],
-                      dw_out[i], db_out[i]]  # fmt: skip
-        return (None, *grads, *out[13:])
+            out += [dln1_w[i], dln1_b[i], *heads, dw_proj[i], db_proj[i], dln2_w[i], dln2_b[i], dw_fc[i], db_fc[i],
+                    dw_out[i], db_out[i]]  # fmt: skip
+        return (None, *out, *total[13:])
 
     def backward_graph(self, g, z):
         """Tensor-level (`create_graph`): `graph(g)`, given by the caller, recomputes the logits op by
@@ -225,11 +233,12 @@ class FusedGPTLoss(autograd.Function):
         return dx.reshape(shape), None
 
 
-# The batch rows in parts of at least this many positions each (cpu_gpt.model_forward), run on
-# Numba's threads.  The small model's training batch (32 rows of 8 positions) is one part: the
-# training program gives it one thread (gpt/threads.py), and on one thread its two halves cost
-# more than the whole (each half's products are as slow to start).  Its evaluation batches
-# (16384 positions) are 64 parts, whose arrays stay small enough for the allocator to reuse them.
+# The batch rows in parts of at least this many positions each (cpu_gpt.forward_parts), a run of
+# them per thread of the op (cpu_threads.run_parts).  The small model's training batch (32 rows of
+# 8 positions) is one part: the training program gives it one thread (gpt/threads.py), and on one
+# thread its two halves cost more than the whole (each half's products are as slow to start).  Its
+# evaluation batches (16384 positions) are 64 parts, whose arrays stay small enough for the
+# allocator to reuse them from part to part (one batch's in one part were fresh pages each time).
 PART_POSITIONS = 256
 
 
@@ -245,25 +254,46 @@ def part_count(B: int, T: int) -> int:
     return 1
 
 
-@contextlib.contextmanager
-def _no_limit():
-    yield
+def _saved_arrays(B, T, P, L, C, F, H, dropout, dt):
+    """What `cpu_gpt.forward_parts` writes for the backward, per block and part of `b = B / P` rows
+    (`n = b T` positions): (`xs` `(L + 1, P, n, C)`: each block's input, then the head's; `mean1`,
+    `rstd1` `(L, P, n)`, `xn1` `(L, P, n, C)`, `qkvT` `(L, P, 3C, n)`, `p`, `pd` `(L, P, H, T, T, b)`
+    (`pd` empty without attention dropout), `attT` `(L, P, C, n)`, `xm`, `mean2`, `rstd2`, `xn2`,
+    `hr` `(L, P, n, F)`; the head's `hmean`, `hrstd` `(P, n)`, `hxn` `(P, n, C)`)."""
+    b = B // P
+    n = b * T
+    e = np.empty
+    pd = e((L, P, H, T, T, b), dt) if dropout else e((L, P, 0, T, T, 0), dt)
+    return (e((L + 1, P, n, C), dt), e((L, P, n), dt), e((L, P, n), dt), e((L, P, n, C), dt), e((L, P, 3 * C, n), dt),
+            e((L, P, H, T, T, b), dt), pd, e((L, P, C, n), dt), e((L, P, n, C), dt), e((L, P, n), dt),
+            e((L, P, n), dt), e((L, P, n, C), dt), e((L, P, n, F), dt), e((P, n), dt), e((P, n), dt),
+            e((P, n, C), dt))  # fmt: skip
+
+
+def _sum_parts(a):
+    """`a[0] + a[1] + ...`: a gradient's parts added in their order (the same sum whatever thread
+    computed each); `a[0]` itself for one part."""
+    total = a[0] if a.shape[0] == 1 else a[0].copy()
+    for part in a[1:]:
+        total += part
+    return total
 
 
 def _stacked_weights(params, n_layer, H):
-    """The blocks' parameters stacked, one row per block, as `cpu_gpt.model_forward` takes them:
+    """The blocks' parameters stacked, one row per block, as `cpu_gpt.forward_parts` takes them:
     (`ln1_w`, `ln1_b`, `w_qkv`, `w_proj`, `b_proj`, `ln2_w`, `ln2_b`, `w_fc`, `b_fc`, `w_out`,
     `b_out`), `w_qkv` `(L, 3C, C)`: each block's heads' query, then key, then value weights
-    (`MultiHeadAttention`'s stack)."""
+    (`MultiHeadAttention`'s stack).  One concatenation each, viewed as `(L, ...)` (np.stack's own
+    steps cost as much again, at the small model's sizes)."""
     per = _block_count(H)
-    rows = [params[2 + i * per : 2 + (i + 1) * per] for i in range(n_layer)]
-    first = rows[0]
-    w_qkv = np.empty((n_layer, 3 * first[2].shape[0] * H, first[2].shape[1]), first[2].dtype)
-    for i, w in enumerate(rows):
-        np.concatenate(w[2 : 2 + 3 * H], out=w_qkv[i])
-    stack = lambda k: np.stack([w[k] for w in rows])  # the k-th parameter of every block
+    blocks = [params[2 + i * per : 2 + (i + 1) * per] for i in range(n_layer)]
     k = 2 + 3 * H  # the index of w_proj in a block's parameters
-    return (stack(0), stack(1), w_qkv, *(stack(j) for j in range(k, k + 8)))
+
+    def stack(j):  # the j-th parameter of every block
+        return np.concatenate([w[j] for w in blocks]).reshape(n_layer, *blocks[0][j].shape)
+
+    heads = np.concatenate([h for w in blocks for h in w[2:k]])  # (L 3H d, C)
+    return (stack(0), stack(1), heads.reshape(n_layer, -1, heads.shape[1]), *(stack(j) for j in range(k, k + 8)))
 
 
 def _keep_masks(cpu, device, dropout, B, T, H, C):
