@@ -180,6 +180,32 @@ def test_dropout_masks_are_the_references_bit_for_bit():
             assert inv[i, k] == 1 / (1 - 0.3)
 
 
+@pytest.mark.parametrize("positions", [1 << 30, 8])
+def test_dropout_in_some_blocks_only(positions):
+    """Blocks whose dropout differs (one without, one at another p, one site off in another): the
+    masks are stacked over the blocks, a block without dropout at a site keeping every element, and
+    only the blocks with p > 0 draw, in the reference's order; in one part and in several."""
+    from tensorgrad.kernels import fused_gpt  # noqa: PLC0415
+
+    model = build_model(get_config("small", dropout=0.3, n_layer=3))
+    model.blocks[0].sa.heads[0].dropout.p = 0.0  # the packed heads read the first head's p
+    model.blocks[1].ffwd.net[3].p = 0.1
+    model.blocks[2].sa.dropout.p = 0.0
+    rng = np.random.default_rng(4)
+    idx, targets = (tg.tensor(rng.integers(0, 65, (6, 8))) for _ in range(2))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fused_gpt, "PART_POSITIONS", positions)
+        f_logits, f_loss, f_grads, f_after = _run(model, idx, targets, True, 11)
+    assert type(f_logits._ctx).__name__ == "FusedGPT"
+    r_logits, r_loss, r_grads, r_after = _run(model, idx, targets, False, 11)
+    _close(f_logits.numpy(), r_logits.numpy(), "logits")
+    assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)  # as in test_fused_matches_op_by_op
+    floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
+    for name in r_grads:
+        _close(f_grads[name], r_grads[name], name, floor)
+    np.testing.assert_array_equal(f_after, r_after)
+
+
 def test_adamw_training_matches_op_by_op():
     """Five AdamW steps with dropout from one seed: the same parameters on both paths."""
     config = get_config("small", dropout=0.2)
