@@ -4,9 +4,8 @@ tensorgrad/kernels/fused_gpt.py computes the model's logits, and their gradient 
 every parameter, with one compiled function for the model's forward and one for its backward
 (kernels/cpu_gpt.py) instead of some thirty ops per block.  It reads the model's own parameters
 (the same Tensors: state_dict, checkpoints, the optimizer see no difference) and draws the same
-dropout masks.  The
-loss on these logits is the lecture's `F.cross_entropy` of their views as one op (`loss`:
-FusedGPTLoss), or the lecture's code itself for targets that op does not take.
+dropout masks.  The loss on these logits is the lecture's `F.cross_entropy` of their views as one
+op (`loss`: FusedGPTLoss), or the lecture's code itself for targets that op does not take.
 
 It runs where all of these hold, and the lecture's code runs otherwise:
 - model.fused (True unless switched off: `tensorgrad-train --fused off`), and the kernels on

@@ -150,6 +150,24 @@ def test_no_grad_forward_gives_the_same_logits(positions, training):
     np.testing.assert_array_equal(plain.numpy(), recorded.detach().numpy())
 
 
+def test_accepts_declines_no_blocks_and_blocks_of_other_shapes():
+    """The blocks' parameters are stacked, so the op takes at least one block, every block of the
+    first's shapes; others go to the lecture's code (a model whose blocks differ, built by hand)."""
+    from gpt.fused import _plan  # noqa: PLC0415
+    from tensorgrad.kernels.fused_gpt import FusedGPT  # noqa: PLC0415
+
+    model = build_model(get_config("small", n_layer=2))
+    idx = np.random.default_rng(0).integers(0, 65, (2, 8))
+    params = [p._data for p in _plan(model).params]
+    config = dict(n_head=4, vocab_size=65, device="cpu", mask=np.tril(np.ones((8, 8), np.bool_)))
+    assert FusedGPT.accepts(idx, *params, n_layer=2, **config)
+    per = (len(params) - 6) // 2
+    assert not FusedGPT.accepts(idx, *params[:2], *params[-4:], n_layer=0, **config)
+    wider = list(params)
+    wider[2 + per + per - 4] = np.zeros((256, 32), np.float32)  # block 1's first MLP weight, 8C wide
+    assert not FusedGPT.accepts(idx, *wider, n_layer=2, **config)
+
+
 def test_part_count():
     """Parts divide the batch, hold at least PART_POSITIONS positions each, and are as many as that
     allows; the small model's training batch is one part, its evaluation batches 64."""

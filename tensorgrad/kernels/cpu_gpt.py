@@ -39,7 +39,7 @@ LayerNorm's $dx$ is added onto the gradient of the stream it read.
 
 The residual stream is `(N, C)`, $N = B \cdot T$ rows in time-major order (row $t B + b$:
 position $t$ of batch row $b$); the model's ids and logits keep its `(B, T)` order, and
-`embed_forward` and `head_forward` change between the two.  Every op but the attention works row
+`_embed_into` and `_head_forward_into` change between the two.  Every op but the attention works row
 by row, so the order is free there; the attention reads $\mathrm{qkv}^\top$ `(3C, N)`, in which a
 head's channel at one position is a contiguous run over the batch, and so its loops, over heads,
 positions and channels, end in one over the batch, which the compiler vectorises (a head of 8
@@ -193,7 +193,7 @@ def _column_sums(g, out):
 @njit(**_OPTIONS)
 def _attention(qkvT, B, T, H, scale, mask, keep, inv_keep_prob, p, pd, attT):
     r"""`ScaledDotProductAttention.forward` (ops/attention.py) on the packed heads
-    (`PackedSelfAttention`), every batch row at once: `qkvT` `(3C, T B)` is $\mathrm{qkv}^\top$ in
+    (`PackedSelfAttention`), every batch row (of a part) at once: `qkvT` `(3C, T B)` is $\mathrm{qkv}^\top$ in
     the stream's time-major order, so for a head $h$, a channel $c$ and a position $t$ the
     batch's values are one contiguous run (column $t B + b$), and every loop below ends in a
     loop over the batch that the compiler vectorises.  Per head and query position $t$:

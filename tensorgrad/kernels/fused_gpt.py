@@ -4,7 +4,7 @@
 from the same parameters (gpt/model.py: token and position embeddings, n_layer pre-norm residual
 Blocks with packed heads and the MLP, ln_f, lm_head), with the compiled functions of
 kernels/cpu_gpt.py: one call for the whole forward, one for the whole backward, each running the
-batch in parts of rows over Numba's threads (`part_count`).  The logits are an ordinary
+batch in parts of rows, a run of them per thread (`part_count`, `cpu_threads.run_parts`).  The logits are an ordinary
 differentiable tensor, and the loss a second op on them: `FusedGPTLoss`, the lecture's
 `F.cross_entropy` of their `(B T, V)` view as one node.
 
@@ -80,17 +80,23 @@ class FusedGPT(autograd.Function):
     @classmethod
     def accepts(cls, idx, *params, n_layer, n_head, vocab_size, device, mask, **config) -> bool:
         """Whether the op takes these arrays: the kernels on, the CPU, float32 parameters of the
-        GPT's shapes, integer ids in range, at most `max_len` positions, a `(T, T)` mask that lets
-        every position attend somewhere (a row with none is NaN in the reference: the op skips
-        masked places, so it leaves such rows to the reference)."""
+        GPT's shapes (at least one block, every block's the same: they are stacked), integer ids in
+        range, at most `max_len` positions, a `(T, T)` mask that lets every position attend
+        somewhere (a row with none is NaN in the reference: the op skips masked places, so it
+        leaves such rows to the reference)."""
         if mode() != "kernels" or device != "cpu":
             return False
         if idx.ndim != 2 or idx.dtype.kind not in "iu" or not 0 < idx.shape[1] <= cls.max_len or idx.size == 0:
             return False
-        if len(params) != 6 + n_layer * _block_count(n_head):
+        per = _block_count(n_head)
+        if n_layer < 1 or len(params) != 6 + n_layer * per:
             return False
         if any(type(p) is not np.ndarray or p.dtype != np.float32 for p in params):
             return False
+        first = params[2 : 2 + per]  # every block of the shapes of the first: they are stacked
+        for i in range(1, n_layer):
+            if any(p.shape != q.shape for p, q in zip(params[2 + i * per : 2 + (i + 1) * per], first)):
+                return False
         tok, pos = params[0], params[1]
         C = tok.shape[-1]
         if tok.shape != (vocab_size, C) or pos.ndim != 2 or pos.shape[1] != C or idx.shape[1] > pos.shape[0]:
