@@ -510,6 +510,18 @@ def _head_backward_into(dlogits, x, mean, rstd, xn, lnf_w, w_lm, dx, dlnf_w, dln
 
 # --------------------------------------------------------------------------- the model, in parts of the batch
 @njit(**_OPTIONS)
+def _part_keeps(keep_att, keep_proj, keep_ffn, inv, l, i, b, T, H):
+    r"""Block `l`'s keep masks for part `i` (batch rows $i b$ to $(i + 1) b - 1$), with their
+    $1 / (1 - p)$, as `_block_forward_into` and `_block_backward_into` take them: the attention's
+    `(B H, T, T)` has a row per (batch row, head), $b' H + h$, and the stream's `(B T, C)` a row
+    per (batch row, position), $b' T + t$, so a part's rows are one run of each.  A size-0 mask
+    (no dropout there) stays size 0."""
+    n = b * T
+    return (keep_att[l, i * b * H : (i + 1) * b * H], inv[l, 0], keep_proj[l, i * n : (i + 1) * n], inv[l, 1],
+            keep_ffn[l, i * n : (i + 1) * n], inv[l, 2])  # fmt: skip
+
+
+@njit(**_OPTIONS)
 def forward_parts(first, last, idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_proj, b_proj, ln2_w, ln2_b, eps2, w_fc,
                   b_fc, w_out, b_out, H, scale, mask, keep_att, keep_proj, keep_ffn, inv, lnf_w, lnf_b, eps_f, w_lm,
                   b_lm, logits, saved):  # fmt: skip
@@ -530,15 +542,13 @@ def forward_parts(first, last, idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_pr
     B, T = idx.shape
     L = w_qkv.shape[0]
     b = B // P
-    n = b * T
     for i in range(first, last):
         _embed_into(idx[i * b : (i + 1) * b], tok, pos, xs[0, i])
         for l in range(L):
             _block_forward_into(
                 xs[l, i], ln1_w[l], ln1_b[l], eps1[l], w_qkv[l], w_proj[l], b_proj[l], ln2_w[l], ln2_b[l], eps2[l],
                 w_fc[l], b_fc[l], w_out[l], b_out[l], b, T, H, scale, mask,
-                keep_att[l, i * b * H : (i + 1) * b * H], inv[l, 0], keep_proj[l, i * n : (i + 1) * n], inv[l, 1],
-                keep_ffn[l, i * n : (i + 1) * n], inv[l, 2],
+                *_part_keeps(keep_att, keep_proj, keep_ffn, inv, l, i, b, T, H),
                 xs[l + 1, i], mean1[l, i], rstd1[l, i], xn1[l, i], qkvT[l, i], p[l, i], pd[l, i], attT[l, i], xm[l, i],
                 mean2[l, i], rstd2[l, i], xn2[l, i], hr[l, i],
             )  # fmt: skip
@@ -571,8 +581,7 @@ def logits_parts(first, last, idx, P, tok, pos, ln1_w, ln1_b, eps1, w_qkv, w_pro
             _block_forward_into(
                 x, ln1_w[l], ln1_b[l], eps1[l], w_qkv[l], w_proj[l], b_proj[l], ln2_w[l], ln2_b[l], eps2[l],
                 w_fc[l], b_fc[l], w_out[l], b_out[l], b, T, H, scale, mask,
-                keep_att[l, i * b * H : (i + 1) * b * H], inv[l, 0], keep_proj[l, i * n : (i + 1) * n], inv[l, 1],
-                keep_ffn[l, i * n : (i + 1) * n], inv[l, 2],
+                *_part_keeps(keep_att, keep_proj, keep_ffn, inv, l, i, b, T, H),
                 out, mean1, rstd1, xn1, qkvT, p, pd, attT, xm, mean2, rstd2, xn2, hr,
             )  # fmt: skip
             x, out = out, x
@@ -607,8 +616,7 @@ def backward_parts(first, last, dlogits, idx, P, saved, ln1_w, w_qkv, w_proj, ln
                 dx, xs[l, i], mean1[l, i], rstd1[l, i], xn1[l, i], qkvT[l, i], p[l, i], pd[l, i], attT[l, i], xm[l, i],
                 mean2[l, i], rstd2[l, i], xn2[l, i], hr[l, i], ln1_w[l], w_qkv[l], w_proj[l], ln2_w[l], w_fc[l],
                 w_out[l], b, T, H, scale, mask,
-                keep_att[l, i * b * H : (i + 1) * b * H], inv[l, 0], keep_proj[l, i * n : (i + 1) * n], inv[l, 1],
-                keep_ffn[l, i * n : (i + 1) * n], inv[l, 2],
+                *_part_keeps(keep_att, keep_proj, keep_ffn, inv, l, i, b, T, H),
                 dx_in, dln1_w[i, l], dln1_b[i, l], dw_qkv[i, l], dw_proj[i, l], db_proj[i, l], dln2_w[i, l],
                 dln2_b[i, l], dw_fc[i, l], db_fc[i, l], dw_out[i, l], db_out[i, l],
             )  # fmt: skip
