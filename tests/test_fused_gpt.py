@@ -40,6 +40,23 @@ def _close(a, b, what, floor=0.0):
     np.testing.assert_allclose(a, b, rtol=0, atol=2e-5 * scale + floor, err_msg=what)
 
 
+def _assert_matches(fused, reference):
+    """Two `_run` results, the fused op's and the op-by-op model's: logits, loss, every gradient and
+    the generator's state after."""
+    f_logits, f_loss, f_grads, f_after = fused
+    r_logits, r_loss, r_grads, r_after = reference
+    _close(f_logits.numpy(), r_logits.numpy(), "logits")
+    # the loss: a mean of B * T cross-entropies of those logits, so their rounding, relative to it
+    assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)
+    assert f_grads.keys() == r_grads.keys()
+    # A gradient that cancels to ~0 is the rounding of terms as large as the model's other
+    # gradients: 1e-6 of the largest of them.
+    floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
+    for name in r_grads:
+        _close(f_grads[name], r_grads[name], name, floor)
+    np.testing.assert_array_equal(f_after, r_after)  # the same draws: the generator left in one state
+
+
 @st.composite
 def configs(draw):
     n_head = draw(st.integers(1, 4))
@@ -72,21 +89,12 @@ def test_fused_matches_op_by_op(case):
     rng = np.random.default_rng(c["seed"])
     idx = tg.tensor(rng.integers(0, c["vocab"], (c["B"], c["T"])))
     targets = tg.tensor(rng.integers(0, c["vocab"], (c["B"], c["T"])))
-    f_logits, f_loss, f_grads, f_after = _run(model, idx, targets, True, c["seed"] + 1)
-    assert type(f_logits._ctx).__name__ == "FusedGPT"  # the fused op ran, and its loss
+    fused = _run(model, idx, targets, True, c["seed"] + 1)
+    assert type(fused[0]._ctx).__name__ == "FusedGPT"  # the fused op ran, and its loss
     assert _run.loss_op == "FusedGPTLoss"
-    r_logits, r_loss, r_grads, r_after = _run(model, idx, targets, False, c["seed"] + 1)
-    assert type(r_logits._ctx).__name__ != "FusedGPT"
-    _close(f_logits.numpy(), r_logits.numpy(), "logits")
-    # the loss: a mean of B * T cross-entropies of those logits, so their rounding, relative to it
-    assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)
-    assert f_grads.keys() == r_grads.keys()
-    # A gradient that cancels to ~0 is the rounding of terms as large as the model's other
-    # gradients: 1e-6 of the largest of them.
-    floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
-    for name in r_grads:
-        _close(f_grads[name], r_grads[name], name, floor)
-    np.testing.assert_array_equal(f_after, r_after)  # the same draws: the generator left in one state
+    reference = _run(model, idx, targets, False, c["seed"] + 1)
+    assert type(reference[0]._ctx).__name__ != "FusedGPT"
+    _assert_matches(fused, reference)
 
 
 @given(case=configs(), positions=st.integers(1, 12))
@@ -115,16 +123,10 @@ def test_parts_of_the_batch_match_op_by_op(case, positions):
         P = fused_gpt.part_count(*idx.shape)
         assert rows % P == 0 and (P == 1 or rows // P * c["T"] >= positions)
         assert model(idx)[0]._ctx.saved[4] == P  # the forward runs in these parts
-        f_logits, f_loss, f_grads, f_after = _run(model, idx, targets, True, c["seed"] + 1)
-    assert type(f_logits._ctx).__name__ == "FusedGPT"
-    _close(f_logits.numpy(), whole.numpy(), "logits in parts against one part")
-    r_logits, r_loss, r_grads, r_after = _run(model, idx, targets, False, c["seed"] + 1)
-    _close(f_logits.numpy(), r_logits.numpy(), "logits")
-    assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)  # as in test_fused_matches_op_by_op
-    floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
-    for name in r_grads:
-        _close(f_grads[name], r_grads[name], name, floor)
-    np.testing.assert_array_equal(f_after, r_after)
+        fused = _run(model, idx, targets, True, c["seed"] + 1)
+    assert type(fused[0]._ctx).__name__ == "FusedGPT"
+    _close(fused[0].numpy(), whole.numpy(), "logits in parts against one part")
+    _assert_matches(fused, _run(model, idx, targets, False, c["seed"] + 1))
 
 
 @pytest.mark.parametrize("positions", [1 << 30, 8, 1])
@@ -213,15 +215,9 @@ def test_dropout_in_some_blocks_only(positions):
     idx, targets = (tg.tensor(rng.integers(0, 65, (6, 8))) for _ in range(2))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fused_gpt, "PART_POSITIONS", positions)
-        f_logits, f_loss, f_grads, f_after = _run(model, idx, targets, True, 11)
-    assert type(f_logits._ctx).__name__ == "FusedGPT"
-    r_logits, r_loss, r_grads, r_after = _run(model, idx, targets, False, 11)
-    _close(f_logits.numpy(), r_logits.numpy(), "logits")
-    assert f_loss == pytest.approx(r_loss, rel=2e-5, abs=2e-5)  # as in test_fused_matches_op_by_op
-    floor = 1e-6 * max(float(np.abs(g).max()) for g in r_grads.values())
-    for name in r_grads:
-        _close(f_grads[name], r_grads[name], name, floor)
-    np.testing.assert_array_equal(f_after, r_after)
+        fused = _run(model, idx, targets, True, 11)
+    assert type(fused[0]._ctx).__name__ == "FusedGPT"
+    _assert_matches(fused, _run(model, idx, targets, False, 11))
 
 
 def test_adamw_training_matches_op_by_op():
