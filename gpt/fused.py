@@ -131,6 +131,16 @@ def logits(model, idx):
     return FusedGPT.apply(idx, *params, **config)
 
 
+def takes(config) -> bool:
+    """Whether the model of `config` is the one the fused op runs on the CPU (the config's side of
+    what `logits` checks at each call: the architecture, the sequence length, the kernels on), for
+    choices made before a run, such as its threads (gpt/threads.py)."""
+    return (
+        config.kind == "gpt" and config.ffn == "mlp" and config.proj and config.residual and config.layernorm
+        and config.block_size <= FusedGPT.max_len and tg.kernels.mode() == "kernels"
+    )  # fmt: skip
+
+
 def loss(model, logits, targets):
     """The model's loss on the fused op's logits: the lecture's `F.cross_entropy(logits.view(B * T,
     V), targets.view(B * T))` as one op (FusedGPTLoss) where it takes the targets, else the

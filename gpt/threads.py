@@ -5,11 +5,15 @@ The `small` preset's biggest product, the FFN's (256 tokens x 32) @ (32 x 128), 
 step is mostly Python: there the BLAS and kernel threads only spin beside the main thread, and on
 a machine with other work they take turns with it, which made the default run 2-4x slower
 (docs/results.md, "Threads"). The `large` preset's products are 19 GFLOP each, and every core helps.
+The evaluations of a model that runs as the fused GPT use every core (eval_threads_for).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+
+import tensorgrad as tg
 
 from .config import GPTConfig
 
@@ -35,3 +39,29 @@ def threads_for(config: GPTConfig, cores: int | None = None) -> int:
     """1 for a model whose products are too small to split, else every core."""
     cores = cores or cpu_cores()
     return cores if largest_product_flops(config) >= PARALLEL_FLOPS else 1
+
+
+def eval_threads_for(config: GPTConfig, fused: bool, cores: int | None = None) -> int:
+    """The evaluations' threads: every core where the model runs as the fused GPT (`fused`, from
+    gpt/fused.py's `takes`), else the step's (threads_for).  The fused op runs an evaluation's
+    batches (gpt/train.py's EVAL_CHUNK_TOKENS positions at once) in parts, a run of them per
+    thread, handed out once per batch: the `small` model's evaluation took 0.17 s on one thread
+    and 0.12 s on two (0.17-0.18 s on either beside another busy process: the steps' handoffs,
+    one per step, are what made two threads slow there).  Op by op, the evaluation of the smaller stages
+    was no faster on two threads: their products are split, their other ops are not."""
+    cores = cores or cpu_cores()
+    return cores if fused else threads_for(config, cores)
+
+
+@contextlib.contextmanager
+def using_threads(n: int | None):
+    """tg.set_num_threads(n) inside the block, the count before it after; nothing for None."""
+    if n is None:
+        yield
+        return
+    before = tg.get_num_threads()
+    tg.set_num_threads(n)
+    try:
+        yield
+    finally:
+        tg.set_num_threads(before)

@@ -44,6 +44,7 @@ from .messages import arg, message
 from .model import build_model, count_parameters
 from .progress import Progress
 from .rundir import RunDir, RunDirError, atomic_write, holds_run
+from .threads import using_threads
 
 __all__ = ["Progress", "ResumeError", "TrainResult", "TrainingDiverged", "TrainingInterrupted", "estimate_loss",
            "load_model", "read_config", "train"]  # fmt: skip
@@ -132,7 +133,7 @@ class TrainResult:
 
 
 def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume=False, overwrite=False,
-          log=print, progress=None, ranks=None, fused=True) -> TrainResult:  # fmt: skip
+          log=print, progress=None, ranks=None, fused=True, eval_threads=None) -> TrainResult:  # fmt: skip
     """Train `config` on `data` (a ShakespeareData on `device`).
 
     With out_dir: writes best.npz (lowest val loss), last.npz (after every evaluation and at the
@@ -146,6 +147,8 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     Errors and log lines name these arguments and the config's fields (gpt/messages.py).
     fused=False: the model runs the lecture's code op by op (model.fused, gpt/fused.py), else it runs
     as one fused op where it can (the same math and dropout masks).
+    eval_threads: the CPU threads of the evaluations (tg.set_num_threads around each, the count
+    before it after: gpt/threads.py's eval_threads_for); None leaves the count as it is.
     """
     config = validate(config.replace(vocab_size=data.tokenizer.vocab_size))
     data.check_block_size(config.block_size)
@@ -153,10 +156,10 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     if out is None:
         if resume:  # the one library message that names flags: tests/test_cli.py pins its text
             raise ResumeError("--resume needs --out-dir (the run directory to continue)")
-        return _Run(config, data, device, seed, None, None, log, progress, ranks, fused).loop()
+        return _Run(config, data, device, seed, None, None, log, progress, ranks, fused, eval_threads).loop()
     if ranks is not None and not ranks.is_main:  # rank 0 guards and clears the directory
         ckpt = load_last(out, device) if resume else None
-        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused).loop()
+        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused, eval_threads).loop()
     if resume and overwrite:
         raise ResumeError(message(
             f"{arg('resume')} and {arg('overwrite')} exclude each other: continue the run, or start it over"
@@ -171,14 +174,15 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
                 ))  # fmt: skip
             run.clear()
         ckpt = load_last(out, device) if resume else None
-        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused).loop()
+        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused, eval_threads).loop()
 
 
 class _Run:
     """One training run: set up fresh or from a checkpoint, then `loop()`."""
 
-    def __init__(self, config, data, device, seed, out, ckpt, log, progress, ranks, fused=True):
+    def __init__(self, config, data, device, seed, out, ckpt, log, progress, ranks, fused=True, eval_threads=None):
         self.data, self.device, self.out, self.ranks = data, device, out, ranks
+        self.eval_threads = eval_threads
         self.main = ranks is None or ranks.is_main
         self.log = log if self.main else (lambda *args, **kwargs: None)  # only rank 0 prints
         point = resume_point(ckpt, config, data, out, seed) if ckpt is not None else None
@@ -280,7 +284,8 @@ class _Run:
     def evaluate(self, step):
         """estimate_loss, logged and written to log.jsonl, then the last (and maybe best) checkpoint."""
         self.bar.clear()
-        losses = estimate_loss(self.model, self.data, self.config)
+        with using_threads(self.eval_threads):
+            losses = estimate_loss(self.model, self.data, self.config)
         if self.ranks is not None:
             losses = self.ranks.average(losses)
         if not all(math.isfinite(v) for v in losses.values()):

@@ -278,6 +278,20 @@ def test_threads_are_at_most_the_cores(files, capsys, monkeypatch):
     assert code == 0 and "3 CPU threads (--threads" in out, err
 
 
+def test_the_fused_models_evaluations_run_on_every_core_and_the_program_says_so(files, capsys, monkeypatch):
+    """small's steps on one thread, its evaluations on every core (gpt/threads.py's
+    eval_threads_for), said in the threads line; --fused off and --threads keep one count."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    main, line = command("train", [], files)
+    code, out, err = run(main, line, capsys)
+    assert code == 0 and "1 CPU thread (its products are too small to split; 2 for the evaluations, the fused " \
+        "model's parts; --threads N to choose)" in out, (out, err)  # fmt: skip
+    for flags in (["--fused", "off"], ["--threads", "1"]):
+        main, line = command("train", flags, files)
+        code, out, err = run(main, line, capsys)
+        assert code == 0 and "CPU thread (" in out and "evaluations" not in out, (flags, out, err)
+
+
 def test_reproduce_checks_every_stage_s_block_against_the_data_before_training_any(files, capsys):
     """reproduce has no --block-size: the error names the stage whose preset's block does not fit."""
     main, line = command("reproduce", ["--data", "{tmp}/short.txt", "--stages", "bigram", "large"], files)

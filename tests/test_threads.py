@@ -7,8 +7,9 @@ import textwrap
 import pytest
 
 import tensorgrad as tg
+from gpt import fused
 from gpt.config import get_config
-from gpt.threads import PARALLEL_FLOPS, largest_product_flops, threads_for
+from gpt.threads import PARALLEL_FLOPS, eval_threads_for, largest_product_flops, threads_for, using_threads
 
 
 def test_set_num_threads_sets_the_blas_and_kernel_threads_and_restores():
@@ -57,3 +58,49 @@ def test_small_models_train_on_one_thread_and_large_ones_on_every_core():
     assert threads_for(get_config("large"), cores=8) == 8
     assert largest_product_flops(get_config("large")) > 100 * PARALLEL_FLOPS
     assert largest_product_flops(get_config("small")) < PARALLEL_FLOPS / 10
+
+
+def test_the_fused_models_evaluations_use_every_core_the_others_the_steps_count():
+    """gpt/fused.py's `takes` picks the model the fused op runs (small; not large: T = 256, not the
+    earlier stages: another architecture); its evaluations' parts run on every core."""
+    assert [s for s in ("bigram", "head", "multihead", "ffn", "deep", "residual", "small", "large")
+            if fused.takes(get_config(s))] == ["small"]  # fmt: skip
+    assert eval_threads_for(get_config("small"), fused=True, cores=8) == 8
+    assert eval_threads_for(get_config("small"), fused=False, cores=8) == 1  # --fused off: the step's
+    assert eval_threads_for(get_config("residual"), fused=False, cores=8) == 1
+    assert eval_threads_for(get_config("large"), fused=False, cores=8) == 8
+    with tg.kernels.reference():  # TENSORGRAD_KERNELS=reference: no fused op
+        assert not fused.takes(get_config("small"))
+
+
+def test_train_sets_the_evaluation_threads_around_each_evaluation_alone(monkeypatch):
+    """train(eval_threads=2) runs estimate_loss (at steps 0 and 2) on 2 threads and the steps on the
+    count set before;
+    None leaves the count as it is throughout."""
+    from cli_helpers import TEXT
+
+    from gpt import ShakespeareData
+    from gpt import train as gtrain
+
+    seen = []
+    estimate = gtrain.estimate_loss
+    monkeypatch.setattr(gtrain, "estimate_loss", lambda *a: (seen.append(tg.get_num_threads()), estimate(*a))[1])
+    before = tg.get_num_threads()
+    config = get_config("small", max_iters=3, eval_interval=2, eval_iters=1, batch_size=2)
+    try:
+        tg.set_num_threads(1)
+        gtrain.train(config, ShakespeareData(TEXT), log=lambda s: None, eval_threads=2)
+        assert seen == [2, 2] and tg.get_num_threads() == 1
+        seen.clear()
+        gtrain.train(config, ShakespeareData(TEXT), log=lambda s: None)
+        assert seen == [1, 1] and tg.get_num_threads() == 1
+    finally:
+        tg.set_num_threads(before)
+
+
+def test_using_threads_restores_the_count_after_an_error():
+    before = tg.get_num_threads()
+    with pytest.raises(KeyError), using_threads(1 if before > 1 else 2):
+        assert tg.get_num_threads() != before
+        raise KeyError("inside")
+    assert tg.get_num_threads() == before
