@@ -168,6 +168,23 @@ def test_accepts_declines_no_blocks_and_blocks_of_other_shapes():
     wider = list(params)
     wider[2 + per + per - 4] = np.zeros((256, 32), np.float32)  # block 1's first MLP weight, 8C wide
     assert not FusedGPT.accepts(idx, *wider, n_layer=2, **config)
+    strided = list(params)
+    strided[-2] = np.asfortranarray(params[-2])  # the lm_head's weight in another layout: the op reads C order
+    assert not FusedGPT.accepts(idx, *strided, n_layer=2, **config)
+
+
+def test_a_parameter_in_another_layout_runs_the_lecture_code_with_the_same_logits():
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))
+    weight = model.lm_head.weight
+    weight.data = tg.tensor(weight.numpy().T.copy()).t()  # the same values, column-major: a transposed view
+    assert not weight._data.flags.c_contiguous and _grad_fn(model, idx) != "FusedGPT"
+    model.fused = False
+    reference, _ = model(idx)
+    model.fused = True
+    np.testing.assert_array_equal(model(idx)[0].numpy(), reference.numpy())  # the lecture's code, both times
+    weight.data = tg.tensor(np.ascontiguousarray(weight.numpy()))  # row-major again: the fused op
+    assert _grad_fn(model, idx) == "FusedGPT"
 
 
 def test_part_count():

@@ -20,6 +20,9 @@ weights' (B, H, T, T), then the projection's (B, T, C), then the MLP's (B, T, C)
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 
 from .. import autograd, backend, grad_mode
@@ -79,7 +82,7 @@ class FusedGPT(autograd.Function):
 
     @classmethod
     def accepts(cls, idx, *params, n_layer, n_head, vocab_size, device, mask, **config) -> bool:
-        """Whether the op takes these arrays: the kernels on, the CPU, float32 parameters of the
+        """Whether the op takes these arrays: the kernels on, the CPU, float32 C-contiguous parameters of the
         GPT's shapes (at least one block, every block's the same: they are stacked), integer ids in
         range, at most `max_len` positions, a `(T, T)` mask that lets every position attend
         somewhere (a row with none is NaN in the reference: the op skips masked places, so it
@@ -91,8 +94,8 @@ class FusedGPT(autograd.Function):
         per = _block_count(n_head)
         if n_layer < 1 or len(params) != 6 + n_layer * per:
             return False
-        if any(type(p) is not np.ndarray or p.dtype != np.float32 for p in params):
-            return False
+        if any(type(p) is not np.ndarray or p.dtype != np.float32 or not p.flags.c_contiguous for p in params):
+            return False  # (a parameter is C-contiguous: other layouts run op by op, as rare as they are)
         first = params[2 : 2 + per]  # every block of the shapes of the first: they are stacked
         for i in range(1, n_layer):
             if any(p.shape != q.shape for p, q in zip(params[2 + i * per : 2 + (i + 1) * per], first)):
@@ -120,7 +123,6 @@ class FusedGPT(autograd.Function):
         from . import cpu, cpu_gpt, cpu_threads  # noqa: PLC0415 - Numba only when the op runs
 
         idx = np.ascontiguousarray(idx, dtype=np.int64)
-        params = tuple(np.ascontiguousarray(p) for p in params)
         B, T = idx.shape
         P = part_count(B, T)
         weights = _stacked_weights(params, n_layer, n_head)
@@ -291,15 +293,23 @@ def _stacked_weights(params, n_layer, H):
     `b_out`), `w_qkv` `(L, 3C, C)`: each block's heads' query, then key, then value weights
     (`MultiHeadAttention`'s stack).  One concatenation each, viewed as `(L, ...)` (np.stack's own
     steps cost as much again, at the small model's sizes)."""
+    return tuple(np.concatenate(pick(params)).reshape(n_layer, -1, *params[first].shape[1:])
+                 for pick, first in _stacking(n_layer, H))  # fmt: skip
+
+
+@functools.cache
+def _stacking(n_layer, H):
+    """`_stacked_weights`' plan: per stacked array, an itemgetter of its parameters (the j-th of
+    every block; for `w_qkv`, every block's heads' weights in turn) and the first one's index."""
     per = _block_count(H)
-    blocks = [params[2 + i * per : 2 + (i + 1) * per] for i in range(n_layer)]
     k = 2 + 3 * H  # the index of w_proj in a block's parameters
-
-    def stack(j):  # the j-th parameter of every block
-        return np.concatenate([w[j] for w in blocks]).reshape(n_layer, *blocks[0][j].shape)
-
-    heads = np.concatenate([h for w in blocks for h in w[2:k]])  # (L 3H d, C)
-    return (stack(0), stack(1), heads.reshape(n_layer, -1, heads.shape[1]), *(stack(j) for j in range(k, k + 8)))
+    kinds = [[j] for j in (0, 1)] + [list(range(2, k))] + [[j] for j in range(k, k + 8)]
+    plan = []
+    for kind in kinds:
+        indices = [2 + i * per + j for i in range(n_layer) for j in kind]
+        plan.append((operator.itemgetter(*indices) if len(indices) > 1 else lambda ps, i=indices[0]: (ps[i],),
+                     indices[0]))  # fmt: skip
+    return plan
 
 
 def _keep_masks(cpu, device, dropout, B, T, H, C):

@@ -79,7 +79,7 @@ class FlatGroup:
         its part keeps what it held): one concatenation when every parameter has one."""
         grads = [p.grad for p in self.params]
         if all(g is not None for g in grads):  # (not `None in grads`: a tensor compares elementwise)
-            self.xp.concatenate([g._data.reshape(-1) for g in grads], out=self.grad)
+            self.xp.concatenate([g._data for g in grads], axis=None, out=self.grad)  # (axis=None: each flattened)
             return
         for g, gview in zip(grads, self.grad_views):
             if g is not None:
