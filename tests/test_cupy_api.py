@@ -162,6 +162,25 @@ def test_index_add_calls_add_at_as_cupy_takes_it():
     real_signature(cupy.add.at).bind(None, target, [0], 1.0)  # (self, a, indices, b=None)
 
 
+def test_unfold_views_by_cupys_as_strided_as_it_takes_it(monkeypatch):
+    """backend.windows (Tensor.unfold's view) on the GPU: cupy.lib.stride_tricks.as_strided, bound to
+    its real signature, with the strides NumPy's gives on the host."""
+    import cupy.lib.stride_tricks as tricks
+
+    signature, calls = real_signature(tricks.as_strided), []
+
+    def as_strided(*args, **kwargs):
+        signature.bind(*args, **kwargs)
+        calls.append(args)
+        return np.lib.stride_tricks.as_strided(*args, **kwargs)
+
+    monkeypatch.setattr(tricks, "as_strided", as_strided)
+    x = np.arange(24.0).reshape(4, 6)
+    gpu, host = backend.windows(cupy, x, 1, 3, 2), backend.windows(np, x, 1, 3, 2)
+    assert len(calls) == 1 and gpu.strides == host.strides and gpu.shape == (4, 2, 3)
+    np.testing.assert_array_equal(gpu, [[row[0:3], row[2:5]] for row in x])
+
+
 # ----------------------------------------------------------------------------- random numbers
 class _HostState(np.ndarray):
     """A host int8 array in the place of CuPy's device array of generator states (`.data.ptr`)."""

@@ -9,6 +9,7 @@ import pytest
 import tensorgrad as tg
 import tensorgrad.nn as nn
 import tensorgrad.nn.functional as F
+from tensorgrad import backend
 
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -449,3 +450,45 @@ def test_custom_function_saved_output_written_in_place_raises():
         y *= 2  # the output shares its storage (and version counter) with the tensor forward saved
     with pytest.raises(RuntimeError, match=r"which is output 0 of ExpOutBackward, is at version 1"):
         loss.backward()
+
+
+@pytest.mark.parametrize("device", ["cpu", "strict"])
+def test_unfold_is_a_view_of_its_input_as_in_torch(device):
+    """Tensor.unfold shares its input's memory (PyTorch's view, backend.windows): a write to the
+    input shows in the windows, a write through windows that do not overlap shows in the input,
+    and one value written into overlapping windows (fill_, t[i] = v) is what PyTorch writes."""
+    torch = pytest.importorskip("torch")
+    x, tx = tg.arange(10.0, device=device), torch.arange(10.0)
+    windows, twindows = x.unfold(0, 3, 2), tx.unfold(0, 3, 2)
+    x.mul_(2), tx.mul_(2)
+    assert windows.tolist() == twindows.tolist()
+    apart, tapart = x.unfold(0, 2, 2), tx.unfold(0, 2, 2)
+    apart.add_(1), tapart.add_(1)
+    assert x.tolist() == tx.tolist() and windows.tolist() == twindows.tolist()
+    overlapping, toverlapping = x.unfold(0, 4, 1), tx.unfold(0, 4, 1)
+    overlapping[2] = 5.0
+    toverlapping[2] = 5.0
+    assert x.tolist() == tx.tolist() and overlapping.tolist() == toverlapping.tolist()
+    assert backend.storage_of(overlapping._data) is backend.storage_of(x._data)  # no copy (9x the memory)
+
+
+@pytest.mark.parametrize("device", ["cpu", "strict"])
+def test_a_write_that_reads_a_tensor_whose_elements_share_memory_is_refused_as_in_torch(device):
+    """An expand (stride 0) refuses +=, clamp_, copy_, normal_ with PyTorch's error; so do
+    overlapping unfold windows, where PyTorch adds once per window holding an element (which
+    NumPy's in-place ufuncs do not reproduce: refused rather than a different value)."""
+    torch = pytest.importorskip("torch")
+    writes = {"add_": lambda t: t.add_(1), "iadd": lambda t: t.__iadd__(1), "clamp_": lambda t: t.clamp_(0, 1),
+              "copy_": lambda t: t.copy_(t.clone()), "normal_": lambda t: t.normal_()}  # fmt: skip
+    for name, write in writes.items():
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor") as torch_error:
+            write(torch.zeros(3).expand(2, 3))
+        with pytest.raises(RuntimeError) as ours:
+            write(tg.zeros(3, device=device).expand(2, 3))
+        assert str(ours.value) == str(torch_error.value), name
+        x = tg.arange(10.0, device=device)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            write(x.unfold(0, 3, 1))
+        assert x.tolist() == list(range(10)), name  # nothing written
+    row = tg.zeros(3, device=device).expand(2, 3)[0]  # one row of an expand overlaps nothing of itself
+    assert not backend.overlaps_itself(row._data)

@@ -43,7 +43,7 @@ from .dtypes import (
 )
 from .errors import DeviceError, LinAlgError, ShapeError
 from .host import _pending_checks as _pending_checks  # tests/conftest.py clears it between tests
-from .host import defer_check, from_host, run_deferred_checks, storage_of, to_device, to_numpy
+from .host import defer_check, from_host, overlaps_itself, run_deferred_checks, storage_of, to_device, to_numpy
 from .primitives import (
     add_at,
     ensure_array,
@@ -56,6 +56,7 @@ from .primitives import (
     reduce_at,
     special,
     svd,
+    windows,
 )
 from .random import Generator, generator_for, manual_seed, rng
 
@@ -65,7 +66,7 @@ __all__ = [
     "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
     "from_host", "generator_for", "getitem", "has_reduce_at",
     "import_nccl", "int32", "int64", "is_array", "is_floating", "linalg", "lu_info", "manual_seed", "mean", "namespace",
-    "narrow",
-    "normalize_device", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks", "set_allow_tf32",
-    "special", "storage_of", "strict", "sum", "svd", "synchronize", "to_device", "to_numpy", "uint8", "widen",
+    "narrow", "normalize_device", "overlaps_itself", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks",
+    "set_allow_tf32", "special", "storage_of", "strict", "sum", "svd", "synchronize", "to_device", "to_numpy", "uint8",
+    "widen", "windows",
 ]  # fmt: skip

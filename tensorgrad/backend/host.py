@@ -55,6 +55,22 @@ def storage_of(array):
     return array
 
 
+def overlaps_itself(array) -> bool:
+    """Whether two elements of `array` may share one memory location: a view made by `expand`
+    (stride 0) or by `unfold` with overlapping windows.  PyTorch refuses to write into such a
+    tensor (which element would hold the value?).  Its dims sorted by stride, each must step past
+    everything the smaller ones span; a contiguous array always does."""
+    a = array._a if isinstance(array, strict.StrictArray) else array
+    if a.flags.c_contiguous or a.size < 2:
+        return False
+    reach = a.itemsize  # the bytes spanned by the dims taken so far, one element included
+    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1):
+        if stride < reach:
+            return True
+        reach += stride * (n - 1)
+    return False
+
+
 # --------------------------------------------------------------------------- deferred checks
 # Reading a value back from a GPU (`bool(x.any())`) waits for every queued kernel; one such read
 # inside the forward pass stalls the device once per step.  So checks of device data (token ids

@@ -8,6 +8,8 @@
 - `special`: any other of SciPy's special functions (gammaln, digamma, i0e, ndtri, ...), by name:
   `scipy.special` on the host, `cupyx.scipy.special` on the GPU.
 - `ensure_array`: NumPy reductions return scalars where CuPy returns 0-d arrays.
+- `windows`: a view of every window along an axis (`as_strided`: `numpy.lib.stride_tricks` and
+  `cupy.lib.stride_tricks`).
 - `getitem`: array[index], where NumPy returns a scalar copy for an index down to one element
   (a[1] of a 1-d array) and CuPy a 0-d view of the array's memory; the view on both.
 - `quiet`: IEEE arithmetic without NumPy's RuntimeWarnings (log(-1) is NaN, 1/0 is inf, a NaN cast
@@ -47,6 +49,26 @@ def getitem(array, index):
         elif not any(it is Ellipsis for it in index):
             index = index + (Ellipsis,)
     return array[index]
+
+
+def windows(xp, array, dim, size, step):
+    """Every window of `size` elements along `dim`, `step` apart, as a new last axis, in a view of
+    `array`'s memory (PyTorch's `Tensor.unfold`): shape `(..., n, ..., size)` with
+    `n = (array.shape[dim] - size) // step + 1`, the windows' axis `step` elements apart in memory
+    and the new last axis one element apart.  Where windows overlap (`step < size`) one element
+    shows in several places (the in-place methods refuse the writes that would be ambiguous:
+    tensor_methods/inplace.py)."""
+    strict_array = isinstance(array, strict.StrictArray)
+    a = array._a if strict_array else array
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1 :] + (size,)
+    strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1 :] + (a.strides[dim],)
+    if xp is np or strict_array:
+        view = np.lib.stride_tricks.as_strided(a, shape, strides)  # writeable where `a` is
+        return strict.StrictArray(view) if strict_array else view
+    from cupy.lib.stride_tricks import as_strided  # noqa: PLC0415 - CuPy only on the GPU path
+
+    return as_strided(a, shape, strides)
 
 
 def quiet():

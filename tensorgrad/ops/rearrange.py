@@ -159,20 +159,26 @@ class Unfold(Function):
     \mathrm{window\_index}[w, j] = w \cdot \mathrm{step} + j
     $$
 
-    Windows overlap when `step < size`, so one $x$ element lands in several $z$ elements:
-    $dx$ = `zeros_like(x)`; `dx[..., window_index, ...] += g` (moved back: a scatter-add).
+    $z$ is a view of $x$'s memory, as PyTorch's (`backend.windows`: the same element read through
+    other strides; no copy).  Windows overlap when `step < size`, so one $x$ element lands in
+    several $z$ elements: $dx$ = `zeros_like(x)`; `dx[..., window_index, ...] += g` (moved back:
+    a scatter-add).
     """
 
     def forward(self, x, dim, size, step):
+        self.save_for_backward(x.shape, x.dtype, dim, size, step)
+        return backend.windows(self.xp, x, dim, size, step)  # (..., n, ..., size)
+
+    def _window_index(self):
+        r"""`window_index` `(n, size)`: $w \cdot \mathrm{step} + j$, and the saved dim."""
+        shape, _, dim, size, step = self.saved
         xp = self.xp
-        n = (x.shape[dim] - size) // step + 1
-        window_index = xp.arange(n)[:, None] * step + xp.arange(size)[None, :]  # (n, size)
-        self.save_for_backward(x.shape, x.dtype, window_index, dim)
-        windows = xp.take(x, window_index, axis=dim)  # (..., n, size, ...)
-        return xp.moveaxis(windows, dim + 1, -1)  # (..., n, ..., size)
+        n = (shape[dim] - size) // step + 1
+        return xp.arange(n)[:, None] * step + xp.arange(size)[None, :], dim
 
     def backward(self, g):
-        shape, dtype, window_index, dim = self.saved
+        shape, dtype = self.saved[:2]
+        window_index, dim = self._window_index()
         xp = self.xp
         dx = xp.zeros(shape, dtype=dtype)
         backend.add_at(xp, dx, (slice(None),) * dim + (window_index,), xp.moveaxis(g, -1, dim + 1))
@@ -181,6 +187,7 @@ class Unfold(Function):
     def backward_graph(self, g, z):
         """Tensor-level (create_graph): the window axis moved back (a recorded permute), then the
         scatter-add (a recorded IndexBackward): linear in $g$."""
-        shape, _, window_index, dim = self.saved
+        shape = self.saved[0]
+        window_index, dim = self._window_index()
         index = (slice(None),) * dim + (window_index,)
         return IndexBackward.apply(g.movedim(-1, dim + 1), shape=shape, index=index, advanced=True)

@@ -32,6 +32,14 @@ from .common import TensorBase, broadcast_shapes
 from .common import torch_dtype_name as _torch_name
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+# A tensor whose elements share memory (expand: stride 0; unfold's overlapping windows) takes a write
+# of one value everywhere (fill_, masked_fill_, t[i] = v), as in PyTorch; PyTorch refuses the writes
+# that read it or give each element its own value (+=, clamp_, copy_, normal_ ...) into an expand.
+# Into overlapping windows it runs them element after element (x[i] += 1 once per window holding
+# it), which NumPy's in-place ufuncs do not reproduce: tensorgrad refuses them there too.
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation.")  # PyTorch's words
+_OVERLAP_REFUSED = {"copy_", "normal_", "uniform_"}  # the SetItem writes refused; every other op's are
 _WRITES = {"add": (AddInplace, 1), "subtract": (AddInplace, -1), "multiply": (MulInplace, None),
            "true_divide": (DivInplace, None)}  # fmt: skip
 
@@ -57,6 +65,8 @@ class InplaceMixin(TensorBase):
     def _write(self, op: str, cls, args, **params):
         """Run the in-place op `cls` (ops/inplace.py) on self's storage with `args` (tensors or
         numbers); record it in the graph when `_check_inplace` says so."""
+        if (cls is not SetItem or op in _OVERLAP_REFUSED) and backend.overlaps_itself(self._data):
+            raise RuntimeError(_OVERLAP)  # an expand or overlapping unfold view: which element would hold it?
         record = self._check_inplace(op, *args)
         view = self._viewed_for_write(op) if record else None
         ctx = cls(backend.namespace(self.device))
