@@ -156,6 +156,7 @@ class ShakespeareData:
         self.train, self.val = data[:n].detach(), data[n:].detach()  # (N_train,), (N_val,)
         self.device = device
         self.path = None  # the file it came from, when loaded from one
+        self._windows = {}  # (split, size) -> (the split, its windows): `windows`
 
     @classmethod
     def load(cls, path=None, device="cpu", download=True) -> ShakespeareData:
@@ -181,13 +182,21 @@ class ShakespeareData:
             raise ValueError(f"split must be 'train' or 'val', got {name!r}")
         return self.train if name == "train" else self.val
 
+    def windows(self, split: str, size: int):
+        """Every window of `size` characters of the split, `(N - size + 1, size)`: `unfold`, a view
+        of the split (no copy), made once per split and size (again if the split is replaced)."""
+        data = self.split(split)
+        made = self._windows.get((split, size))
+        if made is None or made[0] is not data:
+            made = self._windows[split, size] = (data, data.unfold(0, size, 1))
+        return made[1]
+
     def get_batch(self, split: str, block_size: int, batch_size: int):
         """x, y of shape (B, T): random windows of the split, y shifted by one (the next ids).
 
-        The lecture's stack([data[i:i+T] for i in ix]) as one gather, drawn with the seeded
+        The lecture's stack([data[i:i+T] for i in ix]) as one gather of rows, drawn with the seeded
         generator of the data's device; the batch is created on that device."""
         data = self.split(split)
         ix = tg.randint(len(data) - block_size, (batch_size,), device=self.device)  # (B,) window starts
-        offsets = tg.arange(block_size + 1, device=self.device)  # (T + 1,)
-        windows = data[ix.unsqueeze(1) + offsets]  # (B, T + 1)
+        windows = self.windows(split, block_size + 1)[ix]  # (B, T + 1)
         return windows[:, :-1], windows[:, 1:]  # (B, T), (B, T)

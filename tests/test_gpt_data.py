@@ -51,6 +51,20 @@ def test_batches_are_windows_shifted_by_one():
     assert ((ys - xs) % 26 == 1).all()  # each target is the next letter
 
 
+def test_a_batch_is_the_lectures_stack_of_windows_at_the_drawn_starts():
+    """get_batch's rows are the lecture's torch.stack([data[i:i+T] for i in ix]) (and y one
+    further), ix the seeded generator's one randint draw."""
+    d = ShakespeareData("to be or not to be, that is the question " * 20)
+    tg.manual_seed(5)
+    x, y = d.get_batch("train", 8, 6)
+    tg.manual_seed(5)
+    ix, data = tg.randint(len(d.train) - 8, (6,)).tolist(), d.train.tolist()
+    assert x.tolist() == [data[i : i + 8] for i in ix] and y.tolist() == [data[i + 1 : i + 9] for i in ix]
+    d.train = tg.tensor([4, 5, 6, 7, 8, 9, 10, 11, 12, 13])  # the windows follow a replaced split
+    x, y = d.get_batch("train", 8, 3)
+    assert {tuple(r) for r in x.tolist()} <= {tuple(range(4, 12)), tuple(range(5, 13))}, x.tolist()
+
+
 def test_batches_are_created_on_the_data_device_and_are_seeded():
     d = ShakespeareData("to be or not to be " * 30, device="strict")
     tg.manual_seed(3)
