@@ -187,9 +187,11 @@ class Tensor(
         return Clone.apply(self)
 
     def contiguous(self, memory_format=contiguous_format):
-        """self: tensorgrad's arrays are always contiguous (a memory format is checked, as PyTorch does)."""
+        """self where its elements lie in row-major order, one after the other; else a copy that
+        does (`clone`), as PyTorch's: a transpose's or an unfold's view is not, and the copy is no
+        longer a view of its input (a memory format is checked, as PyTorch does)."""
         check_memory_format("contiguous", memory_format, self.ndim)
-        return self
+        return self if backend.is_contiguous(self._data) else self.clone()
 
     # ------------------------------------------------------------------ conversion
     # These read values back from the device: they wait for it anyway, so they also run the

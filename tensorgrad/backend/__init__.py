@@ -43,7 +43,16 @@ from .dtypes import (
 )
 from .errors import DeviceError, LinAlgError, ShapeError
 from .host import _pending_checks as _pending_checks  # tests/conftest.py clears it between tests
-from .host import defer_check, from_host, overlaps_itself, run_deferred_checks, storage_of, to_device, to_numpy
+from .host import (
+    defer_check,
+    from_host,
+    is_contiguous,
+    overlaps_itself,
+    run_deferred_checks,
+    storage_of,
+    to_device,
+    to_numpy,
+)
 from .primitives import (
     add_at,
     ensure_array,
@@ -65,7 +74,8 @@ __all__ = [
     "bool_", "cuda_is_available", "cumprod", "cumsum",
     "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
     "from_host", "generator_for", "getitem", "has_reduce_at",
-    "import_nccl", "int32", "int64", "is_array", "is_floating", "linalg", "lu_info", "manual_seed", "mean", "namespace",
+    "import_nccl", "int32", "int64", "is_array", "is_contiguous", "is_floating", "linalg", "lu_info", "manual_seed",
+    "mean", "namespace",
     "narrow", "normalize_device", "overlaps_itself", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks",
     "set_allow_tf32", "special", "storage_of", "strict", "sum", "svd", "synchronize", "to_device", "to_numpy", "uint8",
     "widen", "windows",

@@ -55,6 +55,13 @@ def storage_of(array):
     return array
 
 
+def is_contiguous(array) -> bool:
+    """Whether `array`'s elements lie in row-major order, one after the other (NumPy's and CuPy's
+    `flags.c_contiguous`)."""
+    a = array._a if isinstance(array, strict.StrictArray) else array
+    return bool(a.flags.c_contiguous)
+
+
 def overlaps_itself(array) -> bool:
     """Whether two elements of `array` may share one memory location: a view made by `expand`
     (stride 0) or by `unfold` with overlapping windows.  PyTorch refuses to write into such a
