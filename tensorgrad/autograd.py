@@ -87,6 +87,10 @@ class Function:
     # True: `backward` returns arrays made for this call alone (new, or disjoint views of a new one),
     # which the walk may keep as a leaf's .grad and add into, instead of copying them first.
     fresh_gradients = False
+    # The index (among its Tensor inputs) of the input whose memory the op's output always views:
+    # its version counter is that input's, whatever the array's `.base` says (CuPy's as_strided, in
+    # Unfold, links no `.base`); None: the engine finds views by their `.base`.
+    output_views = None
     # Why an op has no Tensor-level formula (`backward_graph`), for the error its double backward raises.
     double_backward_reason = "its backward runs on raw arrays and has no Tensor-level formula yet"
 
@@ -177,7 +181,9 @@ class Function:
             out = ctx.forward(*arrays, **params)
         out = backend.ensure_array(xp, out)
         result = type(tensors[0])._make(out, device, requires_grad)
-        if out.base is not None:  # a view (reshape, transpose, slice): of an input?
+        if ctx.output_views is not None:  # declared by the op: a view of that input
+            result._counter = tensors[ctx.output_views]._counter
+        elif out.base is not None:  # a view (reshape, transpose, slice): of an input?
             storage = backend.storage_of(out)
             for a in tensors:
                 if backend.storage_of(a._data) is storage:

@@ -492,3 +492,50 @@ def test_a_write_that_reads_a_tensor_whose_elements_share_memory_is_refused_as_i
         assert x.tolist() == list(range(10)), name  # nothing written
     row = tg.zeros(3, device=device).expand(2, 3)[0]  # one row of an expand overlaps nothing of itself
     assert not backend.overlaps_itself(row._data)
+
+
+class _NoBase(np.ndarray):
+    """An array sharing its memory with no `.base`: what CuPy's as_strided returns (unfold on a GPU)."""
+
+    base = property(lambda self: None)
+
+
+@pytest.mark.parametrize("cupy_like", [False, True])
+def test_unfold_windows_are_known_as_a_view_without_a_base(cupy_like, monkeypatch):
+    """The engine knows unfold's output as a view of its input by the op's declaration
+    (Function.output_views), not by the array's `.base`, which CuPy's as_strided leaves None: a
+    write into the input after a recorded op saved the windows, a recorded write into a graph input
+    used through the windows after it, and a value that requires grad written through the windows
+    of a tensor outside the graph all raise, on either kind of array (never a wrong gradient)."""
+    if cupy_like:
+        windows = backend.windows
+        monkeypatch.setattr(backend, "windows", lambda xp, a, *args: windows(xp, a, *args).view(_NoBase))
+    x, w = tg.arange(6.0), tg.ones(3, 2, requires_grad=True)
+    y = (x.unfold(0, 2, 2) * w).sum()
+    x.add_(100.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    a, v = tg.arange(6.0, requires_grad=True), tg.tensor(2.0, requires_grad=True)
+    x = a * 1
+    windows_of_x = x.unfold(0, 2, 2)
+    x[0] = v
+    with pytest.raises(RuntimeError, match="a view made by UnfoldBackward was used by SumBackward after an in-place"):
+        windows_of_x.sum().backward()
+    plain = tg.zeros(6)
+    with pytest.raises(RuntimeError, match="into a view of a tensor outside the graph is not supported"):
+        plain.unfold(0, 2, 2)[1] = tg.ones(2, requires_grad=True)
+
+
+def test_contiguous_copies_a_view_whose_elements_are_not_in_row_major_order_as_torch():
+    torch = pytest.importorskip("torch")
+    x, tx = tg.arange(6.0), torch.arange(6.0)
+    rows, trows = x.unfold(0, 2, 1).contiguous(), tx.unfold(0, 2, 1).contiguous()
+    rows[0, 0], trows[0, 0] = 99.0, 99.0  # a copy: the input keeps its values
+    assert x.tolist() == tx.tolist() == list(range(6)) and rows.tolist() == trows.tolist()
+    grid = x.reshape(2, 3)
+    assert grid.contiguous() is grid  # row-major already: itself, as torch
+    a = tg.arange(6.0, requires_grad=True)
+    flipped = a.reshape(2, 3).t().contiguous()
+    flipped[0, 0] = 5.0
+    (flipped * flipped).sum().backward()
+    assert a.tolist() == list(range(6)) and a.grad.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]

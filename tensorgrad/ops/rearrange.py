@@ -165,6 +165,8 @@ class Unfold(Function):
     a scatter-add).
     """
 
+    output_views = 0  # the windows are x's memory: x's version counter (CuPy's view has no `.base`)
+
     def forward(self, x, dim, size, step):
         self.save_for_backward(x.shape, x.dtype, dim, size, step)
         return backend.windows(self.xp, x, dim, size, step)  # (..., n, ..., size)

@@ -32,11 +32,13 @@ from .common import TensorBase, broadcast_shapes
 from .common import torch_dtype_name as _torch_name
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
-# A tensor whose elements share memory (expand: stride 0; unfold's overlapping windows) takes a write
-# of one value everywhere (fill_, masked_fill_, t[i] = v), as in PyTorch; PyTorch refuses the writes
-# that read it or give each element its own value (+=, clamp_, copy_, normal_ ...) into an expand.
-# Into overlapping windows it runs them element after element (x[i] += 1 once per window holding
-# it), which NumPy's in-place ufuncs do not reproduce: tensorgrad refuses them there too.
+# A tensor whose elements share memory (expand: stride 0; unfold's overlapping windows): PyTorch
+# refuses the writes into an expand that read it or give each element its own value (+=, clamp_,
+# copy_, normal_ ...), and so does tensorgrad, with its words.  Into overlapping windows PyTorch
+# runs them element after element (x[i] += 1 once per window holding it), which NumPy's in-place
+# ufuncs do not reproduce: tensorgrad refuses them there too.  One value written everywhere (fill_,
+# masked_fill_, t[i] = v) goes into overlapping windows, as in PyTorch; into an expand, NumPy's
+# broadcast view is read-only, so it raises NumPy's error (PyTorch writes it).
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.")  # PyTorch's words
 _OVERLAP_REFUSED = {"copy_", "normal_", "uniform_"}  # the SetItem writes refused; every other op's are
@@ -51,6 +53,7 @@ class InplaceMixin(TensorBase):
     # version counter; backward then refuses arrays saved before the write (versions.py).
     # In the graph it is recorded (module docstring); `_write` is the one path every op takes.
     # _view_of: (base, index) of a basic-index view taken outside the graph (set by __getitem__;
+    # index None: unfold's windows, a view whatever its array's `.base` says;
     # unset otherwise), so that a recorded write into it (out[i] += v) is recorded on its base too.
     __slots__ = ("_view_of",)
 
@@ -65,9 +68,9 @@ class InplaceMixin(TensorBase):
     def _write(self, op: str, cls, args, **params):
         """Run the in-place op `cls` (ops/inplace.py) on self's storage with `args` (tensors or
         numbers); record it in the graph when `_check_inplace` says so."""
+        record = self._check_inplace(op, *args)
         if (cls is not SetItem or op in _OVERLAP_REFUSED) and backend.overlaps_itself(self._data):
             raise RuntimeError(_OVERLAP)  # an expand or overlapping unfold view: which element would hold it?
-        record = self._check_inplace(op, *args)
         view = self._viewed_for_write(op) if record else None
         ctx = cls(backend.namespace(self.device))
         ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
@@ -89,12 +92,13 @@ class InplaceMixin(TensorBase):
         ctx = self._ctx
         if ctx is None:
             base, index = getattr(self, "_view_of", None) or (None, None)
-            if base is not None and base._counter is self._counter and base._ctx is None:
+            strided = base is not None and index is None  # an unfold's windows (tensor_methods/shape.py)
+            if base is not None and not strided and base._counter is self._counter and base._ctx is None:
                 if getattr(base._data, "base", None) is not None:
                     raise RuntimeError(f"{op}: an in-place write of a value that requires grad into a view of a "
                                        "view outside the graph is not supported; index the base once")  # fmt: skip
                 return base, index
-            if getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
+            if strided or getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
                 raise RuntimeError(
                     f"{op}: an in-place write of a value that requires grad into a view of a tensor outside the "
                     "graph is not supported (the base would not record it); write into the base itself "

@@ -173,7 +173,10 @@ class ShapeMixin(TensorBase):
             raise ShapeError(f"unfold: size {size} and step {step} do not fit dim {dimension} of size {n}")
         if self.ndim == 0:  # PyTorch: the one element as a window of size 0 or 1, shape (size,)
             return Unfold.apply(self.reshape(1), dim=0, size=size, step=step).reshape(size)
-        return Unfold.apply(self, dim=d, size=size, step=step)
+        out = Unfold.apply(self, dim=d, size=size, step=step)
+        if out._ctx is None:  # a view outside the graph, whatever its array's `.base` says (CuPy's has none)
+            out._view_of = (self, None)  # (no basic index: a recorded write into it is refused, inplace.py)
+        return out
 
     # ------------------------------------------------------------------ spellings of the views above
     def movedim(self, source, destination):
