@@ -43,12 +43,16 @@ def to_device(array, device: str):
     return from_host(host, host.dtype, device)
 
 
+def _unwrapped(array):
+    """The strict device's NumPy array inside a StrictArray (its strides, flags and base), else `array`."""
+    return array._a if isinstance(array, strict.StrictArray) else array
+
+
 def storage_of(array):
     """The object that owns `array`'s memory: the array itself, or the base it is a view of.
     Two arrays with the same storage_of share memory, so a write to one shows in the other
     (the engine's version counters use this to tell views from fresh arrays)."""
-    if isinstance(array, strict.StrictArray):
-        array = array._a
+    array = _unwrapped(array)
     base = getattr(array, "base", None)
     while base is not None and base is not array:
         array, base = base, getattr(base, "base", None)
@@ -58,8 +62,7 @@ def storage_of(array):
 def is_contiguous(array) -> bool:
     """Whether `array`'s elements lie in row-major order, one after the other (NumPy's and CuPy's
     `flags.c_contiguous`)."""
-    a = array._a if isinstance(array, strict.StrictArray) else array
-    return bool(a.flags.c_contiguous)
+    return bool(_unwrapped(array).flags.c_contiguous)
 
 
 def overlaps_itself(array) -> bool:
@@ -67,8 +70,8 @@ def overlaps_itself(array) -> bool:
     (stride 0) or by `unfold` with overlapping windows.  PyTorch refuses to write into such a
     tensor (which element would hold the value?).  Its dims sorted by stride, each must step past
     everything the smaller ones span; a contiguous array always does."""
-    a = array._a if isinstance(array, strict.StrictArray) else array
-    if a.flags.c_contiguous or a.size < 2:
+    a = _unwrapped(array)
+    if is_contiguous(a) or a.size < 2:
         return False
     reach = a.itemsize  # the bytes spanned by the dims taken so far, one element included
     for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1):
