@@ -21,7 +21,6 @@ weights' (B, H, T, T), then the projection's (B, T, C), then the MLP's (B, T, C)
 from __future__ import annotations
 
 import functools
-import operator
 
 import numpy as np
 
@@ -293,23 +292,18 @@ def _stacked_weights(params, n_layer, H):
     `b_out`), `w_qkv` `(L, 3C, C)`: each block's heads' query, then key, then value weights
     (`MultiHeadAttention`'s stack).  One concatenation each, viewed as `(L, ...)` (np.stack's own
     steps cost as much again, at the small model's sizes)."""
-    return tuple(np.concatenate(pick(params)).reshape(n_layer, -1, *params[first].shape[1:])
-                 for pick, first in _stacking(n_layer, H))  # fmt: skip
+    return tuple(np.concatenate([params[i] for i in indices]).reshape(n_layer, -1, *params[indices[0]].shape[1:])
+                 for indices in _stacking(n_layer, H))  # fmt: skip
 
 
 @functools.cache
 def _stacking(n_layer, H):
-    """`_stacked_weights`' plan: per stacked array, an itemgetter of its parameters (the j-th of
-    every block; for `w_qkv`, every block's heads' weights in turn) and the first one's index."""
+    """`_stacked_weights`' plan: per stacked array, the indices of its parameters (the j-th of every
+    block; for `w_qkv`, every block's heads' weights in turn)."""
     per = _block_count(H)
     k = 2 + 3 * H  # the index of w_proj in a block's parameters
     kinds = [[j] for j in (0, 1)] + [list(range(2, k))] + [[j] for j in range(k, k + 8)]
-    plan = []
-    for kind in kinds:
-        indices = [2 + i * per + j for i in range(n_layer) for j in kind]
-        plan.append((operator.itemgetter(*indices) if len(indices) > 1 else lambda ps, i=indices[0]: (ps[i],),
-                     indices[0]))  # fmt: skip
-    return plan
+    return [tuple(2 + i * per + j for i in range(n_layer) for j in kind) for kind in kinds]
 
 
 def _keep_masks(cpu, device, dropout, B, T, H, C):
