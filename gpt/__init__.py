@@ -7,7 +7,8 @@ The library, in reading order (each imports only modules above it, and tensorgra
     model.py       Head, MultiHeadAttention, FeedForward, Block, the GPT and the bigram; generate
     checkpoint.py  saving a run, resuming it exactly, load_model (checkpoint_fields.py checks every field)
     memory.py      a training step's peak memory, estimated from the config
-    train.py       estimate_loss and the training loop (progress.py, rundir.py around it)
+    evaluation.py  estimate_loss, and the same evaluation on a thread beside the steps
+    train.py       the training loop (progress.py, rundir.py around it)
     distributed.py the ranks of a data-parallel run (--distributed)
     probe.py       the "thou" probe
     messages.py    errors and log lines that name the library's arguments

@@ -5,7 +5,7 @@ state, the config, the step to run next, whether that step's evaluation is done,
 val loss so far, the vocabulary, the seed, the seconds spent, and the random state: resuming
 from it continues the run on the same trajectory, bit for bit.
 
-    state = checkpoint_state(...)              # what train() saves
+    state = checkpoint_state(...)              # what train() saves (training_state: what each step changes)
     point = resume_point(ckpt, config, ...)    # where a resume continues, with which config
     restore(ckpt, point, model, optimizer)     # the weights, the optimizer, the random state
     model, tokenizer, ckpt = load_model(path)  # for sampling and probing
@@ -62,14 +62,37 @@ def data_fingerprint(data) -> str:
     return digest.hexdigest()[:16]
 
 
+def training_state(model, optimizer, device, copy=False) -> dict:
+    """The checkpoint's fields that every step changes: the weights, the optimizer's state and the
+    generator's.  copy=True copies the tensors, so the state stays this step's while training
+    goes on (the checkpoint of an evaluation that runs beside the next steps, gpt/train.py)."""
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "rng": json.dumps(get_rng_state(device)),  # on a GPU too: a resume is exact there as well
+    }
+    if copy:
+        with tg.no_grad():
+            state = _copied(state)
+    return state
+
+
+def _copied(tree):
+    if isinstance(tree, dict):
+        return {k: _copied(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_copied(v) for v in tree]
+    return tree.clone() if isinstance(tree, tg.Tensor) else tree
+
+
 def checkpoint_state(model, optimizer, config, step, result, tokenizer, device, seed, elapsed, evaluated,
-                     data=None) -> dict:  # fmt: skip
-    """Everything a resume needs, as tg.save writes it (`data`: the data's fingerprint)."""
+                     data=None, trained=None) -> dict:  # fmt: skip
+    """Everything a resume needs, as tg.save writes it (`data`: the data's fingerprint; `trained`:
+    training_state's fields, taken now from model, optimizer and the generator if None)."""
     cfg = config.to_dict()
     cfg.pop("reference", None)
     return {
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
+        **(trained or training_state(model, optimizer, device)),
         "config": json.dumps(cfg),
         "preset": preset_of(config),  # None for a custom shape
         "step": step,  # the next step to run
@@ -80,7 +103,6 @@ def checkpoint_state(model, optimizer, config, step, result, tokenizer, device, 
         "vocab": "".join(tokenizer.chars),
         "seed": seed,
         "elapsed": elapsed,  # seconds since the run started, over every resume
-        "rng": json.dumps(get_rng_state(device)),  # on a GPU too: a resume is exact there as well
         "data": data or "",  # data_fingerprint: a resume on other text is refused
         "resumes": json.dumps(result.resumes),  # [{"step", "changed"}], every resume of the run so far
     }

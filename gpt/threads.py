@@ -5,7 +5,8 @@ The `small` preset's biggest product, the FFN's (256 tokens x 32) @ (32 x 128), 
 step is mostly Python: there the BLAS and kernel threads only spin beside the main thread, and on
 a machine with other work they take turns with it, which made the default run 2-4x slower
 (docs/results.md, "Threads"). The `large` preset's products are 19 GFLOP each, and every core helps.
-The evaluations of a model that runs as the fused GPT use every core (eval_threads_for).
+The evaluations of a model that runs as the fused GPT use every core (eval_threads_for), or run
+beside the steps on a core they leave idle (evals_beside).
 """
 
 from __future__ import annotations
@@ -44,13 +45,24 @@ def threads_for(config: GPTConfig, cores: int | None = None) -> int:
 def eval_threads_for(config: GPTConfig, fused: bool, cores: int | None = None) -> int:
     """The evaluations' threads: every core where the model runs as the fused GPT (`fused`, from
     gpt/fused.py's `takes`), else the step's (threads_for).  The fused op runs an evaluation's
-    batches (gpt/train.py's EVAL_CHUNK_TOKENS positions at once) in parts, a run of them per
+    batches (gpt/evaluation.py's EVAL_CHUNK_TOKENS positions at once) in parts, a run of them per
     thread, handed out once per batch: the `small` model's evaluation took 0.17 s on one thread
     and 0.12 s on two (0.17-0.18 s on either beside another busy process: the steps' handoffs,
     one per step, are what made two threads slow there).  Op by op, the evaluation of the smaller stages
     was no faster on two threads: their products are split, their other ops are not."""
     cores = cores or cpu_cores()
     return cores if fused else threads_for(config, cores)
+
+
+def evals_beside(config: GPTConfig, fused: bool, cores: int | None = None) -> bool:
+    """Whether the evaluations run on a thread of their own beside the steps (gpt/train.py's
+    eval_beside): where the model runs as the fused GPT (`fused`) and its steps leave a core idle
+    (threads_for < cores).  An evaluation's compiled parts hold no lock, so it runs on the idle core
+    while the steps go on: the `small` run's 11 evaluations stopped the steps for 0.12-0.13 s each
+    on two threads.  Op by op, an evaluation is mostly Python, which runs one thread at a time:
+    beside the steps it would slow them by what it saves."""
+    cores = cores or cpu_cores()
+    return fused and threads_for(config, cores) < cores
 
 
 @contextlib.contextmanager

@@ -12,8 +12,9 @@ The loop itself is the lecture's:
         loss.backward()
         optimizer.step()
 
-`_Run` holds what surrounds it: the set-up (fresh or resumed), the evaluations and the
-checkpoints, the timing, and the messages of a run that stops early.
+`_Run` holds what surrounds it: the set-up (fresh or resumed), the evaluations (in line, or on a
+thread beside the next steps: gpt/evaluation.py) and the checkpoints, the timing, and the messages
+of a run that stops early.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ from .checkpoint import (
     read_config,
     restore,
     resume_point,
+    training_state,
 )
 from .config import GPTConfig, validate
+from .evaluation import EvaluationBeside, estimate_loss
 from .messages import arg, message
 from .model import build_model, count_parameters
 from .progress import Progress
@@ -77,36 +80,6 @@ def quiet_float_warnings():
         yield
 
 
-# At most this many tokens go through the model at once when evaluating.
-EVAL_CHUNK_TOKENS = 16384
-
-
-@tg.no_grad()
-def estimate_loss(model, data, config: GPTConfig) -> dict:
-    """The lecture's estimate_loss: the mean loss over eval_iters random batches of each split,
-    in eval mode (dropout off).
-
-    Batches are drawn exactly as get_batch draws them, but up to EVAL_CHUNK_TOKENS tokens of them
-    go through the model as one larger batch: the mean of equal-sized batches' mean losses is
-    the mean over their union, and one forward of 32 batches costs far less than 32 forwards
-    for a small model.  Losses are summed on the device and read back once per split."""
-    out = {}
-    model.eval()
-    per_chunk = max(1, EVAL_CHUNK_TOKENS // (config.batch_size * config.block_size))
-    for split in ("train", "val"):
-        total, done = None, 0
-        while done < config.eval_iters:
-            k = min(per_chunk, config.eval_iters - done)
-            xb, yb = data.get_batch(split, config.block_size, config.batch_size * k)
-            _, loss = model(xb, yb)
-            loss = loss * k  # weight by the number of batches it stands for
-            total = loss if total is None else total + loss
-            done += k
-        out[split] = total.item() / config.eval_iters
-    model.train()
-    return out
-
-
 @dataclass
 class TrainResult:
     config: GPTConfig
@@ -133,7 +106,8 @@ class TrainResult:
 
 
 def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume=False, overwrite=False,
-          log=print, progress=None, ranks=None, fused=True, eval_threads=None) -> TrainResult:  # fmt: skip
+          log=print, progress=None, ranks=None, fused=True, eval_threads=None,
+          eval_beside=False) -> TrainResult:  # fmt: skip
     """Train `config` on `data` (a ShakespeareData on `device`).
 
     With out_dir: writes best.npz (lowest val loss), last.npz (after every evaluation and at the
@@ -149,17 +123,27 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     as one fused op where it can (the same math and dropout masks).
     eval_threads: the CPU threads of the evaluations (tg.set_num_threads around each, the count
     before it after: gpt/threads.py's eval_threads_for); None leaves the count as it is.
+    eval_beside=True: each evaluation but the last runs on a thread of its own while the next steps
+    go on (gpt/evaluation.py's EvaluationBeside; on the CPU, without ranks): its batches are drawn
+    at its step and its weights copied there, so its losses are the same numbers; it is logged, and
+    its checkpoint (the state of its step) written, when it is done.  It pays where the steps leave
+    a core idle (gpt/threads.py's evals_beside).  The last, which no steps follow, runs in line on
+    eval_threads.
     """
+    if eval_beside and (device != "cpu" or ranks is not None):
+        raise ValueError("eval_beside=True runs the evaluations beside the steps on the CPU, without ranks: "
+                         f"got device={device!r}" + (", ranks" if ranks is not None else ""))  # fmt: skip
     config = validate(config.replace(vocab_size=data.tokenizer.vocab_size))
     data.check_block_size(config.block_size)
     out = Path(out_dir) if out_dir else None
+    run_args = (log, progress, ranks, fused, eval_threads, eval_beside)
     if out is None:
         if resume:  # the one library message that names flags: tests/test_cli.py pins its text
             raise ResumeError("--resume needs --out-dir (the run directory to continue)")
-        return _Run(config, data, device, seed, None, None, log, progress, ranks, fused, eval_threads).loop()
+        return _Run(config, data, device, seed, None, None, *run_args).loop()
     if ranks is not None and not ranks.is_main:  # rank 0 guards and clears the directory
         ckpt = load_last(out, device) if resume else None
-        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused, eval_threads).loop()
+        return _Run(config, data, device, seed, out, ckpt, *run_args).loop()
     if resume and overwrite:
         raise ResumeError(message(
             f"{arg('resume')} and {arg('overwrite')} exclude each other: continue the run, or start it over"
@@ -174,15 +158,19 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
                 ))  # fmt: skip
             run.clear()
         ckpt = load_last(out, device) if resume else None
-        return _Run(config, data, device, seed, out, ckpt, log, progress, ranks, fused, eval_threads).loop()
+        return _Run(config, data, device, seed, out, ckpt, *run_args).loop()
 
 
 class _Run:
     """One training run: set up fresh or from a checkpoint, then `loop()`."""
 
-    def __init__(self, config, data, device, seed, out, ckpt, log, progress, ranks, fused=True, eval_threads=None):
+    def __init__(self, config, data, device, seed, out, ckpt, log, progress, ranks, fused=True, eval_threads=None,
+                 eval_beside=False):  # fmt: skip
         self.data, self.device, self.out, self.ranks = data, device, out, ranks
         self.eval_threads = eval_threads
+        self.beside = None  # the EvaluationBeside, made when the loop starts (eval_beside)
+        self.eval_beside = eval_beside
+        self.beside_state = None  # the state of the step of the evaluation running beside: (training_state, elapsed)
         self.main = ranks is None or ranks.is_main
         self.log = log if self.main else (lambda *args, **kwargs: None)  # only rank 0 prints
         point = resume_point(ckpt, config, data, out, seed) if ckpt is not None else None
@@ -251,6 +239,7 @@ class _Run:
         config, data, model, optimizer = self.config, self.data, self.step_model, self.optimizer
         model.train()
         step = self.start
+        beside = self.beside = EvaluationBeside() if self.eval_beside else None
         with quiet_float_warnings():  # the NaN check says it in one line
             try:
                 for step in range(self.start, config.max_iters):
@@ -265,13 +254,22 @@ class _Run:
                         model.sync_gradients()
                     optimizer.step()
                     self.stepped(step, loss, ts)
+                    if beside is not None and beside.ready():
+                        self.evaluated_beside()
                 step = config.max_iters
+                self.evaluated_beside()
                 self.save(step, evaluated=False)  # the finished state: a resume with a larger max_iters continues here
             except KeyboardInterrupt:
                 self.bar.clear()
+                self.evaluated_beside(after_error=True)
                 raise self.interrupted(step) from None
+            except BaseException:
+                self.evaluated_beside(after_error=True)
+                raise
             finally:
                 self.bar.clear()
+                if beside is not None:
+                    beside.close()
         self.result.seconds = time.perf_counter() - self.t0 - self.elapsed0
         self.result.train_seconds, self.result.steps = self.train_time, self.train_steps
         return self.result
@@ -282,12 +280,42 @@ class _Run:
         return due and not (self.skip_eval and step == self.start)
 
     def evaluate(self, step):
-        """estimate_loss, logged and written to log.jsonl, then the last (and maybe best) checkpoint."""
+        """estimate_loss, logged and written to log.jsonl, then the last (and maybe best) checkpoint;
+        with eval_beside (but at the last step), started on its thread, and all that when it is done
+        (evaluated_beside)."""
+        self.evaluated_beside()  # (the one before is long done: it took a fraction of eval_interval steps)
+        if self.beside is not None and step < self.config.max_iters - 1:
+            self.beside.start(step, self.model, self.data, self.config)
+            self.beside_state = (training_state(self.model, self.optimizer, self.device, copy=True),
+                                 time.perf_counter() - self.t0)  # fmt: skip
+            return
         self.bar.clear()
         with using_threads(self.eval_threads):
             losses = estimate_loss(self.model, self.data, self.config)
         if self.ranks is not None:
             losses = self.ranks.average(losses)
+        self.record(step, losses)
+
+    def evaluated_beside(self, after_error=False):
+        """The evaluation running beside the steps, if any: waited for, then recorded and its
+        checkpoint written with the state of its step.  after_error: while another error goes up,
+        which this one's must not replace (a NaN loss of the steps: the evaluation before it is
+        still recorded, and its checkpoint is the last good one)."""
+        if self.beside is None or not self.beside.pending:
+            return
+        if after_error:
+            with contextlib.suppress(Exception):
+                self.evaluated_beside()
+            return
+        step, losses = self.beside.result()
+        trained, elapsed = self.beside_state
+        self.beside_state = None
+        self.bar.clear()
+        self.record(step, losses, trained, elapsed)
+
+    def record(self, step, losses, trained=None, elapsed=None):
+        """An evaluation's losses: logged and written to log.jsonl, then the last (and maybe best)
+        checkpoint, of the state now or of `trained` (training_state's) at `elapsed` seconds."""
         if not all(math.isfinite(v) for v in losses.values()):
             raise TrainingDiverged(f"step {step}: the eval loss is {losses}; the last good checkpoint is kept")
         result = self.result
@@ -303,7 +331,7 @@ class _Run:
                     f.write(log_line(entry))
             except OSError as e:
                 raise RunDirError(f"cannot write {self.out / 'log.jsonl'}: {e.strerror or e}") from None
-        self.save(step, evaluated=True, improved=improved)
+        self.save(step, evaluated=True, improved=improved, trained=trained, elapsed=elapsed)
 
     def stepped(self, step, loss, started):
         """After a step: stop on a NaN loss, count the step's time, move the progress line."""
@@ -319,13 +347,14 @@ class _Run:
         self.train_steps += 1
         self.bar.update(step + 1, self.train_time, self.train_steps, self.last_loss)
 
-    def save(self, step, evaluated, improved=False):
-        """last.npz (and best.npz when improved) in out_dir; nothing without one."""
+    def save(self, step, evaluated, improved=False, trained=None, elapsed=None):
+        """last.npz (and best.npz when improved) in out_dir; nothing without one.  The state now,
+        or `trained` (training_state's fields) of `elapsed` seconds into the run."""
         if self.out is None:
             return
+        elapsed = time.perf_counter() - self.t0 if elapsed is None else elapsed
         state = checkpoint_state(self.model, self.optimizer, self.config, step, self.result, self.data.tokenizer,
-                                 self.device, self.seed, time.perf_counter() - self.t0, evaluated,
-                                 self.fingerprint)  # fmt: skip
+                                 self.device, self.seed, elapsed, evaluated, self.fingerprint, trained)  # fmt: skip
         if self.ranks is not None:  # every rank's generator (a collective), written by rank 0 alone
             state.update(rng=None, rng_ranks=self.ranks.rng_states(self.device), world_size=self.ranks.world_size)
             if not self.main:

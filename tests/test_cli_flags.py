@@ -16,6 +16,7 @@ from unittest import mock
 import pytest
 from cli_helpers import TEXT, run
 
+from gpt import train as gtrain
 from gpt.cli import generate, inspect_model, probe, reproduce
 from gpt.cli import train as cli_train
 
@@ -278,18 +279,23 @@ def test_threads_are_at_most_the_cores(files, capsys, monkeypatch):
     assert code == 0 and "3 CPU threads (--threads" in out, err
 
 
-def test_the_fused_models_evaluations_run_on_every_core_and_the_program_says_so(files, capsys, monkeypatch):
-    """small's steps on one thread, its evaluations on every core (gpt/threads.py's
-    eval_threads_for), said in the threads line; --fused off and --threads keep one count."""
+def test_the_fused_models_evaluations_run_beside_its_steps_and_the_program_says_so(files, capsys, monkeypatch):
+    """small's steps on one thread, its evaluations on a second beside them (gpt/threads.py's
+    evals_beside) and the last on every core (eval_threads_for), said in the threads line;
+    --fused off and --threads keep one count, in line."""
     monkeypatch.setattr("os.cpu_count", lambda: 2)
+    chosen = []
+    real = gtrain.train
+    monkeypatch.setattr(cli_train, "train", lambda *a, **kw: (chosen.append(kw["eval_beside"]), real(*a, **kw))[1])
     main, line = command("train", [], files)
     code, out, err = run(main, line, capsys)
-    assert code == 0 and "1 CPU thread (its products are too small to split; 2 for the evaluations, the fused " \
-        "model's parts; --threads N to choose)" in out, (out, err)  # fmt: skip
+    assert code == 0 and "1 CPU thread (its products are too small to split; the evaluations on a second one " \
+        "beside the steps, the last on 2; --threads N to choose)" in out, (out, err)  # fmt: skip
     for flags in (["--fused", "off"], ["--threads", "1"]):
         main, line = command("train", flags, files)
         code, out, err = run(main, line, capsys)
         assert code == 0 and "CPU thread (" in out and "evaluations" not in out, (flags, out, err)
+    assert chosen == [True, False, False]
 
 
 def test_reproduce_checks_every_stage_s_block_against_the_data_before_training_any(files, capsys):

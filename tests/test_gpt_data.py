@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import urllib.request
 
 import pytest
 
@@ -110,7 +111,7 @@ def test_download_failure_without_network_is_a_clear_error(monkeypatch, tmp_path
     def offline(*args, **kwargs):
         raise OSError("network is unreachable")
 
-    monkeypatch.setattr(gdata.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
     with pytest.raises(DataError, match="(?s)could not download.*Put it there"):
         gdata.find_dataset()
 
@@ -120,7 +121,7 @@ def test_a_download_with_the_wrong_checksum_is_refused(monkeypatch, tmp_path):
 
     target = tmp_path / "tinyshakespeare" / "input.txt"
     monkeypatch.setenv("TENSORGRAD_DATA", str(tmp_path))
-    monkeypatch.setattr(gdata.urllib.request, "urlopen", lambda *a, **k: io.BytesIO(b"not shakespeare"))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda *a, **k: io.BytesIO(b"not shakespeare"))
     with pytest.raises(DataError, match="sha256"):
         gdata.find_dataset()
     assert not target.exists()

@@ -17,7 +17,7 @@ import tensorgrad as tg
 from ..config import CPU_STAGES, get_config
 from ..data import DataError, ShakespeareData
 from ..fused import takes as runs_fused
-from ..threads import eval_threads_for, threads_for
+from ..threads import eval_threads_for, evals_beside, threads_for
 from ..train import train
 from .common import DATA_HELP, ArgumentParser, check_seed, command_line, device_of, in_flags
 
@@ -58,14 +58,17 @@ def main(argv=None):
     rows = []
     for stage, config in configs:
         threads, eval_threads = threads_for(config), eval_threads_for(config, fused=runs_fused(config))
+        beside = device == "cpu" and evals_beside(config, fused=runs_fused(config))
         evals = f", {eval_threads} for the evaluations" if eval_threads != threads else ""
+        if beside:
+            evals = f", the evaluations on a second one beside the steps, the last on {eval_threads}"
         on_cpu = f" ({threads} CPU thread{'s' if threads > 1 else ''}{evals})" if device == "cpu" else ""
         print(f"== {stage}{on_cpu}", flush=True)
         if device == "cpu":
             tg.set_num_threads(threads)  # process-wide: this program's choice by the stage's products (gpt/threads.py)
         t0 = time.perf_counter()
         result = train(config, data, device=device, seed=args.seed, log=lambda s: print("   ", in_flags(s), flush=True),
-                       eval_threads=eval_threads if device == "cpu" else None)  # fmt: skip
+                       eval_threads=eval_threads if device == "cpu" else None, eval_beside=beside)  # fmt: skip
         ref = config.reference
         rows.append((stage, result.params, result.final["train"], result.final["val"], ref.get("val"),
                      time.perf_counter() - t0, result.ms_per_step))  # fmt: skip

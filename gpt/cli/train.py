@@ -39,7 +39,7 @@ from ..data import ShakespeareData
 from ..fused import takes as runs_fused
 from ..memory import check_fits, count_params
 from ..rundir import RunDir, RunDirError, atomic_write, holds_run
-from ..threads import cpu_cores, eval_threads_for, threads_for
+from ..threads import cpu_cores, eval_threads_for, evals_beside, threads_for
 from ..train import TrainingInterrupted, TrainResult, train
 from .common import DATA_HELP, ArgumentParser, check_seed, check_text, check_tf32, command_line, device_of, say
 
@@ -297,13 +297,14 @@ def _main(args, ranks):
     data = ShakespeareData.load(args.data, device=device)
     data.check_block_size(config.block_size)
     fitted = config.replace(vocab_size=data.tokenizer.vocab_size)
-    eval_threads = None  # the evaluations on the steps' threads, unless chosen below
+    eval_threads, beside = None, False  # the evaluations on the steps' threads, unless chosen below
     if device == "cpu":  # on a GPU, CuPy's pool and the device's own memory: not estimated here
         check_fits(fitted, count_params(fitted))
         threads = args.threads or threads_for(fitted)
         tg.set_num_threads(threads)  # process-wide: the program's choice, printed below
         if not args.threads and ranks is None:  # (ranks share the machine's cores: they keep theirs)
-            eval_threads = eval_threads_for(fitted, fused=args.fused == "on" and runs_fused(fitted))
+            fused = args.fused == "on" and runs_fused(fitted)
+            eval_threads, beside = eval_threads_for(fitted, fused=fused), evals_beside(fitted, fused=fused)
     prompt = sample_prompt(args, data) if args.sample_tokens > 0 else None
     name = args.preset or (_preset_name(stored) if stored is not None else "small")
     print(
@@ -314,6 +315,8 @@ def _main(args, ranks):
         why = "--threads" if args.threads else "its products are too small to split" if threads == 1 else "one per core"
         split = eval_threads not in (None, threads)
         evals = f"; {eval_threads} for the evaluations, the fused model's parts" if split else ""
+        if beside:
+            evals = f"; the evaluations on a second one beside the steps, the last on {eval_threads}"
         print(f"{threads} CPU thread{'s' if threads > 1 else ''} ({why}{evals}; --threads N to choose)")
     seed = args.seed if args.seed is not None else 1337
     if args.resume and args.seed is not None and stored is not None:
@@ -322,7 +325,7 @@ def _main(args, ranks):
         try:
             result = train(config, data, device=device, seed=seed, out_dir=out, resume=args.resume,
                            overwrite=args.overwrite, log=say, ranks=ranks, fused=args.fused == "on",
-                           eval_threads=eval_threads)  # fmt: skip
+                           eval_threads=eval_threads, eval_beside=beside)  # fmt: skip
         except TrainingInterrupted as e:
             e.data = args.data  # the resume hint repeats it: a resume must train on the same text
             raise
