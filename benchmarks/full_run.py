@@ -4,11 +4,17 @@ hyperparameters, same 5000 steps and evaluations, one process each, run one afte
     python benchmarks/full_run.py                    # the `small` preset
     python benchmarks/full_run.py --max-iters 500    # a quick look
 
-Three runs, each timed from process start to exit (imports, data, compile caches, evaluations,
-checkpoints and the final sample included):
-  tensorgrad-train  our training program (python examples/train_shakespeare.py --preset small)
-  lecture on tg     the lecture's gpt.py with its imports pointed at tensorgrad (tests/lecture_gpt.py)
-  lecture on torch  the same file with its own `import torch` lines: the reference
+Four runs, each timed from process start to exit (imports, data, compile caches, evaluations and
+the final sample included):
+  tensorgrad-train            the README's command: python examples/train_shakespeare.py (the
+                              `small` preset; it writes nothing, and prints a 500-character sample,
+                              as the lecture's script does)
+  tensorgrad-train --out-dir  the same with a run directory (a checkpoint at every evaluation,
+                              log.jsonl, summary.json, curves.png) and a 100-character sample, as
+                              the rounds before measured it
+  lecture on tg               the lecture's gpt.py with its imports pointed at tensorgrad
+                              (tests/lecture_gpt.py)
+  lecture on torch            the same file with its own `import torch` lines: the reference
 Needs data/tinyshakespeare/input.txt (the lecture's script reads it from there).
 
 Each run is a fresh process, so its start counts: where PYTHONDONTWRITEBYTECODE is set (some
@@ -86,12 +92,13 @@ def main():
     env = dict(os.environ, LECTURE_CONFIG=json.dumps(config), PYTHONPATH=str(ROOT))
     print(f"preset {args.preset}: {json.dumps(config)}; PyTorch threads {args.threads}")
     with tempfile.TemporaryDirectory() as out:
-        ours = [sys.executable, "examples/train_shakespeare.py", "--preset", args.preset, "--out-dir", out,
-                "--overwrite", "--sample-tokens", "100", "--data", "data/tinyshakespeare/input.txt"]  # fmt: skip
+        ours = [sys.executable, "examples/train_shakespeare.py", "--preset", args.preset,
+                "--data", "data/tinyshakespeare/input.txt"]  # fmt: skip
         if args.max_iters:
             ours += ["--max-iters", str(args.max_iters)]
         runs = {
             "tensorgrad-train": ours,
+            "tensorgrad-train --out-dir": [*ours, "--out-dir", out, "--overwrite", "--sample-tokens", "100"],
             "lecture on tg": [sys.executable, str(LECTURE)],
             "lecture on torch": [sys.executable, __file__, "--worker", "torch", "--threads", str(args.threads)],
         }

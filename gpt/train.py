@@ -360,11 +360,17 @@ class _Run:
             if not self.main:
                 self.last_saved = step
                 return
-        for name in ("best.npz", "last.npz") if improved else ("last.npz",):
+        first = self.out / ("best.npz" if improved else "last.npz")
+        try:
+            tg.save(state, first)
+        except OSError as e:
+            raise RunDirError(f"cannot write {first}: {e.strerror or e}") from None
+        if improved:  # last.npz is the same checkpoint: best.npz's bytes, not a second encoding of it
             try:
-                tg.save(state, self.out / name)
+                data = first.read_bytes()
             except OSError as e:
-                raise RunDirError(f"cannot write {self.out / name}: {e.strerror or e}") from None
+                raise RunDirError(f"cannot read {first} back: {e.strerror or e}") from None
+            atomic_write(self.out / "last.npz", data)
         self.last_saved = step
 
     def interrupted(self, step) -> TrainingInterrupted:
