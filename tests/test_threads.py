@@ -25,6 +25,47 @@ def test_set_num_threads_sets_the_blas_and_kernel_threads_and_restores():
     assert tg.get_num_threads() == before
 
 
+def test_a_thread_started_later_runs_the_kernels_on_the_chosen_count():
+    """Numba keeps its thread count per thread, and a new thread starts at every core: after
+    tg.set_num_threads(1), a kernel large enough to split, called from another thread (an
+    evaluation beside the steps), runs its serial loop, and Numba's count there becomes 1."""
+    import threading
+
+    numba = pytest.importorskip("numba")
+    from tensorgrad.kernels import cpu
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one core: every thread starts at one Numba thread")
+    ran = []
+
+    class Loop:  # cpu._Loop's two compilations, recording which ran
+        def serial(self, *args):
+            ran.append(("serial", numba.get_num_threads()))
+
+        def parallel(self, *args):
+            ran.append(("parallel", numba.get_num_threads()))
+
+    def call():
+        ran.append(("started", numba.get_num_threads()))
+        cpu._run("test", Loop(), cpu._PARALLEL_MIN * 2)
+
+    before = tg.get_num_threads()
+    try:
+        tg.set_num_threads(1)
+        thread = threading.Thread(target=call)
+        thread.start()
+        thread.join()
+        assert ran == [("started", numba.config.NUMBA_NUM_THREADS), ("serial", 1)]
+        ran.clear()
+        tg.set_num_threads(2)
+        thread = threading.Thread(target=call)
+        thread.start()
+        thread.join()
+        assert ran == [("started", numba.config.NUMBA_NUM_THREADS), ("parallel", 2)]
+    finally:
+        tg.set_num_threads(before)
+
+
 def test_the_chosen_count_holds_after_the_kernels_load_another_blas_library():
     """Numba's import loads SciPy's own BLAS library, with one thread per core.  set_num_threads(1)
     before the first op must still mean one thread after it: get_num_threads() says 1 and a product

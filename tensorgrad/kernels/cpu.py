@@ -29,7 +29,7 @@ from numba.core import types as nb_types
 from numba.core.errors import NumbaError
 from numba.extending import intrinsic
 
-from . import compile_error
+from . import compile_error, thread_count
 
 _FAST = {"reassoc", "contract"}
 _BLOCKS = 16  # row blocks of a sum over rows (dweight, dbias): fixed, so sums never depend on the thread count
@@ -84,9 +84,11 @@ def serial_kernels():
 
 
 def _run(name, loop, work, *args):
-    """Call a compiled loop over `work` elements, serially when small; a compile failure
-    becomes a KernelError that names the kernel."""
-    compiled = loop.serial if work < _PARALLEL_MIN or _serial_only else loop.parallel
+    """Call a compiled loop over `work` elements, serially when small or on one thread (the count
+    tg.set_num_threads chose, made the calling thread's: thread_count.kernel_threads_here); a
+    compile failure becomes a KernelError that names the kernel."""
+    serial = work < _PARALLEL_MIN or _serial_only or thread_count.kernel_threads_here() == 1
+    compiled = loop.serial if serial else loop.parallel
     try:
         return compiled(*args)
     except NumbaError as e:

@@ -22,6 +22,22 @@ def set_num_threads(n: int):
     _chosen_threads = n
 
 
+def kernel_threads_here() -> int:
+    """The threads a kernel's parallel loop may use on the calling thread: the chosen count (at most
+    NUMBA_NUM_THREADS), made this thread's own first where it is not.  Numba keeps its count per
+    thread: `numba.set_num_threads` sets the caller's, and a thread started later (a training
+    program's evaluation beside its steps, gpt/evaluation.py) begins at NUMBA_NUM_THREADS, every
+    core, whatever tg.set_num_threads chose.  Numba's own count where none was chosen."""
+    import numba  # noqa: PLC0415 - loaded already: a parallel loop is about to run
+
+    if _chosen_threads is None:
+        return numba.get_num_threads()
+    wanted = min(_chosen_threads, numba.config.NUMBA_NUM_THREADS)
+    if numba.get_num_threads() != wanted:
+        numba.set_num_threads(wanted)
+    return wanted
+
+
 def chosen_threads():
     """The count tg.set_num_threads set, kept as given: a BLAS library loaded after it (Numba's
     import loads SciPy's OpenBLAS) starts with one thread per core, so reading the libraries back
