@@ -104,12 +104,18 @@ class EvaluationBeside:
         return self._pending is not None and self._pending[1].done()
 
     def result(self):
-        """(step, losses) of the evaluation started last, waited for."""
+        """(step, losses) of the evaluation started last, waited for; a wait cut short (Ctrl-C)
+        leaves it pending, to be waited for again."""
         step, future = self._pending
-        self._pending = None
-        return step, future.result()
+        try:
+            return step, future.result()
+        finally:
+            if future.done():
+                self._pending = None
 
     def close(self):
-        """Wait for a running evaluation (its result dropped) and end the thread."""
+        """End the thread: at once when nothing runs (every result taken), else when the evaluation
+        running ends (its result dropped), without waiting for it here."""
+        running = self._pending is not None and not self._pending[1].done()
         self._pending = None
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown(wait=not running)

@@ -128,7 +128,7 @@ def train(config: GPTConfig, data, device="cpu", seed=1337, out_dir=None, resume
     at its step and its weights copied there, so its losses are the same numbers; it is logged, and
     its checkpoint (the state of its step) written, when it is done.  It pays where the steps leave
     a core idle (gpt/threads.py's evals_beside).  The last, which no steps follow, runs in line on
-    eval_threads.
+    eval_threads.  (A tg.profiler.profile of the calling thread sees only the evaluations in line.)
     """
     if eval_beside and (device != "cpu" or ranks is not None):
         raise ValueError("eval_beside=True runs the evaluations beside the steps on the CPU, without ranks: "
@@ -298,14 +298,19 @@ class _Run:
 
     def evaluated_beside(self, after_error=False):
         """The evaluation running beside the steps, if any: waited for, then recorded and its
-        checkpoint written with the state of its step.  after_error: while another error goes up,
-        which this one's must not replace (a NaN loss of the steps: the evaluation before it is
-        still recorded, and its checkpoint is the last good one)."""
+        checkpoint written with the state of its step.  after_error: while another error goes up
+        (a Ctrl-C, a NaN loss of the steps: the evaluation before it is still recorded, and its
+        checkpoint is the last good one), which nothing here replaces: a failure of this one is
+        logged, and a second Ctrl-C stops the wait (the message then names the checkpoint before)."""
         if self.beside is None or not self.beside.pending:
             return
         if after_error:
-            with contextlib.suppress(Exception):
+            try:
                 self.evaluated_beside()
+            except KeyboardInterrupt:
+                pass
+            except Exception as e:  # noqa: BLE001 - the error going up is the one to report
+                self.log(f"note: the evaluation running beside the steps was not recorded: {e}")
             return
         step, losses = self.beside.result()
         trained, elapsed = self.beside_state
@@ -319,7 +324,8 @@ class _Run:
         if not all(math.isfinite(v) for v in losses.values()):
             raise TrainingDiverged(f"step {step}: the eval loss is {losses}; the last good checkpoint is kept")
         result = self.result
-        entry = {"step": step, "train": losses["train"], "val": losses["val"], "time": time.perf_counter() - self.t0}
+        seconds = time.perf_counter() - self.t0 if elapsed is None else elapsed  # beside the steps: its own step's
+        entry = {"step": step, "train": losses["train"], "val": losses["val"], "time": seconds}
         result.history.append(entry)
         self.log(f"step {step}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
         improved = losses["val"] < result.best_val
@@ -360,17 +366,11 @@ class _Run:
             if not self.main:
                 self.last_saved = step
                 return
-        first = self.out / ("best.npz" if improved else "last.npz")
-        try:
-            tg.save(state, first)
-        except OSError as e:
-            raise RunDirError(f"cannot write {first}: {e.strerror or e}") from None
-        if improved:  # last.npz is the same checkpoint: best.npz's bytes, not a second encoding of it
+        for name in ("best.npz", "last.npz") if improved else ("last.npz",):
             try:
-                data = first.read_bytes()
+                tg.save(state, self.out / name)
             except OSError as e:
-                raise RunDirError(f"cannot read {first} back: {e.strerror or e}") from None
-            atomic_write(self.out / "last.npz", data)
+                raise RunDirError(f"cannot write {self.out / name}: {e.strerror or e}") from None
         self.last_saved = step
 
     def interrupted(self, step) -> TrainingInterrupted:
