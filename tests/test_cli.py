@@ -466,3 +466,26 @@ def test_the_resume_hint_names_the_command_as_it_was_started(argv0, command, mon
 
     monkeypatch.setattr(sys, "argv", [argv0])
     assert this_command() == command
+
+
+# --------------------------------------------------------------------------- the programs' exit
+def test_a_programs_exit_skips_the_last_garbage_collections_once_registered(monkeypatch):
+    """Every program registers gc.freeze at exit once per process (gpt/cli/common.py's
+    freeze_at_exit), however often its main() runs; at the exit, a handler registered before it
+    runs after it and finds every object frozen."""
+    from gpt.cli import common
+
+    registered = []
+    monkeypatch.setattr(common, "_frozen_at_exit", False)
+    monkeypatch.setattr(common.atexit, "register", registered.append)
+    common.freeze_at_exit()
+    common.freeze_at_exit()
+    assert registered == [common.gc.freeze]
+
+    code = ("import atexit, gc\n"
+            "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+            "from gpt.cli.common import freeze_at_exit\n"
+            "freeze_at_exit()\n")  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stdout == "frozen at exit: True\n", (out.stdout, out.stderr)

@@ -5,8 +5,10 @@ sampling flags and data made before any work."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import functools
+import gc
 import math
 import os
 import sys
@@ -90,6 +92,23 @@ def lines_as_printed():
             stream.reconfigure(line_buffering=False)
 
 
+_frozen_at_exit = False
+
+
+def freeze_at_exit():
+    """At the interpreter's exit, no last garbage collections over what the program made (once
+    per process).  Python's exit collects its garbage several times, each a walk over every object
+    still alive: with Numba loaded (its typing registries, about 120,000 objects) they cost a
+    program 0.2 s after its last line.  `gc.freeze()` in an atexit handler moves every object
+    there is then out of the collector's sight; nothing is left to free that the exit would not
+    drop anyway (files are closed by the code that opens them, the standard streams flushed by
+    Python itself).  Process-wide, so the programs choose it (`command_line`), not the library."""
+    global _frozen_at_exit
+    if not _frozen_at_exit:
+        atexit.register(gc.freeze)
+        _frozen_at_exit = True
+
+
 def command_line(fn=None, *, out_of_memory: str = ""):
     """Wrap a command's main(argv): expected failures become `error: ...` and an exit status.
     `out_of_memory`: what the program's user can shrink, said after "out of memory" when an
@@ -103,6 +122,7 @@ def command_line(fn=None, *, out_of_memory: str = ""):
 
     @functools.wraps(fn)
     def main(argv=None):
+        freeze_at_exit()
         try:
             with lines_as_printed():
                 return fn(argv)
