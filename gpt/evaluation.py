@@ -8,12 +8,12 @@ runs apart:
   lecture makes them, between two steps);
 - `eval_losses`: the model's mean loss on them, which uses no random numbers.
 
-`EvaluationBeside` runs the second half on a thread of its own, on a copy of the weights taken at
-the evaluation's step, while the training steps go on: where the steps use one core of several
-(the `small` model), the evaluation no longer stops them.  The losses are the same numbers
-(the same batches, the same weights, the same sums; the fused op's parts depend on the batch's
-shape alone, not on the thread); they are logged and checkpointed when they are ready, some steps
-later, with the state of their own step (gpt/train.py).
+`EvaluationBeside` runs the second half, on the batches its caller drew, on a thread of its own
+and a copy of the weights taken at the evaluation's step, while the training steps go on: where
+the steps use one core of several (the `small` model), the evaluation no longer stops them.  The
+losses are the same numbers (the same batches, the same weights, the same sums; the fused op's
+parts depend on the batch's shape alone, not on the thread); they are logged and checkpointed
+when they are ready, some steps later, with the state of their own step (gpt/train.py).
 """
 
 from __future__ import annotations
@@ -76,39 +76,40 @@ def estimate_loss(model, data, config: GPTConfig) -> dict:
 class EvaluationBeside:
     """One evaluation at a time on a thread of its own, beside the training steps.
 
-    `start(step, model, data, config)` draws the batches here (the generator moves exactly as the
-    lecture's estimate_loss moves it), copies the model's weights and buffers into a copy of the
-    model made at the first call, and hands the losses to the thread.  `ready()` says whether they
-    are computed; `result()` waits for them and returns (step, losses), re-raising what the
-    evaluation raised.  The copy is in eval mode for good, so an evaluation draws no dropout mask."""
+    `start(step, model, chunks, config, kept)` takes the batches the caller drew at the step
+    (`list(eval_chunks(...))`: the generator moves exactly as the lecture's estimate_loss moves it),
+    copies the model's weights and buffers into a copy of the model made at the first call, and
+    hands the losses to the thread.  `ready()` says whether they are computed; `result()` waits for
+    them and returns (step, losses, kept), re-raising what the evaluation raised (`kept`: what the
+    caller needs with them, such as its step's state).  The copy is in eval mode for good, so an
+    evaluation draws no dropout mask."""
 
     def __init__(self):
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tensorgrad-eval")
         self._copy = None
-        self._pending = None  # (step, future)
+        self._pending = None  # (step, future, kept)
 
     @property
     def pending(self) -> bool:
         return self._pending is not None
 
-    def start(self, step, model, data, config: GPTConfig):
+    def start(self, step, model, chunks, config: GPTConfig, kept=None):
         if self._pending is not None:
             raise RuntimeError("EvaluationBeside.start: the last evaluation's result was not taken")
-        chunks = list(eval_chunks(data, config))  # drawn now, in the lecture's order
         if self._copy is None:
             self._copy = copy.deepcopy(model).eval()
         self._copy.load_state_dict(model.state_dict())
-        self._pending = (step, self._pool.submit(eval_losses, self._copy, chunks, config))
+        self._pending = (step, self._pool.submit(eval_losses, self._copy, chunks, config), kept)
 
     def ready(self) -> bool:
         return self._pending is not None and self._pending[1].done()
 
     def result(self):
-        """(step, losses) of the evaluation started last, waited for; a wait cut short (Ctrl-C)
-        leaves it pending, to be waited for again."""
-        step, future = self._pending
+        """(step, losses, kept) of the evaluation started last, waited for; a wait cut short
+        (Ctrl-C) leaves it pending, to be waited for again."""
+        step, future, kept = self._pending
         try:
-            return step, future.result()
+            return step, future.result(), kept
         finally:
             if future.done():
                 self._pending = None

@@ -42,7 +42,7 @@ from .checkpoint import (
     training_state,
 )
 from .config import GPTConfig, validate
-from .evaluation import EvaluationBeside, estimate_loss
+from .evaluation import EvaluationBeside, estimate_loss, eval_chunks
 from .messages import arg, message
 from .model import build_model, count_parameters
 from .progress import Progress
@@ -168,9 +168,7 @@ class _Run:
                  eval_beside=False):  # fmt: skip
         self.data, self.device, self.out, self.ranks = data, device, out, ranks
         self.eval_threads = eval_threads
-        self.beside = None  # the EvaluationBeside, made when the loop starts (eval_beside)
-        self.eval_beside = eval_beside
-        self.beside_state = None  # the state of the step of the evaluation running beside: (training_state, elapsed)
+        self.beside = EvaluationBeside() if eval_beside else None  # its thread starts with its first evaluation
         self.main = ranks is None or ranks.is_main
         self.log = log if self.main else (lambda *args, **kwargs: None)  # only rank 0 prints
         point = resume_point(ckpt, config, data, out, seed) if ckpt is not None else None
@@ -239,7 +237,7 @@ class _Run:
         config, data, model, optimizer = self.config, self.data, self.step_model, self.optimizer
         model.train()
         step = self.start
-        beside = self.beside = EvaluationBeside() if self.eval_beside else None
+        beside = self.beside
         with quiet_float_warnings():  # the NaN check says it in one line
             try:
                 for step in range(self.start, config.max_iters):
@@ -285,9 +283,10 @@ class _Run:
         (evaluated_beside)."""
         self.evaluated_beside()  # (the one before is long done: it took a fraction of eval_interval steps)
         if self.beside is not None and step < self.config.max_iters - 1:
-            self.beside.start(step, self.model, self.data, self.config)
-            self.beside_state = (training_state(self.model, self.optimizer, self.device, copy=True),
-                                 time.perf_counter() - self.t0)  # fmt: skip
+            chunks = list(eval_chunks(self.data, self.config))  # drawn now, where the lecture draws them
+            # the state its checkpoint holds, the generator's after those draws (no copy without a checkpoint)
+            trained = training_state(self.model, self.optimizer, self.device, copy=True) if self.out else None
+            self.beside.start(step, self.model, chunks, self.config, (trained, time.perf_counter() - self.t0))
             return
         self.bar.clear()
         with using_threads(self.eval_threads):
@@ -312,9 +311,7 @@ class _Run:
             except Exception as e:  # noqa: BLE001 - the error going up is the one to report
                 self.log(f"note: the evaluation running beside the steps was not recorded: {e}")
             return
-        step, losses = self.beside.result()
-        trained, elapsed = self.beside_state
-        self.beside_state = None
+        step, losses, (trained, elapsed) = self.beside.result()
         self.bar.clear()
         self.record(step, losses, trained, elapsed)
 

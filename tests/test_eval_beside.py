@@ -67,9 +67,9 @@ def late(monkeypatch):
 
     def result(self):
         release()
-        step, losses = real_result(self)
+        step, losses, kept = real_result(self)
         seen["recorded"].append((step, len(seen["steps"])))
-        return step, losses
+        return step, losses, kept
 
     monkeypatch.setattr(gtrain.Progress, "update", update)
     monkeypatch.setattr(EvaluationBeside, "start", start)
