@@ -25,6 +25,8 @@ raised when a second pass reaches it: set model.fused = False for that.
 
 from __future__ import annotations
 
+import operator
+
 import tensorgrad as tg
 from tensorgrad import nn
 from tensorgrad.kernels.fused_gpt import FusedGPT, FusedGPTLoss
@@ -44,6 +46,7 @@ class _Plan:
         self.sizes = [(registry, len(registry)) for registry in registries]
         self.entries = [(registry, name, value) for registry in registries for name, value in registry.items()]
         self.params = self.blocks = None
+        self.accepted = None  # the parameters' arrays FusedGPT.accepts_params last took
         if model.ln_f is None or model.ln_f.weight is None or model.ln_f.bias is None or model.lm_head.bias is None:
             return
         params = [model.token_embedding_table.weight, model.position_embedding_table.weight]
@@ -69,6 +72,9 @@ class _Plan:
             if registry.get(name) is not value:
                 return False
         return True
+
+
+_has_hooks, _hooks, _data = (operator.attrgetter(name) for name in ("_has_hooks", "_hooks", "_data"))
 
 
 def _plan(model) -> _Plan:
@@ -105,7 +111,7 @@ def logits(model, idx):
     params = plan.params
     if params is None:
         return None
-    if any(m._has_hooks for m in plan.modules) or any(p._hooks is not None for p in params):
+    if any(map(_has_hooks, plan.modules)) or any(map(_hooks, params)):
         return None  # hooks would see none of the per-op tensors
     eps, dropout = [], []
     training = model.training
@@ -119,13 +125,19 @@ def logits(model, idx):
     first = plan.first
     T = idx.shape[1]
     H = len(plan.blocks[0][0].heads)
-    C = params[0].shape[-1]
-    config = dict(
-        n_layer=len(plan.blocks), n_head=H, vocab_size=params[0].shape[0], device=idx.device,
-        scale=first.scale(C // H, C), eps=tuple(eps), mask=first.tril._data[:T, :T] != 0, dropout=tuple(dropout),
-    )  # fmt: skip
-    if not FusedGPT.accepts(idx._data, *(p._data for p in params), **config):
+    arrays = list(map(_data, params))
+    V, C = arrays[0].shape[0], arrays[0].shape[-1]
+    if plan.accepted is None or not all(map(operator.is_, arrays, plan.accepted)):  # a new or replaced array
+        if not FusedGPT.accepts_params(*arrays, n_layer=len(plan.blocks), n_head=H, vocab_size=V):
+            return None
+        plan.accepted = arrays
+    mask = first.tril._data[:T, :T] != 0
+    if not FusedGPT.accepts_input(idx._data, arrays[1].shape[0], vocab_size=V, device=idx.device, mask=mask):
         return None
+    config = dict(
+        n_layer=len(plan.blocks), n_head=H, vocab_size=V, device=idx.device, scale=first.scale(C // H, C),
+        eps=tuple(eps), mask=mask, dropout=tuple(dropout),
+    )  # fmt: skip
     if not any(any(ps) for ps in dropout):  # a gradient of the gradient: the same logits op by op
         config["graph"] = lambda g: _graph(model, idx, params, g)
     return FusedGPT.apply(idx, *params, **config)

@@ -173,6 +173,53 @@ def test_accepts_declines_no_blocks_and_blocks_of_other_shapes():
     assert not FusedGPT.accepts(idx, *strided, n_layer=2, **config)
 
 
+def test_a_replaced_parameter_array_is_checked_again():
+    """gpt/fused.py asks FusedGPT.accepts_params once per set of parameter arrays (the plan keeps
+    the arrays it took): an array replaced after a fused call (here by a column-major copy of the
+    lm_head's weight, which the op reads in place) is checked again and sent to the lecture's
+    code, and the op runs again once the array is a C-ordered one."""
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))
+    assert _grad_fn(model, idx) == "FusedGPT"
+    weight = model.lm_head.weight
+    values = weight.numpy().copy()
+    weight.data = tg.tensor(values.T.copy()).t()  # the same values, column-major
+    assert _grad_fn(model, idx) != "FusedGPT"
+    weight.data = tg.tensor(values)
+    assert _grad_fn(model, idx) == "FusedGPT"
+    weight.data = tg.tensor(values.astype(np.float64))  # another dtype: the op takes float32 only
+    assert _grad_fn(model, idx) != "FusedGPT"
+
+
+def test_a_block_parameter_in_another_layout_is_fused_with_the_same_logits():
+    """The blocks' parameters are copied into the stacked arrays, so their layout does not matter:
+    a column-major MLP weight still runs fused, with the lecture's logits to float32 rounding."""
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(1).integers(0, 65, (2, 8)))
+    weight = model.blocks[1].ffwd.net[0].weight
+    weight.data = tg.tensor(weight.numpy().T.copy()).t()
+    assert not weight._data.flags.c_contiguous and _grad_fn(model, idx) == "FusedGPT"
+    fused, _ = model(idx)
+    model.fused = False
+    reference, _ = model(idx)
+    _close(fused.detach().numpy(), reference.detach().numpy(), "logits")
+
+
+def test_accepts_declines_heads_of_other_sizes():
+    """Every head's query, key and value weight must be (C / n_head, C): the stacked (3C, C) weight
+    is split back by that size."""
+    from gpt.fused import _plan  # noqa: PLC0415
+    from tensorgrad.kernels.fused_gpt import FusedGPT  # noqa: PLC0415
+
+    model = build_model(get_config("small", n_layer=1))  # one block: no other block to compare with
+    params = [p._data for p in _plan(model).params]
+    config = dict(n_layer=1, n_head=4, vocab_size=65)
+    assert FusedGPT.accepts_params(*params, **config)
+    uneven = list(params)
+    uneven[4], uneven[5] = np.zeros((12, 32), np.float32), np.zeros((4, 32), np.float32)  # two queries, 12 + 4 rows
+    assert not FusedGPT.accepts_params(*uneven, **config)
+
+
 def test_a_parameter_in_another_layout_runs_the_lecture_code_with_the_same_logits():
     model = build_model("small")
     idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))

@@ -21,6 +21,7 @@ weights' (B, H, T, T), then the projection's (B, T, C), then the MLP's (B, T, C)
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -34,6 +35,9 @@ BLOCK_PARAMS = ("ln1.weight", "ln1.bias", "sa.heads.{h}.query.weight", "sa.heads
                 "sa.heads.{h}.value.weight", "sa.proj.weight", "sa.proj.bias", "ln2.weight", "ln2.bias",
                 "ffwd.net.0.weight", "ffwd.net.0.bias", "ffwd.net.2.weight", "ffwd.net.2.bias")  # fmt: skip
 HEAD_PARAMS = ("ln_f.weight", "ln_f.bias", "lm_head.weight", "lm_head.bias")
+
+_FLOAT32 = np.dtype(np.float32)
+_dtype_of, _shape_of = operator.attrgetter("dtype"), operator.attrgetter("shape")
 
 
 def param_order(n_layer: int, n_head: int) -> list[str]:
@@ -81,31 +85,53 @@ class FusedGPT(autograd.Function):
 
     @classmethod
     def accepts(cls, idx, *params, n_layer, n_head, vocab_size, device, mask, **config) -> bool:
-        """Whether the op takes these arrays: the kernels on, the CPU, float32 C-contiguous parameters of the
-        GPT's shapes (at least one block, every block's the same: they are stacked), integer ids in
-        range, at most `max_len` positions, a `(T, T)` mask that lets every position attend
-        somewhere (a row with none is NaN in the reference: the op skips masked places, so it
-        leaves such rows to the reference)."""
-        if mode() != "kernels" or device != "cpu":
-            return False
-        if idx.ndim != 2 or idx.dtype.kind not in "iu" or not 0 < idx.shape[1] <= cls.max_len or idx.size == 0:
-            return False
+        """Whether the op takes these arrays: `accepts_params` and `accepts_input` (the model's
+        side, gpt/fused.py, asks the first again only when a parameter's array was replaced)."""
+        return cls.accepts_params(*params, n_layer=n_layer, n_head=n_head, vocab_size=vocab_size) and (
+            cls.accepts_input(idx, params[1].shape[0], vocab_size=vocab_size, device=device, mask=mask)
+        )  # fmt: skip
+
+    @staticmethod
+    def accepts_params(*params, n_layer, n_head, vocab_size) -> bool:
+        """The parameters' side: float32 NumPy arrays of the GPT's shapes (at least one block, every
+        block's the same: they are stacked), the ones the op reads in place (the embeddings, `ln_f`,
+        `lm_head`) C-contiguous.  The checks run as C loops (`map`, list and set comparisons).
+        What it checks cannot change while every array stays the same object."""
         per = _block_count(n_head)
         if n_layer < 1 or len(params) != 6 + n_layer * per:
             return False
-        if any(type(p) is not np.ndarray or p.dtype != np.float32 or not p.flags.c_contiguous for p in params):
-            return False  # (a parameter is C-contiguous: other layouts run op by op, as rare as they are)
-        first = params[2 : 2 + per]  # every block of the shapes of the first: they are stacked
-        for i in range(1, n_layer):
-            if any(p.shape != q.shape for p, q in zip(params[2 + i * per : 2 + (i + 1) * per], first)):
-                return False
-        tok, pos = params[0], params[1]
-        C = tok.shape[-1]
-        if tok.shape != (vocab_size, C) or pos.ndim != 2 or pos.shape[1] != C or idx.shape[1] > pos.shape[0]:
+        if set(map(type, params)) != {np.ndarray} or set(map(_dtype_of, params)) != {_FLOAT32}:
             return False
-        if C % n_head or params[-2].shape != (vocab_size, C):
+        if not all(p.flags.c_contiguous for p in (*params[:2], *params[-4:])):
+            return False  # (the stacked blocks are copies, in any layout; other layouts run op by op)
+        shapes = list(map(_shape_of, params))
+        tok, pos = shapes[0], shapes[1]
+        if len(tok) != 2 or len(pos) != 2 or tok[0] != vocab_size or pos[1] != tok[1]:
+            return False
+        C = tok[1]
+        if C % n_head or shapes[-4:] != [(C,), (C,), (vocab_size, C), (vocab_size,)]:
+            return False
+        fc = shapes[2 + 2 + 3 * n_head + 4]  # the first block's ffwd.net.0 weight: (F, C)
+        F = fc[0] if len(fc) == 2 else -1
+        block = [(C,), (C,), *[(C // n_head, C)] * (3 * n_head), (C, C), (C,), (C,), (C,), (F, C), (F,), (C, F), (C,)]
+        for i in range(n_layer):  # every block of these shapes: they are stacked
+            if shapes[2 + i * per : 2 + (i + 1) * per] != block:
+                return False
+        return True
+
+    @classmethod
+    def accepts_input(cls, idx, block_size, *, vocab_size, device, mask) -> bool:
+        """The call's side: the kernels on, the CPU, integer ids `(B, T)` in range, at most
+        `max_len` positions and at most `block_size` (the position table's rows), a `(T, T)` mask
+        that lets every position attend somewhere (a row with none is NaN in the reference: the
+        op skips masked places, so it leaves such rows to the reference)."""
+        if mode() != "kernels" or device != "cpu":
+            return False
+        if idx.ndim != 2 or idx.dtype.kind not in "iu" or idx.size == 0:
             return False
         T = idx.shape[1]
+        if not 0 < T <= min(cls.max_len, block_size):
+            return False
         if mask.shape != (T, T) or not mask.any(axis=1).all():
             return False
         return bool(idx.min() >= 0 and idx.max() < vocab_size)
@@ -125,9 +151,11 @@ class FusedGPT(autograd.Function):
         B, T = idx.shape
         P = part_count(B, T)
         weights = _stacked_weights(params, n_layer, n_head)
-        keeps = _keep_masks(cpu, device, dropout, B, T, n_head, params[0].shape[1])
-        eps1 = np.array([e[0] for e in eps[:-1]], np.float64)
-        eps2 = np.array([e[1] for e in eps[:-1]], np.float64)
+        if any(p for ps in dropout for p in ps):
+            keeps = _keep_masks(cpu, device, dropout, B, T, n_head, params[0].shape[1])
+        else:  # none drawn: the same empty masks every call
+            keeps = _no_masks(len(dropout), B, T, n_head, params[0].shape[1])
+        eps1, eps2 = _block_eps(eps[:-1])
         ln1_w, ln1_b, w_qkv, w_proj, b_proj, ln2_w, ln2_b, w_fc, b_fc, w_out, b_out = weights
         lnf_w, lnf_b, w_lm, b_lm = params[-4:]
         mask = np.ascontiguousarray(mask, dtype=np.bool_)
@@ -280,7 +308,9 @@ def _saved_arrays(B, T, P, L, C, F, H, dropout, dt):
 def _sum_parts(a):
     """`a[0] + a[1] + ...`: a gradient's parts added in their order (the same sum whatever thread
     computed each); `a[0]` itself for one part."""
-    total = a[0] if a.shape[0] == 1 else a[0].copy()
+    if a.shape[0] == 1:
+        return a[0]
+    total = a[0].copy()
     for part in a[1:]:
         total += part
     return total
@@ -290,20 +320,44 @@ def _stacked_weights(params, n_layer, H):
     """The blocks' parameters stacked, one row per block, as `cpu_gpt.forward_parts` takes them:
     (`ln1_w`, `ln1_b`, `w_qkv`, `w_proj`, `b_proj`, `ln2_w`, `ln2_b`, `w_fc`, `b_fc`, `w_out`,
     `b_out`), `w_qkv` `(L, 3C, C)`: each block's heads' query, then key, then value weights
-    (`MultiHeadAttention`'s stack).  One concatenation each, viewed as `(L, ...)` (np.stack's own
-    steps cost as much again, at the small model's sizes)."""
-    return tuple(np.concatenate([params[i] for i in indices]).reshape(n_layer, -1, *params[indices[0]].shape[1:])
-                 for indices in _stacking(n_layer, H))  # fmt: skip
+    (`MultiHeadAttention`'s stack).  One concatenation of them all, in this order, and each stacked
+    array a view of its run of it, shaped `(L, ...)` (one concatenation per array costs as much
+    again at the small model's sizes, and np.stack twice that)."""
+    getter, kinds = _stacking(n_layer, H)
+    flat = np.concatenate(getter(params), axis=None)
+    stacked, start = [], 0
+    for first, count in kinds:  # a kind's parameters are all of the first one's shape
+        p = params[first]
+        end = start + count * p.size
+        stacked.append(flat[start:end].reshape(n_layer, -1, *p.shape[1:]))
+        start = end
+    return tuple(stacked)
 
 
 @functools.cache
 def _stacking(n_layer, H):
-    """`_stacked_weights`' plan: per stacked array, the indices of its parameters (the j-th of every
-    block; for `w_qkv`, every block's heads' weights in turn)."""
+    """`_stacked_weights`' plan: an itemgetter of the blocks' parameters in the stacked order (per
+    stacked array, the j-th parameter of every block; for `w_qkv`, every block's heads' weights in
+    turn), and per stacked array its first parameter's index and its count of parameters."""
     per = _block_count(H)
     k = 2 + 3 * H  # the index of w_proj in a block's parameters
     kinds = [[j] for j in (0, 1)] + [list(range(2, k))] + [[j] for j in range(k, k + 8)]
-    return [tuple(2 + i * per + j for i in range(n_layer) for j in kind) for kind in kinds]
+    runs = [tuple(2 + i * per + j for i in range(n_layer) for j in kind) for kind in kinds]
+    return operator.itemgetter(*(i for run in runs for i in run)), tuple((run[0], len(run)) for run in runs)
+
+
+@functools.lru_cache(maxsize=16)
+def _no_masks(L, B, T, H, C):
+    """`_keep_masks` where no block drops anywhere: size-0 masks and $1 / (1 - p) = 1$, made once
+    per shape and shared (the compiled functions never write them)."""
+    return _keep_masks(None, None, ((0.0, 0.0, 0.0),) * L, B, T, H, C)
+
+
+@functools.lru_cache(maxsize=16)
+def _block_eps(eps):
+    """The blocks' layer-norm epsilons as `forward_parts` takes them: (`eps1`, `eps2`) `(L,)`
+    float64, from (`ln1`, `ln2`) per block; made once per tuple and shared (never written)."""
+    return np.array([e[0] for e in eps], np.float64), np.array([e[1] for e in eps], np.float64)
 
 
 def _keep_masks(cpu, device, dropout, B, T, H, C):
@@ -316,7 +370,8 @@ def _keep_masks(cpu, device, dropout, B, T, H, C):
     shapes = ((B * H, T, T), (B * T, C), (B * T, C))
     keeps = [np.ones((L, *shape), np.bool_) if any(ps[k] > 0 for ps in dropout) else np.empty((L, 0, *shape[1:]),
              np.bool_) for k, shape in enumerate(shapes)]  # fmt: skip
-    inv = np.ones((L, 3), np.float64)
+    inv = np.empty((L, 3), np.float64)
+    inv.fill(1.0)
     for i, ps in enumerate(dropout):
         for k, (p, shape) in enumerate(zip(ps, shapes)):
             if p > 0:
