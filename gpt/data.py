@@ -196,8 +196,9 @@ class ShakespeareData:
         """x, y of shape (B, T): random windows of the split, y shifted by one (the next ids).
 
         The lecture's stack([data[i:i+T] for i in ix]) as one gather of rows, drawn with the seeded
-        generator of the data's device; the batch is created on that device."""
+        generator of the data's device; the batch is created on that device.  Each is contiguous,
+        as the lecture's stack makes them (its loss views them: targets.view(B * T))."""
         data = self.split(split)
         ix = tg.randint(len(data) - block_size, (batch_size,), device=self.device)  # (B,) window starts
         windows = self.windows(split, block_size + 1)[ix]  # (B, T + 1)
-        return windows[:, :-1], windows[:, 1:]  # (B, T), (B, T)
+        return windows[:, :-1].contiguous(), windows[:, 1:].contiguous()  # (B, T), (B, T)

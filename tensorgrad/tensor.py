@@ -20,7 +20,7 @@ from .backend import ShapeError
 from .ops.arithmetic import Cast, Clone
 from .ops.transfer import ToDevice
 from .tensor_methods.arithmetic import ArithmeticMixin
-from .tensor_methods.common import check_memory_format, contiguous_format, normalize_dim, preserve_format
+from .tensor_methods.common import MemoryFormat, check_memory_format, contiguous_format, normalize_dim, preserve_format
 from .tensor_methods.dtype import DtypeMixin
 from .tensor_methods.hooks import HooksMixin
 from .tensor_methods.indexing import IndexingMixin
@@ -185,6 +185,19 @@ class Tensor(
     def clone(self, *, memory_format=preserve_format):
         check_memory_format("clone", memory_format, self.ndim)
         return Clone.apply(self)
+
+    def is_contiguous(self, memory_format=contiguous_format):
+        """Whether the elements lie one after the other in the order of `memory_format`: row-major
+        for tg.contiguous_format (and preserve_format, as PyTorch answers it), the channels last
+        for tg.channels_last (4-d) and channels_last_3d (5-d), False for those on other ranks; as
+        PyTorch, a dim of size 1 has no stride that matters and an empty tensor is contiguous."""
+        if not isinstance(memory_format, MemoryFormat):
+            raise TypeError(f"is_contiguous(): memory_format must be a memory format, got {memory_format!r}")
+        if memory_format.ndim is None:
+            return backend.is_contiguous(self._data)
+        if self.ndim != memory_format.ndim:
+            return False
+        return backend.is_dense_in_order(self._data, (1, *range(self.ndim - 1, 1, -1), 0))  # C, then W, H (D), N
 
     def contiguous(self, memory_format=contiguous_format):
         """self where its elements lie in row-major order, one after the other; else a copy that

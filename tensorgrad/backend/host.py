@@ -65,6 +65,20 @@ def is_contiguous(array) -> bool:
     return bool(_unwrapped(array).flags.c_contiguous)
 
 
+def is_dense_in_order(array, dims) -> bool:
+    """Whether `array`'s elements lie one after the other with the dims `dims` varying fastest
+    first (PyTorch's channels-last test: (1, 3, 2, 0) for an (N, C, H, W) tensor held as
+    (N, H, W, C)); a dim of size 1 has no stride that matters."""
+    a = _unwrapped(array)
+    expected = a.itemsize
+    for d in dims:
+        if a.shape[d] != 1:
+            if a.strides[d] != expected:
+                return False
+            expected *= a.shape[d]
+    return True
+
+
 def overlaps_itself(array) -> bool:
     """Whether two elements of `array` may share one memory location: a view made by `expand`
     (stride 0) or by `unfold` with overlapping windows.  PyTorch refuses to write into such a

@@ -32,11 +32,20 @@ class ShapeMixin(TensorBase):
         return Reshape.apply(self, shape=shape)
 
     def view(self, *shape_or_dtype):
-        """view(shape) as reshape; view(dtype) reinterprets the bytes as another dtype (no copy,
-        the same storage and version counter, outside the graph), as in PyTorch."""
+        """view(shape): the same elements in another shape, sharing self's storage, as in PyTorch:
+        where the elements' strides allow no such view (a transpose flattened, a slice of rows cut
+        short merged with the next dim) it raises PyTorch's error rather than copy, since writes
+        into a copy would not reach self (`reshape` copies there).  view(dtype) reinterprets the
+        bytes as another dtype (no copy, the same storage and version counter, outside the graph)."""
         arg = shape_or_dtype[0] if len(shape_or_dtype) == 1 else None
         if arg is None or isinstance(arg, (int, tuple, list)):
-            return self.reshape(*shape_or_dtype)
+            out = self.reshape(*shape_or_dtype)
+            if out is not self and out.numel() and backend.storage_of(out._data) is not backend.storage_of(self._data):
+                raise RuntimeError(
+                    "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                    "across two contiguous subspaces). Use .reshape(...) instead."
+                )  # (PyTorch's words; the copy reshape made is dropped)
+            return out
         dtype = backend.as_dtype(arg)
         if dtype == self.dtype:
             return self

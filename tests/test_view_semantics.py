@@ -1,0 +1,110 @@
+"""`Tensor.view(shape)` is a view or PyTorch's error, never a silent copy, and `is_contiguous`
+answers as PyTorch's: checked against PyTorch on transposes, permutations, slices and steps of
+random shapes, and through the write that tells a view from a copy.  Before, view(shape) was
+reshape, which copies a transpose: a write into the "view" never reached the tensor."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tensorgrad as tg
+
+torch = pytest.importorskip("torch")
+
+_VIEW_ERROR = "view size is not compatible with input tensor's size and stride"
+
+
+def _both(shape, perm, cut):
+    """The same strided tensor in both libraries: arange(shape) permuted by `perm`, then its first
+    dim cut to `cut` rows (a slice: rows no longer one run) when cut is not None."""
+    values = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    ours, theirs = tg.tensor(values).permute(*perm), torch.tensor(values).permute(*perm)
+    if cut is not None:
+        ours, theirs = ours[:cut], theirs[:cut]
+    return ours, theirs
+
+
+def _target_shapes(n):
+    """Shapes of n elements to view as: flat, split in two where n factors, with a -1."""
+    shapes = [(n,), (-1,), (1, n)]
+    shapes += [(a, n // a) for a in range(2, n) if n % a == 0][:3]
+    return shapes
+
+
+@st.composite
+def _strided(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+    perm = tuple(draw(st.permutations(range(len(shape)))))
+    first = shape[perm[0]]
+    cut = draw(st.one_of(st.none(), st.integers(0, first)))
+    return shape, perm, cut
+
+
+@given(_strided())
+def test_view_raises_exactly_where_torch_raises_and_shares_storage_elsewhere(case):
+    ours, theirs = _both(*case)
+    for target in _target_shapes(max(ours.numel(), 1)) if ours.numel() else [(0,), (-1,)]:
+        try:
+            expected = theirs.view(target)
+        except RuntimeError:
+            with pytest.raises(RuntimeError, match=_VIEW_ERROR):
+                ours.view(target)
+            continue
+        got = ours.view(target)
+        assert got.shape == tuple(expected.shape)
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+        if got.numel():  # a write through the view reaches the tensor: it is one
+            got[(0,) * got.ndim] = -1.0
+            expected[(0,) * expected.ndim] = -1.0
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@given(_strided())
+def test_is_contiguous_answers_as_torch(case):
+    ours, theirs = _both(*case)
+    assert ours.is_contiguous() == theirs.is_contiguous()
+    assert ours.contiguous().is_contiguous()
+    for fmt, tfmt in ((tg.channels_last, torch.channels_last), (tg.channels_last_3d, torch.channels_last_3d)):
+        assert ours.is_contiguous(memory_format=fmt) == theirs.is_contiguous(memory_format=tfmt)
+
+
+def test_channels_last_and_the_formats_refused(device):
+    x = tg.zeros(2, 3, 4, 5, device=device)
+    nhwc = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)  # the channels last, as to(memory_format=...)
+    assert x.is_contiguous() and not x.is_contiguous(memory_format=tg.channels_last)
+    assert nhwc.is_contiguous(memory_format=tg.channels_last) and not nhwc.is_contiguous()
+    assert x.is_contiguous(memory_format=tg.preserve_format)  # PyTorch answers it as contiguous_format
+    with pytest.raises(TypeError, match="memory_format"):
+        x.is_contiguous(memory_format="channels_last")
+
+
+def test_view_of_a_transpose_raises_on_every_device(device):
+    x = tg.arange(6.0, device=device).reshape(2, 3)
+    with pytest.raises(RuntimeError, match=_VIEW_ERROR):
+        x.t().view(-1)
+    assert x.t().reshape(-1).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]  # reshape copies there
+    v = x.view(3, 2)
+    v[0, 0] = 7.0
+    assert x[0, 0].item() == 7.0 and x._version == v._version  # one storage, one version counter
+
+
+def test_view_keeps_the_graph_and_its_gradient():
+    x = tg.arange(6.0).reshape(2, 3).requires_grad_()
+    (x.view(3, 2) * tg.arange(6.0).reshape(3, 2)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_the_gpt_batch_is_contiguous_as_the_lecture_stack_makes_it():
+    """The lecture's loss views its targets (targets.view(B * T)): the batch must allow it."""
+    from gpt.data import ShakespeareData  # noqa: PLC0415
+
+    data = ShakespeareData("".join(chr(97 + i % 26) for i in range(500)))
+    tg.manual_seed(0)
+    x, y = data.get_batch("train", 8, 4)
+    assert x.is_contiguous() and y.is_contiguous()
+    assert y.view(32).shape == (32,) and x.view(-1).tolist()[1:8] == y.view(-1).tolist()[0:7]
