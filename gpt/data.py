@@ -195,10 +195,11 @@ class ShakespeareData:
     def get_batch(self, split: str, block_size: int, batch_size: int):
         """x, y of shape (B, T): random windows of the split, y shifted by one (the next ids).
 
-        The lecture's stack([data[i:i+T] for i in ix]) as one gather of rows, drawn with the seeded
-        generator of the data's device; the batch is created on that device.  Each is contiguous,
-        as the lecture's stack makes them (its loss views them: targets.view(B * T))."""
+        The lecture's stack([data[i:i+T] for i in ix]) as a gather of rows of the split's windows
+        (x the windows at the drawn starts, y the ones after them), drawn with the seeded generator
+        of the data's device; the batch is created on that device, each contiguous, as the
+        lecture's stack makes them (its loss views them: targets.view(B * T))."""
         data = self.split(split)
         ix = tg.randint(len(data) - block_size, (batch_size,), device=self.device)  # (B,) window starts
-        windows = self.windows(split, block_size + 1)[ix]  # (B, T + 1)
-        return windows[:, :-1].contiguous(), windows[:, 1:].contiguous()  # (B, T), (B, T)
+        windows = self.windows(split, block_size)  # (N - T + 1, T)
+        return windows[ix], windows[ix + 1]  # (B, T), (B, T)
