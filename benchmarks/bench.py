@@ -228,9 +228,11 @@ def worker_torch(preset, steps, backend_name, threads, tf32=False):
 
 
 def _time_steps(step, steps, clock):
-    for _ in range(2):  # warm-up: allocator, BLAS threads, caches
+    """The median of `steps` timed steps after a tenth as many (at least 3) untimed: the steady state
+    a training run spends its steps in (the first tens of a process's steps can run a tenth slower:
+    the allocator, BLAS threads, caches; in some processes more)."""
+    for _ in range(max(3, steps // 10)):
         step()
-    clock(step)
     times = [clock(step) for _ in range(steps)]
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"ms": statistics.median(times), "min_ms": min(times), "peak_mb": rss_mb}
@@ -508,7 +510,7 @@ def blas_report() -> str:
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--presets", nargs="+", default=["small", "large"])
-    p.add_argument("--steps", type=int, default=None, help="timed steps (default: 30 small, 5 large)")
+    p.add_argument("--steps", type=int, default=None, help="timed steps (default: 200 small, 5 large)")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     p.add_argument("--repeats", type=int, default=None, help="alternating runs per preset (default: 5, large 1)")
     p.add_argument("--threads", type=int, default=None,
@@ -573,7 +575,7 @@ def main():
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         rates = []  # the GPU's measured GEMM rate, per preset's worker
         for preset in args.presets:
-            steps = args.steps or (30 if preset != "large" else 5)
+            steps = args.steps or (200 if preset != "large" else 5)
             repeats = args.repeats or (5 if preset != "large" else 1)
             ours, op_by_op, reference, theirs = _alternate(preset, steps, repeats, args, with_torch)
             if ours is None:
