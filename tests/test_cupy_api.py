@@ -182,6 +182,26 @@ def test_unfold_views_by_cupys_as_strided_as_it_takes_it(monkeypatch):
     np.testing.assert_array_equal(gpu, [[row[0:3], row[2:5]] for row in x])
 
 
+def test_diagonal_views_by_cupys_as_strided_as_it_takes_it(monkeypatch):
+    """backend.diagonal (Tensor.diagonal's view) on the GPU: cupy.lib.stride_tricks.as_strided, bound
+    to its real signature, on the same transposed start as on the host."""
+    import cupy.lib.stride_tricks as tricks
+
+    signature, calls = real_signature(tricks.as_strided), []
+
+    def as_strided(*args, **kwargs):
+        signature.bind(*args, **kwargs)
+        calls.append(args)
+        return np.lib.stride_tricks.as_strided(*args, **kwargs)
+
+    monkeypatch.setattr(tricks, "as_strided", as_strided)
+    x = np.arange(60.0).reshape(3, 4, 5)
+    gpu, host = backend.diagonal(cupy, x, 1, 2, 0), backend.diagonal(np, x, 1, 2, 0)
+    assert [call[1:] for call in calls] == [((4, 2), (40, 168))]  # dim 1, then the diagonal: 8 * (1 + 20) apart
+    assert gpu.strides == host.strides == (40, 168)
+    np.testing.assert_array_equal(gpu, np.diagonal(x, 1, 2, 0))
+
+
 # ----------------------------------------------------------------------------- random numbers
 class _HostState(np.ndarray):
     """A host int8 array in the place of CuPy's device array of generator states (`.data.ptr`)."""

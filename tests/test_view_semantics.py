@@ -1,7 +1,8 @@
-"""`Tensor.view(shape)` is a view or PyTorch's error, never a silent copy, and `is_contiguous`
-answers as PyTorch's: checked against PyTorch on transposes, permutations, slices and steps of
-random shapes, and through the write that tells a view from a copy.  Before, view(shape) was
-reshape, which copies a transpose: a write into the "view" never reached the tensor."""
+"""`Tensor.view(shape)` is a view or PyTorch's error, never a silent copy; `diagonal` is a view;
+`is_contiguous` answers as PyTorch's.  Checked against PyTorch on transposes, permutations, slices
+and steps of random shapes, and through the write that tells a view from a copy.  Before,
+view(shape) was reshape, which copies a transpose, and diagonal copied: a write into either never
+reached the tensor."""
 
 from __future__ import annotations
 
@@ -108,3 +109,41 @@ def test_the_gpt_batch_is_contiguous_as_the_lecture_stack_makes_it():
     x, y = data.get_batch("train", 8, 4)
     assert x.is_contiguous() and y.is_contiguous()
     assert y.view(32).shape == (32,) and x.view(-1).tolist()[1:8] == y.view(-1).tolist()[0:7]
+
+
+# ------------------------------------------------------------------ diagonal: a view too
+@st.composite
+def _diagonals(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=2, max_size=4)))
+    dim1, dim2 = draw(st.permutations(range(len(shape))))[:2]
+    return shape, draw(st.integers(-5, 5)), dim1 - len(shape) * draw(st.integers(0, 1)), dim2
+
+
+@given(_diagonals())
+def test_diagonal_is_a_view_with_torchs_values(case):
+    shape, offset, dim1, dim2 = case
+    values = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    ours, theirs = tg.tensor(values), torch.tensor(values)
+    d, e = ours.diagonal(offset, dim1, dim2), theirs.diagonal(offset, dim1, dim2)
+    assert d.shape == tuple(e.shape)
+    np.testing.assert_array_equal(d.numpy(), e.numpy())
+    d.mul_(-1.0)  # the write reaches the tensor, as PyTorch's
+    e.mul_(-1.0)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_a_write_through_the_diagonal_reaches_the_tensor(device):
+    a = tg.zeros(3, 3, device=device)
+    a.diagonal().add_(1.0)  # A + I in place, a common idiom
+    assert a.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    d = a.diagonal(1)
+    a[0, 1] = 5.0
+    assert d.tolist() == [5.0, 0.0] and d._version == a._version
+
+
+def test_diagonal_gradient_and_a_recorded_write_refused():
+    x = tg.arange(9.0).reshape(3, 3).requires_grad_()
+    (x.diagonal(-1) * tg.tensor([2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 3.0, 0.0]]
+    with pytest.raises(RuntimeError, match="view made by DiagonalBackward"):
+        (x * 1.0).diagonal().add_(1.0)  # recorded in the graph: refused with a line, never silently lost

@@ -56,6 +56,7 @@ from .host import (
 )
 from .primitives import (
     add_at,
+    diagonal,
     ensure_array,
     erf,
     getitem,
@@ -79,5 +80,5 @@ __all__ = [
     "lu_info", "manual_seed", "mean", "namespace",
     "narrow", "normalize_device", "overlaps_itself", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks",
     "set_allow_tf32", "special", "storage_of", "strict", "sum", "svd", "synchronize", "to_device", "to_numpy", "uint8",
-    "widen", "windows",
+    "diagonal", "widen", "windows",
 ]  # fmt: skip

@@ -63,9 +63,32 @@ def windows(xp, array, dim, size, step):
     n = (a.shape[dim] - size) // step + 1
     shape = a.shape[:dim] + (n,) + a.shape[dim + 1 :] + (size,)
     strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1 :] + (a.strides[dim],)
-    if xp is np or strict_array:
-        view = np.lib.stride_tricks.as_strided(a, shape, strides)  # writeable where `a` is
-        return strict.StrictArray(view) if strict_array else view
+    return _strided(xp, array, a, shape, strides)
+
+
+def diagonal(xp, array, offset, dim1, dim2):
+    """The diagonal of dims `(dim1, dim2)` `offset` above the main one (below where negative), moved
+    last, in a view of `array`'s memory (PyTorch's `Tensor.diagonal`; NumPy's own is read-only):
+    the other dims, then the `k`-th element `array[..., r0 + k, c0 + k]` with
+    `r0 = max(-offset, 0)`, `c0 = max(offset, 0)`, one row stride plus one column stride apart."""
+    a = array._a if isinstance(array, strict.StrictArray) else array
+    d1, d2 = dim1 % a.ndim, dim2 % a.ndim
+    moved = a.transpose([d for d in range(a.ndim) if d not in (d1, d2)] + [d1, d2])  # (..., n, m), a view
+    n, m = moved.shape[-2:]
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    length = max(0, min(n - r0, m - c0))
+    start = moved[..., min(r0, n) :, min(c0, m) :]  # its first element is the diagonal's (when it has one)
+    shape = moved.shape[:-2] + (length,)
+    strides = moved.strides[:-2] + (moved.strides[-2] + moved.strides[-1],)
+    return _strided(xp, array, start, shape, strides)
+
+
+def _strided(xp, array, a, shape, strides):
+    """`a`'s memory read through `shape` and `strides` from its first element (writeable where `a`
+    is), wrapped again where `array` is a strict array."""
+    if xp is np or isinstance(array, strict.StrictArray):
+        view = np.lib.stride_tricks.as_strided(a, shape, strides)
+        return strict.StrictArray(view) if isinstance(array, strict.StrictArray) else view
     from cupy.lib.stride_tricks import as_strided  # noqa: PLC0415 - CuPy only on the GPU path
 
     return as_strided(a, shape, strides)

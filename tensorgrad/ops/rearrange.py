@@ -90,19 +90,24 @@ class Diagonal(Function):
     $r_k = k + \max(-\mathrm{offset}, 0)$ and $c_k = k + \max(\mathrm{offset}, 0)$ (PyTorch's order:
     the other dims, then the diagonal).
 
+    $z$ is a view of $x$'s memory, as PyTorch's (`backend.diagonal`: a write into it reaches $x$).
     Each $z$ element is one distinct $x$ element: $dx$ = `zeros_like(x)`;
     $dx[\dots, r_k, c_k] = g[\dots, k]$.
     """
 
+    output_views = 0  # x's memory: x's version counter (CuPy's strided view has no `.base`)
+
     def forward(self, x, offset, dim1, dim2):
         xp = self.xp
-        moved = xp.moveaxis(x, (dim1, dim2), (-2, -1))  # (..., n, m)
-        n, m = moved.shape[-2:]
+        shape = list(x.shape)
+        n, m = shape[dim1], shape[dim2]
+        for d in sorted((dim1 % x.ndim, dim2 % x.ndim), reverse=True):
+            del shape[d]
         length = max(0, min(n - max(-offset, 0), m - max(offset, 0)))
         rows = xp.arange(length) + max(-offset, 0)
         cols = xp.arange(length) + max(offset, 0)
-        self.save_for_backward(moved.shape, x.dtype, rows, cols, dim1, dim2)
-        return moved[..., rows, cols]
+        self.save_for_backward((*shape, n, m), x.dtype, rows, cols, dim1, dim2)
+        return backend.diagonal(xp, x, offset, dim1, dim2)
 
     def backward(self, g):
         moved_shape, dtype, rows, cols, dim1, dim2 = self.saved
