@@ -1,7 +1,7 @@
-"""Ops that copy elements to new places in a fixed pattern: repeat, flip, roll, diagonal,
-diag_embed, unfold.  Each output element is a copy of one input element, so each backward sends $g$ back
-along the same pattern; where one input element is copied many times (repeat, overlapping
-unfold windows), its copies' gradients add up."""
+"""Ops that put elements in new places in a fixed pattern: repeat, flip, roll, diag_embed (copies),
+diagonal, unfold (views of the input's memory, as PyTorch's).  Each output element is one input
+element, so each backward sends $g$ back along the same pattern; where one input element shows in
+many places (repeat, overlapping unfold windows), their gradients add up."""
 
 from __future__ import annotations
 

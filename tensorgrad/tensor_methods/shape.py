@@ -1,8 +1,8 @@
 """Tensor methods, shape: reshape and view, permutations, squeeze and expand, splits
-(ops/shape.py), and the rearrangements that copy: repeat, flip, roll, diagonal, diag_embed, unfold
-(ops/rearrange.py).  Most of PyTorch's other spellings (movedim, swapaxes, t, mT, narrow, select,
-unbind, tensor_split, rot90, diff, ...) are written here as compositions of these, so their
-gradients are those ops' backwards."""
+(ops/shape.py), and the rearrangements (ops/rearrange.py): repeat, flip, roll and diag_embed
+copy, diagonal and unfold are views, as PyTorch's.  Most of PyTorch's other spellings (movedim,
+swapaxes, t, mT, narrow, select, unbind, tensor_split, rot90, diff, ...) are written here as
+compositions of these, so their gradients are those ops' backwards."""
 
 from __future__ import annotations
 
