@@ -32,7 +32,15 @@ def largest_product_flops(config: GPTConfig) -> int:
 
 
 def cpu_cores() -> int:
-    """The machine's CPU cores (logical ones, as os.cpu_count counts them, and Numba's thread pool)."""
+    """The CPU cores this process may run on (logical ones): os.process_cpu_count where Python has it
+    (3.13), else the scheduler's affinity set (Linux: `taskset`, a container's cpuset), else
+    os.cpu_count, every core of the machine, which a program limited to fewer would overfill."""
+    counted = getattr(os, "process_cpu_count", None)
+    if counted is not None:
+        return counted() or 1
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return len(affinity(0)) or 1
     return os.cpu_count() or 1
 
 

@@ -145,3 +145,21 @@ def test_using_threads_restores_the_count_after_an_error():
         assert tg.get_num_threads() != before
         raise KeyError("inside")
     assert tg.get_num_threads() == before
+
+
+def test_the_cores_are_the_ones_this_process_may_run_on(monkeypatch):
+    """A program limited to fewer cores than the machine has (taskset, a container's cpuset) counts
+    those: one thread per core of the machine would take turns on them."""
+    import os  # noqa: PLC0415
+
+    from gpt import threads  # noqa: PLC0415
+
+    monkeypatch.delattr(os, "process_cpu_count", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert threads.cpu_cores() == 1
+    assert threads_for(get_config("large")) == 1  # every core it may use: the one
+    monkeypatch.delattr(os, "sched_getaffinity")
+    assert threads.cpu_cores() == 64
+    monkeypatch.setattr(os, "process_cpu_count", lambda: 2, raising=False)
+    assert threads.cpu_cores() == 2

@@ -141,7 +141,7 @@ def check_args(args):
     if args.threads is not None and args.threads < 1:
         raise ConfigError(f"--threads {args.threads}: must be an integer >= 1")
     if args.threads is not None and args.threads > cpu_cores():  # more would only take turns on the cores
-        raise ConfigError(f"--threads {args.threads}: more than this machine's {cpu_cores()} CPU cores; "
+        raise ConfigError(f"--threads {args.threads}: more than the {cpu_cores()} CPU cores this program may run on; "
                           f"give at most {cpu_cores()}")  # fmt: skip
     check_tf32(args.tf32, device_of(args.backend))
     out = Path(args.out_dir) if args.out_dir else None
