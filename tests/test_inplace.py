@@ -494,6 +494,35 @@ def test_a_write_that_reads_a_tensor_whose_elements_share_memory_is_refused_as_i
     assert not backend.overlaps_itself(row._data)
 
 
+@pytest.mark.parametrize("device", ["cpu", "strict"])
+def test_one_value_written_into_an_expand_lands_in_its_memory_as_in_torch(device):
+    """fill_, zero_, masked_fill_ and y[i] = v where y[i] overlaps nothing of itself write into an
+    expand, as PyTorch's do (NumPy's broadcast view is read-only: backend.writable); y[:, 0] = v,
+    whose places share one element, is refused with PyTorch's error, as its copy_ refuses it."""
+    torch = pytest.importorskip("torch")
+    import warnings  # noqa: PLC0415
+
+    mask = [[True, False, False], [False, False, False]]
+    kw = {tg: {"device": device}, torch: {}}
+    writes = [lambda t, lib: t.fill_(2.0), lambda t, lib: t.zero_(), lambda t, lib: t.__setitem__((1, 2), 7.0),
+              lambda t, lib: t.__setitem__(0, lib.tensor([1.0, 2.0, 3.0], **kw[lib])),
+              lambda t, lib: t.masked_fill_(lib.tensor(mask, **kw[lib]), 3.0)]  # fmt: skip
+    ours, theirs = tg.zeros(3, device=device), torch.zeros(3)
+    for write in writes:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch's deprecation of masked_fill_ on an expand
+            write(theirs.expand(2, 3), torch)
+        write(ours.expand(2, 3), tg)
+        assert ours.tolist() == theirs.tolist()
+    assert ours._version == len(writes)  # the expand shares its base's version counter
+    for value in (5.0, tg.tensor([1.0, 2.0], device=device)):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            ours.expand(2, 3)[:, 0] = value
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        torch.zeros(3).expand(2, 3)[:, 0] = 5.0
+    assert ours.tolist() == theirs.tolist()
+
+
 class _NoBase(np.ndarray):
     """An array sharing its memory with no `.base`: what CuPy's as_strided returns (unfold on a GPU)."""
 

@@ -53,6 +53,7 @@ from .host import (
     storage_of,
     to_device,
     to_numpy,
+    writable,
 )
 from .primitives import (
     add_at,
@@ -80,5 +81,5 @@ __all__ = [
     "lu_info", "manual_seed", "mean", "namespace",
     "narrow", "normalize_device", "overlaps_itself", "quiet", "reduce_at", "result_type", "rng", "run_deferred_checks",
     "set_allow_tf32", "special", "storage_of", "strict", "sum", "svd", "synchronize", "to_device", "to_numpy", "uint8",
-    "diagonal", "widen", "windows",
+    "diagonal", "widen", "windows", "writable",
 ]  # fmt: skip

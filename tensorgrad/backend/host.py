@@ -59,6 +59,23 @@ def storage_of(array):
     return array
 
 
+def writable(array):
+    """`array`, or where NumPy made it read-only as a broadcast (an `expand`: dims of stride 0 over
+    memory that takes writes) an alias of the same memory that takes them, as PyTorch's expanded
+    tensors do: a value written there lands in the one element each place reads.  Any other
+    read-only array is returned as it is (a write into it raises NumPy's error); CuPy's arrays
+    take writes already."""
+    a = _unwrapped(array)
+    if not isinstance(a, np.ndarray) or a.flags.writeable or not overlaps_itself(a):
+        return array
+    root = storage_of(a)
+    if not isinstance(root, np.ndarray) or not root.flags.writeable or not root.flags.c_contiguous:
+        return array
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    alias = np.ndarray(a.shape, a.dtype, buffer=root, offset=offset, strides=a.strides)
+    return strict.StrictArray(alias) if isinstance(array, strict.StrictArray) else alias
+
+
 def is_contiguous(array) -> bool:
     """Whether `array`'s elements lie in row-major order, one after the other (NumPy's and CuPy's
     `flags.c_contiguous`)."""

@@ -37,8 +37,8 @@ _LEAF = "a leaf Variable that requires grad is being used in an in-place operati
 # copy_, normal_ ...), and so does tensorgrad, with its words.  Into overlapping windows PyTorch
 # runs them element after element (x[i] += 1 once per window holding it), which NumPy's in-place
 # ufuncs do not reproduce: tensorgrad refuses them there too.  One value written everywhere (fill_,
-# masked_fill_, t[i] = v) goes into overlapping windows, as in PyTorch; into an expand, NumPy's
-# broadcast view is read-only, so it raises NumPy's error (PyTorch writes it).
+# masked_fill_, t[i] = v) goes into overlapping windows and into an expand, as in PyTorch (NumPy's
+# broadcast view is read-only: backend.writable gives the write an alias of the same memory).
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.")  # PyTorch's words
 _OVERLAP_REFUSED = {"copy_", "normal_", "uniform_"}  # the SetItem writes refused; every other op's are
@@ -75,7 +75,7 @@ class InplaceMixin(TensorBase):
         ctx = cls(backend.namespace(self.device))
         ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
         arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
-        ctx.forward(self._data, *arrays, **params)
+        ctx.forward(backend.writable(self._data) if cls is SetItem else self._data, *arrays, **params)
         # versions before this write's: a saved value in self's memory, which the write changes,
         # makes backward raise ((y *= y) raises, as in PyTorch)
         records = taken(self, [a for a in args if isinstance(a, TensorBase)]) if record and ctx.saved else None
@@ -169,6 +169,8 @@ class InplaceMixin(TensorBase):
                 raise backend.DeviceError(f"setitem: tensor on {self.device}, value on {value.device}")
         elif not isinstance(value, (bool, int, float)):
             value = self._constant(value, dtype=self.dtype)
+        if backend.overlaps_itself(self._data) and _basic(index) and backend.overlaps_itself(self._data[index]):
+            raise RuntimeError(_OVERLAP)  # e[:, 0] = v into an expand: PyTorch's copy_ into that view refuses it
         self._write("setitem", SetItem, (value,), index=index)
 
     def _inplace_binary(self, other, ufunc: str, op: str):
@@ -275,6 +277,12 @@ class InplaceMixin(TensorBase):
         self._check_inplace("uniform_")
         u = backend.generator_for(self.device, generator, "uniform_").uniform(self.shape, self._draw_dtype("uniform_"))
         return self._write("uniform_", SetItem, (u * (to - from_) + from_,), index=Ellipsis)
+
+
+def _basic(index) -> bool:
+    """Whether `index` is basic indexing only (ints, slices, None, ...): y[index] is then a view."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(it is None or it is Ellipsis or isinstance(it, (int, slice)) for it in items)
 
 
 def _base_of(t):
