@@ -122,3 +122,18 @@ def test_half_rounds_through_float32_as_pytorch(x):
     below_tie = np.array([2.685546875 + 2.0**-10 - 2.0**-30])
     assert below_tie.astype(np.float16)[0] == 2.685546875
     assert tg.tensor(below_tie).half().numpy()[0] == torch.tensor(below_tie).half().item() == 2.6875
+
+
+def test_type_as_converts_to_the_other_tensors_dtype_as_torch(device):
+    torch = pytest.importorskip("torch")
+    pairs = [(tg.int64, tg.float64, torch.int64, torch.float64), (tg.float32, tg.int32, torch.float32, torch.int32),
+             (tg.float64, tg.float64, torch.float64, torch.float64), (tg.bool, tg.float32, torch.bool, torch.float32)]
+    for ours_a, ours_b, theirs_a, theirs_b in pairs:
+        a, b = tg.tensor([0, 1, 2], dtype=ours_a, device=device), tg.tensor([1], dtype=ours_b, device=device)
+        expected = torch.tensor([0, 1, 2], dtype=theirs_a).type_as(torch.tensor([1], dtype=theirs_b))
+        got = a.type_as(b)
+        assert str(got.dtype) == str(expected.dtype).removeprefix("torch.") and got.tolist() == expected.tolist()
+        assert (got is a) == (ours_a == ours_b)  # the tensor itself where the type matches
+    x = tg.tensor([1.0, 2.0], requires_grad=True, device=device)
+    x.type_as(tg.zeros(1, dtype=tg.float64, device=device)).sum().backward()  # differentiable, as `to`
+    assert x.grad.dtype == tg.float32 and x.grad.tolist() == [1.0, 1.0]

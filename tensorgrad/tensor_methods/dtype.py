@@ -42,6 +42,11 @@ class DtypeMixin(TensorBase):
     def bool(self, memory_format=preserve_format):
         return self.to(backend.bool_, memory_format=memory_format)
 
+    def type_as(self, other):
+        """self converted to `other`'s type, PyTorch's `self.type(other.type())`: its dtype and its kind
+        of device (self itself where both already match; differentiable, as `to`)."""
+        return self.to(device=other.device, dtype=other.dtype)
+
     def type(self, dtype=None):
         """type() -> PyTorch's type name ("torch.FloatTensor"); type(dtype or that name) -> converted."""
         names = {v: k for k, v in _TYPE_NAMES.items()}
