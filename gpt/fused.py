@@ -26,6 +26,7 @@ raised when a second pass reaches it: set model.fused = False for that.
 from __future__ import annotations
 
 import operator
+import weakref
 
 import tensorgrad as tg
 from tensorgrad import nn
@@ -46,7 +47,7 @@ class _Plan:
         self.sizes = [(registry, len(registry)) for registry in registries]
         self.entries = [(registry, name, value) for registry in registries for name, value in registry.items()]
         self.params = self.blocks = None
-        self.accepted = None  # the parameters' arrays FusedGPT.accepts_params last took
+        self.accepted = None  # weak references to the parameters' arrays FusedGPT.accepts_params last took
         if model.ln_f is None or model.ln_f.weight is None or model.ln_f.bias is None or model.lm_head.bias is None:
             return
         params = [model.token_embedding_table.weight, model.position_embedding_table.weight]
@@ -75,6 +76,7 @@ class _Plan:
 
 
 _has_hooks, _hooks, _data = (operator.attrgetter(name) for name in ("_has_hooks", "_hooks", "_data"))
+_referent = weakref.ref.__call__  # a weak reference's object (None once it is freed)
 
 
 def _plan(model) -> _Plan:
@@ -127,10 +129,11 @@ def logits(model, idx):
     H = len(plan.blocks[0][0].heads)
     arrays = list(map(_data, params))
     V, C = arrays[0].shape[0], arrays[0].shape[-1]
-    if plan.accepted is None or not all(map(operator.is_, arrays, plan.accepted)):  # a new or replaced array
+    if plan.accepted is None or not all(map(operator.is_, arrays, map(_referent, plan.accepted))):  # a new array
+        plan.accepted = None
         if not FusedGPT.accepts_params(*arrays, n_layer=len(plan.blocks), n_head=H, vocab_size=V):
             return None
-        plan.accepted = arrays
+        plan.accepted = list(map(weakref.ref, arrays))  # weak: a replaced array is freed, never taken for another
     mask = first.tril._data[:T, :T] != 0
     if not FusedGPT.accepts_input(idx._data, arrays[1].shape[0], vocab_size=V, device=idx.device, mask=mask):
         return None

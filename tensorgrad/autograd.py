@@ -238,6 +238,9 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None, walk=None
     is touched.  A tensor's hooks (`_hooks` not None: hooks.py) run when its gradient is complete.
     `walk`: the reverse pass over the order, `_backpropagate` (on arrays) when None; under
     create_graph the caller (Tensor.backward, tg.autograd.grad) passes graph_walk.walk."""
+    if versions.clock:  # an in-place write was recorded: a root may be a view it left stale
+        for r in roots:
+            versions.check_root(r)
     order = _topological_order(roots)
     grads, owned = {}, set()  # {id: gradient}; owned: the ids whose gradient is the walk's own array
     for r, g in zip(roots, root_grads):

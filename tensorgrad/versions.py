@@ -166,6 +166,22 @@ def parents_seen(ctx):
     return out
 
 
+def check_root(t):
+    """`parents_seen`'s rule for a tensor backward starts from: a view made before a recorded
+    in-place write to the storage it shares has the new values and the old history, so its
+    gradient would be the old one's: that raises."""
+    node, counter = t._ctx, t._counter
+    if node is None or len(counter) < 2 or not is_view(node, counter):
+        return
+    born = node.stamp or node.epoch
+    if any(s > born for s in counter[1:]):
+        raise RuntimeError(
+            f"a view made by {type(node).__name__}Backward was used as a root of backward after an in-place operation "
+            "recorded in the graph wrote into the tensor it views; its history does not include that write. Take "
+            "the view again after the write (or clone it)."
+        )
+
+
 def is_view(node, counter) -> bool:
     """Whether `node` made a view: an output sharing the storage (`counter`) of one of its inputs
     (an in-place write's node shares its previous version's storage but is not one)."""

@@ -487,3 +487,18 @@ def test_targets_the_fused_loss_does_not_take_run_the_lectures_loss():
             model(idx, tg.tensor([[1, 2, 3, 65], [0, 0, 0, 0]]))
         errors.append((type(error.value), str(error.value)))
     assert errors[0] == errors[1]
+
+
+def test_the_plan_does_not_keep_a_replaced_array_alive():
+    """The arrays accepts_params took are held weakly: replaced (here by moving the model to another
+    device), the old ones are freed, and a new array is never taken for a freed one."""
+    import gc  # noqa: PLC0415
+    import weakref  # noqa: PLC0415
+
+    model = build_model("small")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, (2, 8)))
+    assert _grad_fn(model, idx) == "FusedGPT"
+    old = weakref.ref(model.lm_head.weight._data)
+    model.to("strict")
+    gc.collect()
+    assert old() is None

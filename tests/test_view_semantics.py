@@ -147,3 +147,52 @@ def test_diagonal_gradient_and_a_recorded_write_refused():
     assert x.grad.tolist() == [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 3.0, 0.0]]
     with pytest.raises(RuntimeError, match="view made by DiagonalBackward"):
         (x * 1.0).diagonal().add_(1.0)  # recorded in the graph: refused with a line, never silently lost
+
+
+def test_diag_of_a_matrix_is_a_copy_as_torchs():
+    a, b = tg.zeros(3, 3), torch.zeros(3, 3)
+    tg.diag(a).add_(1.0)
+    torch.diag(b).add_(1.0)
+    assert a.tolist() == b.tolist() == [[0.0] * 3] * 3  # diag copies, diagonal views
+    x = tg.ones(3, 3, requires_grad=True)
+    d = (x * 1).diag()
+    d.mul_(2.0)  # a write into the copy, recorded
+    d.sum().backward()
+    assert x.grad.tolist() == [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]
+
+
+class _NoBase(np.ndarray):
+    """An array sharing its memory with no `.base`: what CuPy's as_strided returns."""
+
+    base = property(lambda self: None)
+
+
+def test_a_diagonal_without_a_base_is_still_known_as_a_view(monkeypatch):
+    """On CuPy the diagonal's array has no `.base` (as_strided): a value that requires grad written
+    into the diagonal of a tensor outside the graph raises there as on NumPy, never a lost gradient."""
+    from tensorgrad import backend  # noqa: PLC0415
+
+    diagonal = backend.diagonal
+    monkeypatch.setattr(backend, "diagonal", lambda *args: diagonal(*args).view(_NoBase))
+    a, v = tg.zeros(3, 3), tg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="into a view of a tensor outside the graph is not supported"):
+        a.diagonal().copy_(v * 2)
+    assert a.tolist() == [[0.0] * 3] * 3 and v.grad is None
+
+
+@pytest.mark.parametrize("take", [lambda y: y.diagonal(), lambda y: y[0], lambda y: y.t()])
+def test_a_view_taken_before_a_recorded_write_raises_as_a_root_of_backward(take):
+    """Its values are the written ones, its history the one before the write: its gradient would be
+    wrong (PyTorch regenerates the view's history), so backward from it raises, as backward through
+    it does; a view taken after the write is right."""
+    x = tg.ones(3, 3, requires_grad=True)
+    y = x * 1
+    stale = take(y)
+    y.mul_(2.0)
+    with pytest.raises(RuntimeError, match="used as a root of backward after an in-place operation"):
+        stale.backward(tg.ones(stale.shape))
+    fresh = take(y)
+    fresh.backward(tg.ones(fresh.shape))
+    t = torch.ones(3, 3, requires_grad=True)
+    take(t * 2).backward(torch.ones(fresh.shape))
+    assert x.grad.tolist() == t.grad.tolist()

@@ -172,7 +172,10 @@ class ShapeMixin(TensorBase):
         d1, d2 = normalize_dim(dim1, self.ndim, "diagonal"), normalize_dim(dim2, self.ndim, "diagonal")
         if d1 == d2:
             raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
-        return Diagonal.apply(self, offset=int(offset), dim1=d1, dim2=d2)
+        out = Diagonal.apply(self, offset=int(offset), dim1=d1, dim2=d2)
+        if out._ctx is None:  # a view outside the graph, whatever its array's `.base` says (CuPy's has none)
+            out._view_of = (self, None)  # (no basic index: a recorded write into it is refused, inplace.py)
+        return out
 
     def unfold(self, dimension, size, step):
         """Windows of `size` along dimension, `step` apart, as a new last dim."""
@@ -430,11 +433,12 @@ class ShapeMixin(TensorBase):
         return DiagEmbed.apply(x, offset=int(offset), dim1=d1, dim2=d2)
 
     def diag(self, diagonal=0):
-        """1-D: the square matrix with self on its `diagonal`;  2-D: that diagonal of self."""
+        """1-D: the square matrix with self on its `diagonal`;  2-D: that diagonal of self, a copy
+        (PyTorch's diag copies where `diagonal` is a view)."""
         if self.ndim == 1:
             return self.diag_embed(diagonal)
         if self.ndim == 2:
-            return self.diagonal(diagonal)
+            return self.diagonal(diagonal).clone()
         raise ShapeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
 
     def diagflat(self, offset=0):
