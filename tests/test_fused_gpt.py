@@ -193,16 +193,19 @@ def test_a_replaced_parameter_array_is_checked_again():
 
 def test_a_block_parameter_in_another_layout_is_fused_with_the_same_logits():
     """The blocks' parameters are copied into the stacked arrays, so their layout does not matter:
-    a column-major MLP weight still runs fused, with the lecture's logits to float32 rounding."""
+    a column-major MLP weight still runs fused, with the lecture's logits and gradients to float32
+    rounding."""
     model = build_model("small")
-    idx = tg.tensor(np.random.default_rng(1).integers(0, 65, (2, 8)))
+    rng = np.random.default_rng(1)
+    idx, targets = (tg.tensor(rng.integers(0, 65, (2, 8))) for _ in range(2))
     weight = model.blocks[1].ffwd.net[0].weight
     weight.data = tg.tensor(weight.numpy().T.copy()).t()
     assert not weight._data.flags.c_contiguous and _grad_fn(model, idx) == "FusedGPT"
-    fused, _ = model(idx)
-    model.fused = False
-    reference, _ = model(idx)
-    _close(fused.detach().numpy(), reference.detach().numpy(), "logits")
+    fused = _run(model, idx, targets, True, 0)
+    reference = _run(model, idx, targets, False, 0)
+    _close(fused[0].detach().numpy(), reference[0].detach().numpy(), "logits")
+    for name, g in reference[2].items():  # every gradient, the transposed weight's in its layout
+        _close(fused[2][name], g, name)
 
 
 def test_accepts_declines_heads_of_other_sizes():
