@@ -162,9 +162,10 @@ def test_index_add_calls_add_at_as_cupy_takes_it():
     real_signature(cupy.add.at).bind(None, target, [0], 1.0)  # (self, a, indices, b=None)
 
 
-def test_unfold_views_by_cupys_as_strided_as_it_takes_it(monkeypatch):
-    """backend.windows (Tensor.unfold's view) on the GPU: cupy.lib.stride_tricks.as_strided, bound to
-    its real signature, with the strides NumPy's gives on the host."""
+@pytest.fixture
+def as_strided_calls(monkeypatch):
+    """cupy.lib.stride_tricks.as_strided bound to its real signature and run by NumPy's on host
+    arrays; the list of the arguments it was called with."""
     import cupy.lib.stride_tricks as tricks
 
     signature, calls = real_signature(tricks.as_strided), []
@@ -175,29 +176,25 @@ def test_unfold_views_by_cupys_as_strided_as_it_takes_it(monkeypatch):
         return np.lib.stride_tricks.as_strided(*args, **kwargs)
 
     monkeypatch.setattr(tricks, "as_strided", as_strided)
+    return calls
+
+
+def test_unfold_views_by_cupys_as_strided_as_it_takes_it(as_strided_calls):
+    """backend.windows (Tensor.unfold's view) on the GPU: cupy.lib.stride_tricks.as_strided, bound to
+    its real signature, with the strides NumPy's gives on the host."""
     x = np.arange(24.0).reshape(4, 6)
     gpu, host = backend.windows(cupy, x, 1, 3, 2), backend.windows(np, x, 1, 3, 2)
-    assert [call[1:] for call in calls] == [((4, 2, 3), (48, 16, 8))]  # rows, windows 2 apart, then 1 apart
+    assert [call[1:] for call in as_strided_calls] == [((4, 2, 3), (48, 16, 8))]  # rows, windows 2 apart, then 1
     assert gpu.strides == host.strides == (48, 16, 8)
     np.testing.assert_array_equal(gpu, [[row[0:3], row[2:5]] for row in x])
 
 
-def test_diagonal_views_by_cupys_as_strided_as_it_takes_it(monkeypatch):
+def test_diagonal_views_by_cupys_as_strided_as_it_takes_it(as_strided_calls):
     """backend.diagonal (Tensor.diagonal's view) on the GPU: cupy.lib.stride_tricks.as_strided, bound
     to its real signature, on the same transposed start as on the host."""
-    import cupy.lib.stride_tricks as tricks
-
-    signature, calls = real_signature(tricks.as_strided), []
-
-    def as_strided(*args, **kwargs):
-        signature.bind(*args, **kwargs)
-        calls.append(args)
-        return np.lib.stride_tricks.as_strided(*args, **kwargs)
-
-    monkeypatch.setattr(tricks, "as_strided", as_strided)
     x = np.arange(60.0).reshape(3, 4, 5)
     gpu, host = backend.diagonal(cupy, x, 1, 2, 0), backend.diagonal(np, x, 1, 2, 0)
-    assert [call[1:] for call in calls] == [((4, 2), (40, 168))]  # dim 1, then the diagonal: 8 * (1 + 20) apart
+    assert [call[1:] for call in as_strided_calls] == [((4, 2), (40, 168))]  # dim 1, then 8 * (1 + 20) apart
     assert gpu.strides == host.strides == (40, 168)
     np.testing.assert_array_equal(gpu, np.diagonal(x, 1, 2, 0))
 
