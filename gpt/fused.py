@@ -130,7 +130,6 @@ def logits(model, idx):
     arrays = list(map(_data, params))
     V, C = arrays[0].shape[0], arrays[0].shape[-1]
     if plan.accepted is None or not all(map(operator.is_, arrays, map(_referent, plan.accepted))):  # a new array
-        plan.accepted = None
         if not FusedGPT.accepts_params(*arrays, n_layer=len(plan.blocks), n_head=H, vocab_size=V):
             return None
         plan.accepted = list(map(weakref.ref, arrays))  # weak: a replaced array is freed, never taken for another

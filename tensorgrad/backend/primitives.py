@@ -27,7 +27,7 @@ import numpy as np
 
 from . import strict
 from .errors import LinAlgError
-from .host import defer_check
+from .host import _unwrapped, defer_check
 
 
 def ensure_array(xp, value):
@@ -58,8 +58,7 @@ def windows(xp, array, dim, size, step):
     and the new last axis one element apart.  Where windows overlap (`step < size`) one element
     shows in several places (the in-place methods refuse the writes that would be ambiguous:
     tensor_methods/inplace.py)."""
-    strict_array = isinstance(array, strict.StrictArray)
-    a = array._a if strict_array else array
+    a = _unwrapped(array)
     n = (a.shape[dim] - size) // step + 1
     shape = a.shape[:dim] + (n,) + a.shape[dim + 1 :] + (size,)
     strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1 :] + (a.strides[dim],)
@@ -71,7 +70,7 @@ def diagonal(xp, array, offset, dim1, dim2):
     last, in a view of `array`'s memory (PyTorch's `Tensor.diagonal`; NumPy's own is read-only):
     the other dims, then the `k`-th element `array[..., r0 + k, c0 + k]` with
     `r0 = max(-offset, 0)`, `c0 = max(offset, 0)`, one row stride plus one column stride apart."""
-    a = array._a if isinstance(array, strict.StrictArray) else array
+    a = _unwrapped(array)
     d1, d2 = dim1 % a.ndim, dim2 % a.ndim
     moved = a.transpose([d for d in range(a.ndim) if d not in (d1, d2)] + [d1, d2])  # (..., n, m), a view
     n, m = moved.shape[-2:]

@@ -370,8 +370,7 @@ def _keep_masks(cpu, device, dropout, B, T, H, C):
     shapes = ((B * H, T, T), (B * T, C), (B * T, C))
     keeps = [np.ones((L, *shape), np.bool_) if any(ps[k] > 0 for ps in dropout) else np.empty((L, 0, *shape[1:]),
              np.bool_) for k, shape in enumerate(shapes)]  # fmt: skip
-    inv = np.empty((L, 3), np.float64)
-    inv.fill(1.0)
+    inv = np.ones((L, 3), np.float64)
     for i, ps in enumerate(dropout):
         for k, (p, shape) in enumerate(zip(ps, shapes)):
             if p > 0:

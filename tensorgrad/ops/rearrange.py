@@ -99,15 +99,11 @@ class Diagonal(Function):
 
     def forward(self, x, offset, dim1, dim2):
         xp = self.xp
-        shape = list(x.shape)
-        n, m = shape[dim1], shape[dim2]
-        for d in sorted((dim1 % x.ndim, dim2 % x.ndim), reverse=True):
-            del shape[d]
-        length = max(0, min(n - max(-offset, 0), m - max(offset, 0)))
-        rows = xp.arange(length) + max(-offset, 0)
-        cols = xp.arange(length) + max(offset, 0)
-        self.save_for_backward((*shape, n, m), x.dtype, rows, cols, dim1, dim2)
-        return backend.diagonal(xp, x, offset, dim1, dim2)
+        z = backend.diagonal(xp, x, offset, dim1, dim2)  # (..., length)
+        rows = xp.arange(z.shape[-1]) + max(-offset, 0)
+        cols = xp.arange(z.shape[-1]) + max(offset, 0)
+        self.save_for_backward((*z.shape[:-1], x.shape[dim1], x.shape[dim2]), x.dtype, rows, cols, dim1, dim2)
+        return z
 
     def backward(self, g):
         moved_shape, dtype, rows, cols, dim1, dim2 = self.saved
