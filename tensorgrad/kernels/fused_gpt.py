@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import types
 
 import numpy as np
 
@@ -38,6 +39,16 @@ HEAD_PARAMS = ("ln_f.weight", "ln_f.bias", "lm_head.weight", "lm_head.bias")
 
 _FLOAT32 = np.dtype(np.float32)
 _dtype_of, _shape_of = operator.attrgetter("dtype"), operator.attrgetter("shape")
+
+
+@functools.cache
+def _compiled():
+    """The compiled modules the ops call (kernels/cpu.py, cpu_checks.py, cpu_gpt.py, cpu_threads.py),
+    imported at their first use: they load Numba.  (A cached call, not an import statement in each
+    method: `from . import` runs importlib's Python at every call.)"""
+    from . import cpu, cpu_checks, cpu_gpt, cpu_threads  # noqa: PLC0415
+
+    return types.SimpleNamespace(cpu=cpu, cpu_checks=cpu_checks, cpu_gpt=cpu_gpt, cpu_threads=cpu_threads)
 
 
 def param_order(n_layer: int, n_head: int) -> list[str]:
@@ -132,9 +143,10 @@ class FusedGPT(autograd.Function):
         T = idx.shape[1]
         if not 0 < T <= min(cls.max_len, block_size):
             return False
-        if mask.shape != (T, T) or not mask.any(axis=1).all():
+        checks = _compiled().cpu_checks
+        if mask.shape != (T, T) or not checks.every_row_attends(mask):
             return False
-        return bool(idx.min() >= 0 and idx.max() < vocab_size)
+        return checks.ids_in_range(idx, vocab_size)
 
     def forward(self, idx, *params, n_layer, n_head, vocab_size, device, scale, eps, mask, dropout, graph=None):
         """`eps`: (`ln1`, `ln2`) per block and `ln_f`'s; `mask` `(T, T)` bool, True = may attend;
@@ -145,8 +157,8 @@ class FusedGPT(autograd.Function):
         of consecutive parts per thread (`cpu_threads.run_parts`: one thread runs them all unless
         the op has several).  The dropout masks are drawn first, for the whole batch, in the
         reference's order.  Under no_grad, `cpu_gpt.logits_parts` computes the logits alone."""
-        from . import cpu, cpu_gpt, cpu_threads  # noqa: PLC0415 - Numba only when the op runs
-
+        compiled = _compiled()
+        cpu, cpu_gpt, cpu_threads = compiled.cpu, compiled.cpu_gpt, compiled.cpu_threads
         idx = np.ascontiguousarray(idx, dtype=np.int64)
         B, T = idx.shape
         P = part_count(B, T)
@@ -178,8 +190,8 @@ class FusedGPT(autograd.Function):
         parameter's gradient the sum of its parts', added in the parts' order; the stacked blocks'
         gradients handed out as each parameter's (views: `dWqkv`'s rows back into the heads' query,
         key and value weights)."""
-        from . import cpu_gpt, cpu_threads  # noqa: PLC0415
-
+        compiled = _compiled()
+        cpu_gpt, cpu_threads = compiled.cpu_gpt, compiled.cpu_threads
         idx, params, weights, keeps, P, saved, H, vocab_size, scale, mask, _ = self.saved
         ln1_w, _, w_qkv, w_proj, _, ln2_w, _, w_fc, _, w_out, _ = weights
         lnf_w, _, w_lm, _ = params[-4:]
@@ -193,12 +205,15 @@ class FusedGPT(autograd.Function):
         )  # fmt: skip
         total = [_sum_parts(a) for a in grads]
         dtok, dpos, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = total[:13]
-        d = w_qkv.shape[1] // (3 * H)  # the head size: dWqkv's rows split back into the heads' weights
+        # dWqkv's rows split back into the heads' weights: every block's heads' query, key and value
+        # weights in turn, (3 H) per block of (head size, C) each (iterating an array gives its rows)
+        L, k = w_qkv.shape[0], 3 * H
+        heads = list(dw_qkv.reshape(L * k, -1, w_qkv.shape[2]))
         out = [dtok, dpos]
-        for i in range(w_qkv.shape[0]):
-            heads = [dw_qkv[i, j * d : (j + 1) * d] for j in range(3 * H)]
-            out += [dln1_w[i], dln1_b[i], *heads, dw_proj[i], db_proj[i], dln2_w[i], dln2_b[i], dw_fc[i], db_fc[i],
-                    dw_out[i], db_out[i]]  # fmt: skip
+        for i, (l1w, l1b, wp, bp, l2w, l2b, wf, bf, wo, bo) in enumerate(
+            zip(dln1_w, dln1_b, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out)
+        ):
+            out += [l1w, l1b, *heads[i * k : (i + 1) * k], wp, bp, l2w, l2b, wf, bf, wo, bo]
         return (None, *out, *total[13:])
 
     def backward_graph(self, g, z):
@@ -238,11 +253,10 @@ class FusedGPTLoss(autograd.Function):
             return False
         if targets.shape != logits.shape[:2] or targets.dtype.kind not in "iu":
             return False
-        return bool(targets.min() >= 0 and targets.max() < logits.shape[2])
+        return _compiled().cpu_checks.ids_in_range(targets, logits.shape[2])
 
     def forward(self, logits, targets):
-        from . import cpu  # noqa: PLC0415 - Numba only when the op runs
-
+        cpu = _compiled().cpu
         V = logits.shape[-1]
         x = np.ascontiguousarray(logits).reshape(-1, V)  # (N, V): the view, as an array
         ids = np.ascontiguousarray(targets, dtype=np.int64).reshape(-1)
@@ -252,8 +266,7 @@ class FusedGPTLoss(autograd.Function):
         return losses.sum() / count  # the reference's mean: the sum over rows / their count
 
     def backward(self, g):
-        from . import cpu  # noqa: PLC0415
-
+        cpu = _compiled().cpu
         x, lse, ids, count, shape = self.saved
         gscale = np.empty(x.shape[0], x.dtype)
         gscale[...] = g / count  # one factor for every row
