@@ -157,7 +157,7 @@ class ShakespeareData:
         self.train, self.val = data[:n].detach(), data[n:].detach()  # (N_train,), (N_val,)
         self.device = device
         self.path = None  # the file it came from, when loaded from one
-        self._windows = {}  # (split, size) -> (the split, its windows): `windows`
+        self._windows = {}  # (split, size, start) -> (the split, its windows from start on): `windows`
 
     @classmethod
     def load(cls, path=None, device="cpu", download=True) -> ShakespeareData:
@@ -183,23 +183,26 @@ class ShakespeareData:
             raise ValueError(f"split must be 'train' or 'val', got {name!r}")
         return self.train if name == "train" else self.val
 
-    def windows(self, split: str, size: int):
-        """Every window of `size` characters of the split, `(N - size + 1, size)`: `unfold`, a view
-        of the split (no copy), made once per split and size (again if the split is replaced)."""
+    def windows(self, split: str, size: int, start: int = 0):
+        """Every window of `size` characters of the split from the one at `start` on,
+        `(N - size + 1 - start, size)`: `unfold`, a view of the split (no copy), and its rows from
+        `start`, made once per split, size and start (again if the split is replaced)."""
         data = self.split(split)
-        made = self._windows.get((split, size))
+        made = self._windows.get((split, size, start))
         if made is None or made[0] is not data:
-            made = self._windows[split, size] = (data, data.unfold(0, size, 1))
+            made = self._windows[split, size, start] = (data, data.unfold(0, size, 1)[start:])
         return made[1]
 
     def get_batch(self, split: str, block_size: int, batch_size: int):
         """x, y of shape (B, T): random windows of the split, y shifted by one (the next ids).
 
         The lecture's stack([data[i:i+T] for i in ix]) as a gather of rows of the split's windows
-        (x the windows at the drawn starts, y the ones after them), drawn with the seeded generator
-        of the data's device; the batch is created on that device, each contiguous, as the
-        lecture's stack makes them (its loss views them: targets.view(B * T))."""
+        (x the windows at the drawn starts, y the windows one character later at the same rows),
+        drawn with the seeded generator of the data's device; the batch is created on that
+        device, each contiguous, as the lecture's stack makes them (its loss views them:
+        targets.view(B * T))."""
         data = self.split(split)
         ix = tg.randint(len(data) - block_size, (batch_size,), device=self.device)  # (B,) window starts
-        windows = self.windows(split, block_size)  # (N - T + 1, T)
-        return windows[ix], windows[ix + 1]  # (B, T), (B, T)
+        windows = self.windows(split, block_size)  # (N - T + 1, T): row i is data[i:i+T]
+        after = self.windows(split, block_size, start=1)  # (N - T, T): row i is data[i+1:i+T+1]
+        return windows[ix], after[ix]  # (B, T), (B, T)
