@@ -36,16 +36,17 @@ from tensorgrad.kernels.fused_gpt import FusedGPT, FusedGPTLoss
 class _Plan:
     """What `logits` reads of a model, found once by walking it: every module (for their hooks),
     the parameters in FusedGPT's order (None: the model is not the one the op fuses), and the
-    modules whose settings are read at each call.  `sizes` (every registry of every module and its
-    size) and `entries` (each registry entry, as (registry, name, value)) let each call check in
-    a few microseconds that no module, parameter or buffer was added, removed or replaced since:
-    a walk of the model costs a millisecond."""
+    modules whose settings are read at each call.  `registries` (every module's parameters,
+    buffers and submodules, dicts), their `sizes` and `entries` (each entry's registry, name and
+    value, as three columns) let each call check in a few microseconds that no module, parameter
+    or buffer was added, removed or replaced since: a walk of the model costs a millisecond."""
 
     def __init__(self, model):
         self.modules = list(model.modules())
         registries = [m.__dict__[r] for m in self.modules for r in ("_parameters", "_buffers", "_modules")]
-        self.sizes = [(registry, len(registry)) for registry in registries]
-        self.entries = [(registry, name, value) for registry in registries for name, value in registry.items()]
+        self.registries, self.sizes = registries, list(map(len, registries))
+        entries = [(registry, name, value) for registry in registries for name, value in registry.items()]
+        self.entries = tuple(zip(*entries)) or ((), (), ())  # (registries, names, values), each entry's
         self.params = self.blocks = None
         self.accepted = None  # weak references to the parameters' arrays FusedGPT.accepts_params last took
         if model.ln_f is None or model.ln_f.weight is None or model.ln_f.bias is None or model.lm_head.bias is None:
@@ -66,13 +67,11 @@ class _Plan:
         self.first = model.blocks[0].sa.heads[0]
 
     def valid(self) -> bool:
-        for registry, size in self.sizes:
-            if len(registry) != size:
-                return False
-        for registry, name, value in self.entries:
-            if registry.get(name) is not value:
-                return False
-        return True
+        """Every registry of the same size, and every entry the same object (C loops: `map`)."""
+        if list(map(len, self.registries)) != self.sizes:
+            return False
+        registries, names, values = self.entries
+        return all(map(operator.is_, map(dict.get, registries, names), values))
 
 
 _has_hooks, _hooks, _data = (operator.attrgetter(name) for name in ("_has_hooks", "_hooks", "_data"))
