@@ -54,6 +54,8 @@ from .kernel_registry import (  # noqa: F401 - apply reads the tables
 from .observers import observing
 from .tensor_base import TensorBase
 
+_SCALARS = backend.SCALAR_TYPES
+
 # --------------------------------------------------------------------------- 1. grad mode
 # Whether ops record the graph: `_state.grad_enabled`, the thread's own (grad_mode.py: no_grad, ...).
 
@@ -293,13 +295,15 @@ def _backpropagate(order, grads, owned, retain_graph, capture):
         for i, (p, pg) in enumerate(zip(ctx.parents if not versions.clock else versions.parents_seen(ctx), in_grads)):
             if pg is None or not isinstance(p, TensorBase) or not p._requires_grad:
                 continue
-            pg = backend.ensure_array(ctx.xp, pg)  # NumPy turns 0-d results into scalars
-            if pg.shape != p._data.shape:
-                if not expandable(p._data.shape, pg.shape):
-                    raise invalid_gradient(ctx, i, pg.shape, p._data.shape)
-                pg = unbroadcast(ctx.xp, pg, p._data.shape)
-            if pg.dtype != p._data.dtype:  # as PyTorch: a gradient has its input's dtype
-                pg = pg.astype(p._data.dtype)
+            if isinstance(pg, _SCALARS):  # NumPy turns 0-d results into scalars (backend.ensure_array)
+                pg = ctx.xp.asarray(pg)
+            data = p._data
+            if pg.shape != data.shape:
+                if not expandable(data.shape, pg.shape):
+                    raise invalid_gradient(ctx, i, pg.shape, data.shape)
+                pg = unbroadcast(ctx.xp, pg, data.shape)
+            if pg.dtype != data.dtype:  # as PyTorch: a gradient has its input's dtype
+                pg = pg.astype(data.dtype)
             key = id(p)
             acc = grads.get(key)
             if acc is None:

@@ -56,6 +56,7 @@ from .host import (
     writable,
 )
 from .primitives import (
+    SCALAR_TYPES,
     add_at,
     diagonal,
     ensure_array,
@@ -73,8 +74,8 @@ from .primitives import (
 from .random import Generator, generator_for, manual_seed, rng
 
 __all__ = [
-    "DEVICES", "DeviceError", "Generator", "LinAlgError", "ShapeError", "accumulation_dtype", "add_at", "as_dtype",
-    "bool_", "cuda_is_available", "cumprod", "cumsum",
+    "DEVICES", "SCALAR_TYPES", "DeviceError", "Generator", "LinAlgError", "ShapeError", "accumulation_dtype", "add_at",
+    "as_dtype", "bool_", "cuda_is_available", "cumprod", "cumsum",
     "default_dtype_for", "defer_check", "device_of", "ensure_array", "erf", "float16", "float32", "float64",
     "from_host", "generator_for", "getitem", "has_reduce_at",
     "import_nccl", "int32", "int64", "is_array", "is_contiguous", "is_dense_in_order", "is_floating", "linalg",

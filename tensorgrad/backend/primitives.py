@@ -29,10 +29,14 @@ from . import strict
 from .errors import LinAlgError
 from .host import _unwrapped, defer_check
 
+# What NumPy's reductions return instead of 0-d arrays (np.float32 ...): `ensure_array` makes them arrays;
+# loops that run per gradient test `isinstance(value, SCALAR_TYPES)` first, without the call.
+SCALAR_TYPES = (np.generic,)
+
 
 def ensure_array(xp, value):
     """NumPy reductions return scalars (np.float32), not 0-d arrays; make them arrays."""
-    if isinstance(value, np.generic):
+    if isinstance(value, SCALAR_TYPES):
         return xp.asarray(value)
     return value
 

@@ -95,7 +95,7 @@ class AdamW(Optimizer):
         params = group["params"]
         runs = []  # [first, end, step]: params[first:end] have gradients and are at this step now
         for i, p in enumerate(params):
-            if p.grad is None:
+            if p._grad is None:  # (the `grad` property's field: this loop runs at every step)
                 continue
             s = self.state.get(p)
             if s is None:

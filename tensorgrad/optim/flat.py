@@ -20,8 +20,16 @@ are no longer the flat views (load_state_dict) are copied into them.
 
 from __future__ import annotations
 
+import itertools
+import operator
+
 from .. import backend
 from ..tensor import Tensor
+
+# Each parameter's gradient and each tensor's array, read in C (`map`): the loops over a group's
+# parameters run at every step.  `_grad` is what the `grad` property returns.
+_grad_of, _data_of = operator.attrgetter("_grad"), operator.attrgetter("_data")
+_NONES = itertools.repeat(None)
 
 
 class FlatGroup:
@@ -77,9 +85,9 @@ class FlatGroup:
     def gather_grads(self):
         """Copy every parameter's gradient into the flat gradient array (where a parameter has none,
         its part keeps what it held): one concatenation when every parameter has one."""
-        grads = [p.grad for p in self.params]
-        if all(g is not None for g in grads):  # (not `None in grads`: a tensor compares elementwise)
-            self.xp.concatenate([g._data for g in grads], axis=None, out=self.grad)  # (axis=None: each flattened)
+        grads = list(map(_grad_of, self.params))
+        if all(map(operator.is_not, grads, _NONES)):  # (not `None in grads`: a tensor compares elementwise)
+            self.xp.concatenate(list(map(_data_of, grads)), axis=None, out=self.grad)  # (axis=None: each flattened)
             return
         for g, gview in zip(grads, self.grad_views):
             if g is not None:
