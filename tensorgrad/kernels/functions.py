@@ -17,6 +17,7 @@ the device's module.
 from __future__ import annotations
 
 import math
+import operator
 
 from .. import autograd, backend
 from ..ops import activation as ref_activation
@@ -29,6 +30,7 @@ from ..ops import layernorm as ref_layernorm
 from ..ops import softmax as ref_softmax
 
 _FLOATS = (backend.float32, backend.float64)
+_writeable = operator.attrgetter("flags.writeable")  # read in C: AdamWParamsUpdate checks each parameter every step
 
 
 def _contiguous(a):
@@ -463,7 +465,7 @@ class AdamWParamsUpdate(_KernelOp, ref_adamw.AdamWParamsUpdate):
         self.table = self.kernels.param_table(self.params)  # valid while self.params holds the arrays
 
     def __call__(self, first, end, g, m, v, *, step, lr, beta1, beta2, eps, weight_decay):
-        if not all(p.flags.writeable for p in self.params[first:end]):  # made read-only since the table was made
+        if not all(map(_writeable, self.params[first:end])):  # made read-only since the table was made
             raise ValueError("AdamW: a parameter's array is read-only (assignment destination is read-only); "
                              "give the parameter a writable array (p.data = p.data.clone())")  # fmt: skip
         self.kernels.adamw_step_params(self.table, first, end, g, m, v, lr, beta1, beta2, eps, weight_decay, step)
