@@ -56,15 +56,19 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True):
+        """Every parameter's gradient None (the default, as PyTorch's), or zeroed in place.  (`_grad`:
+        the field behind the `grad` property, whose setter's checks have nothing to check for None;
+        this runs at every step.)"""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
+                g = p._grad
+                if g is None:
                     continue
                 if set_to_none:
-                    p.grad = None
+                    p._grad = None
                 else:
-                    p.grad._data[...] = 0
-                    p.grad._bump_version()
+                    g._data[...] = 0
+                    g._bump_version()
 
     def step(self, closure=None):
         """One update of every parameter with a .grad; closure() re-evaluates the loss if given."""
