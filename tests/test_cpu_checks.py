@@ -10,18 +10,24 @@ pytest.importorskip("numba")
 
 from tensorgrad.kernels import cpu_checks  # noqa: E402
 
-_INTS = st.sampled_from([np.int64, np.int32, np.uint8, np.int16])
+# int64 (C order) runs the compiled loop; the rest NumPy's reductions (big-endian int64 included)
+_INTS = st.sampled_from([np.int64, np.int32, np.uint8, np.int16, np.int8, np.uint64, np.dtype(">i8")])
 
 
 @given(
-    ids=_INTS.flatmap(lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6))),
+    ids=_INTS.flatmap(lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=6))),
     high=st.integers(-2, 300),
-    transposed=st.booleans(),
+    layout=st.sampled_from(["C", "transposed", "every other", "read-only"]),
 )
-def test_ids_in_range_is_numpys_min_and_max(ids, high, transposed):
-    """Every dtype, layout (a transpose: another layout than C order) and bound, the values at
-    and just past both ends included: the answer of `ids.min() >= 0 and ids.max() < high`."""
-    ids = ids.T if transposed else ids
+def test_ids_in_range_is_numpys_min_and_max(ids, high, layout):
+    """Every dtype, layout and bound, the values at and just past both ends included (ids of at
+    least one element, as the callers check first): the answer of `ids.min() >= 0 and ids.max() < high`."""
+    if layout == "transposed":
+        ids = ids.T
+    elif layout == "every other":
+        ids = ids.reshape(-1)[::2]
+    elif layout == "read-only":
+        ids.flags.writeable = False
     assert cpu_checks.ids_in_range(ids, high) is bool(ids.min() >= 0 and ids.max() < high)
 
 

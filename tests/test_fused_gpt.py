@@ -404,6 +404,30 @@ def test_a_module_or_parameter_replaced_after_a_call_is_seen():
     assert _grad_fn(model, idx) != "FusedGPT"
 
 
+def test_the_plan_sees_an_entry_added_removed_or_replaced():
+    """gpt/fused.py's plan is valid while every registry of every module has its size and every
+    entry is the same object: an added buffer, its removal, a replaced parameter and a submodule
+    set to None each make it invalid (then it is made again)."""
+    from gpt.fused import _Plan
+
+    model = build_model("small", n_layer=2)
+    block = model.blocks[1]
+    plan = _Plan(model)
+    assert plan.valid()
+    block.register_buffer("extra", tg.zeros(1))  # added: a registry one entry longer
+    assert not plan.valid()
+    plan = _Plan(model)
+    del block.extra  # removed: one shorter
+    assert not plan.valid()
+    plan = _Plan(model)
+    block.ln1.weight = tg.nn.Parameter(tg.ones(32))  # replaced: the same size, another object
+    assert not plan.valid()
+    plan = _Plan(model)
+    block.ln2 = None  # a submodule taken out: the same size, another value
+    assert not plan.valid()
+    assert _Plan(model).params is None  # ... and the block without it is not the one the op fuses
+
+
 def test_a_gradient_of_the_gradient_matches_op_by_op():
     """create_graph through the fused op: the logits recomputed op by op (no dropout drawn), so a
     second pass gives the op-by-op model's values."""

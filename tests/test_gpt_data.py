@@ -64,6 +64,10 @@ def test_a_batch_is_the_lectures_stack_of_windows_at_the_drawn_starts():
     d.train = tg.tensor([4, 5, 6, 7, 8, 9, 10, 11, 12, 13])  # the windows follow a replaced split
     x, y = d.get_batch("train", 8, 3)
     assert {tuple(r) for r in x.tolist()} <= {tuple(range(4, 12)), tuple(range(5, 13))}, x.tolist()
+    assert [[v - 1 for v in r] for r in y.tolist()] == x.tolist()  # y: the windows one further, of the new split
+    d.train = tg.tensor(list(range(9)))  # one start only (0): y is the last window of the split
+    x, y = d.get_batch("train", 8, 2)
+    assert x.tolist() == [list(range(8))] * 2 and y.tolist() == [list(range(1, 9))] * 2
 
 
 def test_batches_are_created_on_the_data_device_and_are_seeded():

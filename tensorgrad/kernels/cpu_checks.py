@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core.errors import NumbaError
+
+from . import compile_error
 
 _OPTIONS = dict(cache=True, nogil=True)
 
@@ -27,7 +30,10 @@ def ids_in_range(ids, high: int) -> bool:
     """`ids.min() >= 0 and ids.max() < high` for an integer array with at least one element."""
     if ids.dtype != np.int64 or not ids.flags.c_contiguous:
         return bool(ids.min() >= 0 and ids.max() < high)  # (another dtype or layout: NumPy's reductions)
-    return _in_range(ids.reshape(-1), high)
+    try:
+        return _in_range(ids.reshape(-1), high)
+    except NumbaError as e:
+        raise compile_error("ids_in_range", e) from e
 
 
 @njit(**_OPTIONS)
@@ -45,4 +51,7 @@ def _every_row_attends(mask):
 
 def every_row_attends(mask) -> bool:
     """`mask.any(axis=1).all()` for a 2-d bool array: every query position may attend to one key at least."""
-    return _every_row_attends(mask)
+    try:
+        return _every_row_attends(mask)
+    except NumbaError as e:
+        raise compile_error("every_row_attends", e) from e
