@@ -3,6 +3,8 @@ backward raise, and that a write never leads to a silently wrong gradient."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -497,8 +499,9 @@ def test_a_write_that_reads_a_tensor_whose_elements_share_memory_is_refused_as_i
 @pytest.mark.parametrize("device", ["cpu", "strict"])
 def test_one_value_written_into_an_expand_lands_in_its_memory_as_in_torch(device):
     """fill_, zero_, masked_fill_ and y[i] = v where y[i] overlaps nothing of itself write into an
-    expand, as PyTorch's do (NumPy's broadcast view is read-only: backend.writable); y[:, 0] = v,
-    whose places share one element, is refused with PyTorch's error, as its copy_ refuses it."""
+    expand, as PyTorch's do (NumPy's broadcast view is read-only: backend.writable), with PyTorch's
+    deprecation warnings for masked_fill_ and advanced indices, the same ones; y[:, 0] = v, whose
+    places share one element, is refused with PyTorch's error, as its copy_ refuses it."""
     torch = pytest.importorskip("torch")
     import warnings  # noqa: PLC0415
 
@@ -506,15 +509,25 @@ def test_one_value_written_into_an_expand_lands_in_its_memory_as_in_torch(device
     kw = {tg: {"device": device}, torch: {}}
     writes = [lambda t, lib: t.fill_(2.0), lambda t, lib: t.zero_(), lambda t, lib: t.__setitem__((1, 2), 7.0),
               lambda t, lib: t.__setitem__(0, lib.tensor([1.0, 2.0, 3.0], **kw[lib])),
-              lambda t, lib: t.masked_fill_(lib.tensor(mask, **kw[lib]), 3.0)]  # fmt: skip
+              lambda t, lib: t.masked_fill_(lib.tensor(mask, **kw[lib]), 3.0),
+              lambda t, lib: t.__setitem__(lib.tensor(mask, **kw[lib]), 4.0),
+              lambda t, lib: t.__setitem__((lib.tensor([0], **kw[lib]), lib.tensor([2], **kw[lib])), 6.0),
+              lambda t, lib: t.__setitem__(lib.tensor(mask, **kw[lib]), lib.tensor([8.0], **kw[lib])),
+              lambda t, lib: t.__setitem__(lib.tensor(mask, **kw[lib]), lib.tensor([[9.0]], **kw[lib])),
+              lambda t, lib: t.__setitem__(lib.tensor([True, False], **kw[lib]), 1.0)]  # fmt: skip
+
+    def warned(write, t, lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            write(t, lib)
+        return [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+
     ours, theirs = tg.zeros(3, device=device), torch.zeros(3)
     for write in writes:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # PyTorch's deprecation of masked_fill_ on an expand
-            write(theirs.expand(2, 3), torch)
-        write(ours.expand(2, 3), tg)
+        assert warned(write, ours.expand(2, 3), tg) == warned(write, theirs.expand(2, 3), torch)
         assert ours.tolist() == theirs.tolist()
     assert ours._version == len(writes)  # the expand shares its base's version counter
+    assert warned(writes[4], tg.zeros(2, 3, device=device), tg) == []  # no expand: no warning
     for value in (5.0, tg.tensor([1.0, 2.0], device=device)):
         with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
             ours.expand(2, 3)[:, 0] = value
@@ -568,3 +581,41 @@ def test_contiguous_copies_a_view_whose_elements_are_not_in_row_major_order_as_t
     flipped[0, 0] = 5.0
     (flipped * flipped).sum().backward()
     assert a.tolist() == list(range(6)) and a.grad.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+
+
+@pytest.mark.parametrize("device", ["cpu", "strict"])
+@pytest.mark.parametrize(
+    "index, value_shape",
+    [
+        ("mask", (1, 1)),
+        ("mask", (1, 1, 2)),
+        ("mask", (1,)),
+        ("row mask", (1, 1, 3)),
+        ("slice", (1, 1, 2)),
+        ("ints", (1, 2)),
+        ("one row", (1, 3)),
+    ],
+)
+def test_an_assigned_value_loses_its_leading_ones_as_in_torch(device, index, value_shape):
+    """y[index] = v takes v without its leading dims of size 1, as PyTorch's indexing does: a
+    boolean index's assignment in NumPy takes no more than one dim (its TypeError leaked before).
+    The values and both gradients are PyTorch's."""
+    torch = pytest.importorskip("torch")
+    mask = [[True, False, True], [False, False, False]]
+    indices = {
+        "mask": lambda lib, kw: lib.tensor(mask, **kw),
+        "row mask": lambda lib, kw: lib.tensor([False, True], **kw),
+        "slice": lambda lib, kw: (0, slice(0, 2)),
+        "ints": lambda lib, kw: (lib.tensor([0, 1], **kw), lib.tensor([1, 2], **kw)),
+        "one row": lambda lib, kw: 1,
+    }
+    results = []
+    for lib, kw in ((tg, {"device": device}), (torch, {})):
+        base = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, requires_grad=True, **kw)
+        v = lib.arange(1, 1 + math.prod(value_shape), dtype=lib.float64, **kw).reshape(value_shape)
+        v.requires_grad_(True)
+        y = base * 2
+        y[indices[index](lib, kw)] = v * 10
+        (y * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, **kw)).sum().backward()
+        results.append((y.tolist(), base.grad.tolist(), v.grad.tolist(), tuple(v.grad.shape)))
+    assert results[0] == results[1]

@@ -22,6 +22,8 @@ and the version before the write, an alias holding the old history, is the node'
 
 from __future__ import annotations
 
+import warnings
+
 from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
@@ -42,6 +44,11 @@ _LEAF = "a leaf Variable that requires grad is being used in an in-place operati
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.")  # PyTorch's words
 _OVERLAP_REFUSED = {"copy_", "normal_", "uniform_"}  # the SetItem writes refused; every other op's are
+# PyTorch's warnings for an advanced-index write into an expand (which it still carries out), by op
+_EXPANDED = {
+    "index_put_": "tensor[indices] = tensor",
+    "masked_fill_": "tensor[mask] = scalar",
+}
 _WRITES = {"add": (AddInplace, 1), "subtract": (AddInplace, -1), "multiply": (MulInplace, None),
            "true_divide": (DivInplace, None)}  # fmt: skip
 
@@ -169,8 +176,15 @@ class InplaceMixin(TensorBase):
                 raise backend.DeviceError(f"setitem: tensor on {self.device}, value on {value.device}")
         elif not isinstance(value, (bool, int, float)):
             value = self._constant(value, dtype=self.dtype)
-        if backend.overlaps_itself(self._data) and _basic(index) and backend.overlaps_itself(self._data[index]):
-            raise RuntimeError(_OVERLAP)  # e[:, 0] = v into an expand: PyTorch's copy_ into that view refuses it
+        if isinstance(value, TensorBase) and value.ndim and value.shape[0] == 1:
+            value = _without_leading_ones(value)
+        if backend.overlaps_itself(self._data):
+            if not _basic(index):  # advanced: PyTorch's index_put_ warns (a mask and one value: masked_fill_ too)
+                _warn_expanded("index_put_")
+                if _mask_of(index) is not None and (not isinstance(value, TensorBase) or value._data.size == 1):
+                    _warn_expanded("masked_fill_")
+            elif backend.overlaps_itself(self._data[index]):
+                raise RuntimeError(_OVERLAP)  # e[:, 0] = v into an expand: PyTorch's copy_ into that view refuses it
         self._write("setitem", SetItem, (value,), index=index)
 
     def _inplace_binary(self, other, ufunc: str, op: str):
@@ -254,6 +268,8 @@ class InplaceMixin(TensorBase):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")  # fmt: skip
         index = backend.namespace(self.device).broadcast_to(mask._data, self.shape).copy()
+        if backend.overlaps_itself(self._data):
+            _warn_expanded("masked_fill_")
         return self._write("masked_fill_", SetItem, (value,), index=index)
 
     def _draw_dtype(self, op: str):
@@ -277,6 +293,35 @@ class InplaceMixin(TensorBase):
         self._check_inplace("uniform_")
         u = backend.generator_for(self.device, generator, "uniform_").uniform(self.shape, self._draw_dtype("uniform_"))
         return self._write("uniform_", SetItem, (u * (to - from_) + from_,), index=Ellipsis)
+
+
+def _without_leading_ones(value):
+    """`value` viewed without its leading dims of size 1, as PyTorch's indexing assignment takes it
+    (`y[mask] = v` of shape (1, 1), `y[0:2] = v` of shape (1, 1, 2)): they broadcast away, and a
+    boolean index's assignment in NumPy takes no more than one dim."""
+    shape = value.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return value.reshape(shape[lead:])
+
+
+def _warn_expanded(op: str):
+    """PyTorch's UserWarning for `op` writing through an advanced index into an expanded tensor."""
+    warnings.warn(
+        f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+        f"operation. This also applies to advanced indexing e.g. {_EXPANDED[op]}",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _mask_of(index):
+    """The bool array of an index that is one mask alone (`y[mask]`), else None."""
+    items = index if isinstance(index, tuple) else (index,)
+    if len(items) == 1 and backend.is_array(items[0]) and items[0].dtype == backend.bool_:
+        return items[0]
+    return None
 
 
 def _basic(index) -> bool:
