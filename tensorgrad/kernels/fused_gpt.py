@@ -203,7 +203,7 @@ class FusedGPT(autograd.Function):
                                                w_out, H, scale, mask, *keeps, lnf_w, w_lm, grads),
             cpu_threads.thread_parts(P),
         )  # fmt: skip
-        total = [_sum_parts(a) for a in grads]
+        total = list(map(_only_part, grads)) if P == 1 else [_sum_parts(a) for a in grads]
         dtok, dpos, dln1_w, dln1_b, dw_qkv, dw_proj, db_proj, dln2_w, dln2_b, dw_fc, db_fc, dw_out, db_out = total[:13]
         # dWqkv's rows split back into the heads' weights: every block's heads' query, key and value
         # weights in turn, (3 H) per block of (head size, C) each (iterating an array gives its rows)
@@ -316,6 +316,9 @@ def _saved_arrays(B, T, P, L, C, F, H, dropout, dt):
             e((L, P, H, T, T, b), dt), pd, e((L, P, C, n), dt), e((L, P, n, C), dt), e((L, P, n), dt),
             e((L, P, n), dt), e((L, P, n, C), dt), e((L, P, n, F), dt), e((P, n), dt), e((P, n), dt),
             e((P, n, C), dt))  # fmt: skip
+
+
+_only_part = operator.itemgetter(0)  # a gradient of one part: that part's (no sum, no call of _sum_parts)
 
 
 def _sum_parts(a):
