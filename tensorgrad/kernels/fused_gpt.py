@@ -322,10 +322,8 @@ _only_part = operator.itemgetter(0)  # a gradient of one part: that part's (no s
 
 
 def _sum_parts(a):
-    """`a[0] + a[1] + ...`: a gradient's parts added in their order (the same sum whatever thread
-    computed each); `a[0]` itself for one part."""
-    if a.shape[0] == 1:
-        return a[0]
+    """`a[0] + a[1] + ...`: a gradient's parts, two or more, added in their order (the same sum
+    whatever thread computed each; one part is handed out as it is: `_only_part`)."""
     total = a[0].copy()
     for part in a[1:]:
         total += part

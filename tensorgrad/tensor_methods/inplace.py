@@ -181,7 +181,7 @@ class InplaceMixin(TensorBase):
         if backend.overlaps_itself(self._data):
             if not _basic(index):  # advanced: PyTorch's index_put_ warns (a mask and one value: masked_fill_ too)
                 _warn_expanded("index_put_")
-                if _mask_of(index) is not None and (not isinstance(value, TensorBase) or value._data.size == 1):
+                if _is_mask(index) and (not isinstance(value, TensorBase) or value._data.size == 1):
                     _warn_expanded("masked_fill_")
             elif backend.overlaps_itself(self._data[index]):
                 raise RuntimeError(_OVERLAP)  # e[:, 0] = v into an expand: PyTorch's copy_ into that view refuses it
@@ -316,12 +316,10 @@ def _warn_expanded(op: str):
     )
 
 
-def _mask_of(index):
-    """The bool array of an index that is one mask alone (`y[mask]`), else None."""
+def _is_mask(index) -> bool:
+    """Whether `index` is one boolean mask alone (`y[mask]`)."""
     items = index if isinstance(index, tuple) else (index,)
-    if len(items) == 1 and backend.is_array(items[0]) and items[0].dtype == backend.bool_:
-        return items[0]
-    return None
+    return len(items) == 1 and backend.is_array(items[0]) and items[0].dtype == backend.bool_
 
 
 def _basic(index) -> bool:
