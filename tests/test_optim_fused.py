@@ -204,6 +204,31 @@ def test_parameters_at_different_steps_keep_the_loops_numbers_and_the_fused_path
     assert len(updates) - fused_updates > 6 * 30
 
 
+@pytest.mark.parametrize("shape", [(1,), (3,)])
+def test_a_parameter_replaced_in_its_group_is_the_one_the_next_step_updates(shape):
+    """`group["params"][0] = b` between steps, as in PyTorch: the next step updates `b` (its first
+    step) and leaves the tensor it replaced.  The flat arrays are matched to the group's parameters
+    by identity: compared with `==` (values), a one-element `b` equal to the old parameter was taken
+    for it, and the fused step wrote the old tensor; a larger one raised "only a one-element tensor
+    converts"."""
+    results = []
+    for fused in (True, False):
+        a = tg.nn.Parameter(tg.zeros(shape))
+        opt = AdamW([a], lr=0.1, fused=fused)
+        a.sum().backward()
+        opt.step()
+        b = tg.nn.Parameter(a.detach().clone())  # equal values, another tensor
+        before = a.numpy().copy()
+        opt.param_groups[0]["params"][0] = b
+        opt.zero_grad()
+        (b * 2).sum().backward()
+        opt.step()
+        np.testing.assert_array_equal(a.numpy(), before)  # the replaced tensor: left as it was
+        assert opt.state[b]["step"] == 1 and not np.array_equal(b.numpy(), before)
+        results.append(b.numpy())
+    np.testing.assert_array_equal(results[0], results[1])  # the fused step as the per-parameter loop
+
+
 def test_fused_true_refuses_mixed_dtypes():
     with pytest.raises(ValueError, match="fused"):
         AdamW([tg.nn.Parameter(tg.ones(2)), tg.nn.Parameter(tg.ones(2, dtype=tg.float64))], fused=True)

@@ -75,7 +75,7 @@ class AdamW(Optimizer):
         needed); None where they do not apply (FlatGroup.fits)."""
         params = group["params"]
         flat = self._flat.get(id(group))
-        if flat is None or flat.params != params or not flat.sync(self.state):
+        if flat is None or not flat.holds(params) or not flat.sync(self.state):
             if not FlatGroup.fits(params):
                 return None
             flat = self._flat[id(group)] = FlatGroup(params, ("exp_avg", "exp_avg_sq"))

@@ -60,6 +60,11 @@ class FlatGroup:
             and backend.is_floating(ps[0].dtype)
         )
 
+    def holds(self, params) -> bool:
+        """Whether `params` are this group's parameters: the same tensors, in the same order (by
+        identity: `==` between tensors compares their values)."""
+        return len(params) == len(self.params) and all(map(operator.is_, params, self.params))
+
     def _views(self, flat):
         return [flat[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
 
