@@ -69,6 +69,24 @@ def test_comparisons_match_torch(device):
         np.testing.assert_array_equal(getattr(ga, op)(1.0).numpy(), getattr(ta, op)(1.0).numpy(), err_msg=op)
 
 
+@pytest.mark.parametrize(
+    "other",
+    [None, "a", b"a", object(), {1: 2}, [1.0, 2.0], (1.0, 2.0)],
+    ids=["None", "str", "bytes", "object", "dict", "list", "tuple"],
+)
+def test_eq_and_ne_with_none_or_another_object_are_python_bools_as_in_torch(other, device):
+    """PyTorch's `t == None` is False and `t != None` True, for a tensor of any size: its `==` takes
+    tensors, numbers and arrays, and for anything else (a list of the same values too) Python falls
+    back to identity.  So `None in [t]`, `[t, None].index(None)` and `[t] == [None]` work on lists
+    of tensors (parameters, gradients).  Compared elementwise (NumPy's `array == None`), `t == None`
+    was a bool tensor, and in those list operations its truth value raised "only a one-element
+    tensor converts"."""
+    for lib in (torch, tg):
+        t = lib.tensor([1.0, 2.0]) if lib is torch else tg.tensor([1.0, 2.0], device=device)
+        assert (t == other) is False and (t != other) is True, lib.__name__
+        assert (other in [t]) is False and [t, other].index(other) == 1 and [t] != [other]
+
+
 def test_argmax_and_max_indices_match_torch(device):
     x = np.random.default_rng(0).standard_normal((3, 5, 4))
     ours, theirs = tg.tensor(x, device=device), torch.tensor(x)

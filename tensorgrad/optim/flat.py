@@ -91,7 +91,7 @@ class FlatGroup:
         """Copy every parameter's gradient into the flat gradient array (where a parameter has none,
         its part keeps what it held): one concatenation when every parameter has one."""
         grads = list(map(_grad_of, self.params))
-        if all(map(operator.is_not, grads, _NONES)):  # (not `None in grads`: a tensor compares elementwise)
+        if all(map(operator.is_not, grads, _NONES)):  # (identities, in C: `None in grads` calls each `==`)
             self.xp.concatenate(list(map(_data_of, grads)), axis=None, out=self.grad)  # (axis=None: each flattened)
             return
         for g, gview in zip(grads, self.grad_views):

@@ -202,9 +202,13 @@ class ArithmeticMixin(TensorBase):
         return self._make(backend.ensure_array(backend.namespace(self.device), fn(self._data, b)), self.device, False)
 
     def __eq__(self, other):
+        if not _comparable(other):
+            return NotImplemented  # None, a list, a string, another object: Python's identity (False), as PyTorch
         return self._compare(other, lambda a, b: a == b)
 
     def __ne__(self, other):
+        if not _comparable(other):
+            return NotImplemented  # (True)
         return self._compare(other, lambda a, b: a != b)
 
     __hash__ = object.__hash__  # defining __eq__ unsets it; tensors are hashed by identity, as in PyTorch
@@ -324,3 +328,13 @@ class ArithmeticMixin(TensorBase):
         return Clamp.apply(x, lo, hi)
 
     clip = clamp
+
+
+def _comparable(other) -> bool:
+    """Whether `==` and `!=` compare with `other` elementwise: a tensor, a number or an array, as
+    PyTorch's.  For anything else (None, a list, a string, another object) they return
+    NotImplemented and Python compares identities, as for PyTorch's tensors: `t == None` is False,
+    `t == [1.0, 2.0]` too, and `None in [t]` or `[t, None].index(None)` work on lists of tensors,
+    where an elementwise result's truth value raised.  (Two tensors still compare elementwise: `in`
+    and `==` between lists of tensors compare values, in PyTorch too; compare identities with `is`.)"""
+    return isinstance(other, (TensorBase, bool, int, float, complex, *backend.SCALAR_TYPES)) or backend.is_array(other)
