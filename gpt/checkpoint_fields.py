@@ -223,7 +223,8 @@ def _optimizer(saved: dict, optimizer):
     for i, (group, own) in enumerate(zip(groups, fresh)):
         if not isinstance(group, dict) or set(group) != set(own):
             raise _Bad("optimizer", f"param_groups[{i}] must have the entries {sorted(own)}")
-        if group["params"] != own["params"]:
+        indices = group["params"]  # ints, each checked before `!=` (a tensor among them would compare by value)
+        if not isinstance(indices, list) or not all(map(_is_int, indices)) or indices != own["params"]:
             raise _Bad("optimizer", f"param_groups[{i}] params must be {own['params'][:3]}...{own['params'][-1:]}")
         for key, value in group.items():
             if key != "params" and not _like(value, own[key]):

@@ -110,6 +110,20 @@ def _no_groups(opt):
     del opt["param_groups"]
 
 
+def _params_as_tensors(opt):
+    """The group's parameter indices as one-element tensors of the same values: compared with the
+    optimizer's indices by `!=` (tensors compare by value), they passed the check, and the
+    optimizer's load_state_dict raised a ValueError (a traceback)."""
+    group = opt["param_groups"][0]
+    group["params"] = [tg.tensor([i]) for i in group["params"]]
+
+
+def _params_as_long_tensors(opt):
+    """As above, two elements each: the truth value of `!=` raised "only a one-element tensor converts"."""
+    group = opt["param_groups"][0]
+    group["params"] = [tg.tensor([i, i]) for i in group["params"]]
+
+
 CASES = {  # name: (corruption, the field the error names)
     "model missing": (_drop("model"), "model"),
     "model not a dict": (_set("model", "weights"), "model"),
@@ -123,6 +137,8 @@ CASES = {  # name: (corruption, the field the error names)
     "optimizer without param_groups": (_optimizer(_no_groups), "optimizer"),
     "optimizer lr text": (_optimizer(_lr_text), "optimizer"),
     "optimizer params one short": (_optimizer(_one_param_less), "optimizer"),
+    "optimizer params one-element tensors": (_optimizer(_params_as_tensors), "optimizer"),
+    "optimizer params tensors": (_optimizer(_params_as_long_tensors), "optimizer"),
     "optimizer moment of the wrong shape": (_optimizer(_moment_shape), "optimizer"),
     "optimizer moment of the wrong dtype": (_optimizer(_moment_dtype), "optimizer"),
     "optimizer moment missing": (_optimizer(_no_moment), "optimizer"),
@@ -140,6 +156,7 @@ CASES = {  # name: (corruption, the field the error names)
     "config field unknown": (_config(depth=3), "config"),
     "preset missing": (_drop("preset"), "preset"),
     "preset not the config's": (_set("preset", "large"), "preset"),
+    "preset a tensor": (_set("preset", tg.zeros(2)), "preset"),  # `!=` the config's preset: elementwise
     "step missing": (_drop("step"), "step"),
     "step text": (_set("step", "6"), "step"),
     "step negative": (_set("step", -1), "step"),
