@@ -99,6 +99,40 @@ def test_refusals_are_torchs(call):
         call(tg)
 
 
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize(
+    "index, shape",
+    [
+        ([[0, 2]], (1, 3)),
+        ([[0, 2]], (1, 1, 3)),
+        ([[0, 2]], (2, 1)),
+        ([[0, 2]], (1, 2, 3)),
+        ([[0, 2]], (3,)),
+        ([[[0], [2]]], (1, 1, 3)),
+        ([[[0], [2]]], (1, 1, 1, 3)),
+        ([[0, 2], [1, 1]], (1, 2)),
+        ([[0, 2], [1, 1]], (1, 1, 2)),
+        ([[True, False, True, False]], (1, 3)),
+        ([[True, False, True, False]], (1, 1, 3)),
+    ],  # fmt: skip
+)
+def test_index_put_values_broadcast_to_the_result_as_torchs(index, shape, accumulate):
+    """index_put's values broadcast to the indexed result as they are, leading dims of size 1
+    included: PyTorch refuses a (1, 1, 3) value for a (2, 3) result ("shape mismatch"), which
+    `y[index] = v` takes (it drops those dims first).  tensorgrad took it without accumulate (through
+    `y[index] = v`) and, with accumulate, leaked NumPy's "input operand has more dimensions than
+    allowed by the axis remapping"."""
+    results = []
+    for lib in (torch, tg):
+        x = lib.arange(12.0).reshape(4, 3)
+        indices = tuple(lib.tensor(i) for i in index)
+        try:
+            results.append(x.index_put(indices, lib.ones(*shape), accumulate=accumulate).tolist())
+        except RuntimeError as e:
+            results.append(str(e).split(" of shape")[0])
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -5,6 +5,8 @@ ops/masking.py).  t[index] = value is an in-place write (inplace.py)."""
 
 from __future__ import annotations
 
+import functools
+
 from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
@@ -330,6 +332,7 @@ class IndexingMixin(TensorBase):
         index = tuple(indices)
         if len(index) > max(self.ndim, 1):
             raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {len(index)})")
+        self._check_put_values(index, values)
         if not accumulate:
             out = self.clone()
             out[index] = values
@@ -356,6 +359,26 @@ class IndexingMixin(TensorBase):
 
     def index_fill_(self, dim, index, value):
         return self.copy_(self.index_fill(dim, index, value))
+
+    def _check_put_values(self, index, values):
+        """PyTorch's rule for index_put's values: they broadcast to the indexed result `self[index]`
+        as they are.  (`y[index] = v` first drops v's leading dims of size 1: there a (1, 1, 3) value
+        fits a (2, 3) result, here it does not.)  The result's dims, from the indices' shapes: their
+        broadcast (a bool mask counts as one dim, its True count) and the dims after those they index."""
+        if not index or not all(isinstance(it, TensorBase) and it.ndim for it in index):
+            return  # (a 0-d or non-tensor index: the write's own checks)
+        masks = [it.dtype == backend.bool_ for it in index]
+        consumed = sum(it.ndim if mask else 1 for it, mask in zip(index, masks))
+        indexed = max(1 if mask else it.ndim for it, mask in zip(index, masks))
+        if consumed > self.ndim or values.ndim <= indexed + self.ndim - consumed:
+            return  # as many dims as the result or fewer: the write checks their sizes
+        # the result's shape, for the error's words (a mask's True count read back: an error path)
+        counted = [(int(it.sum().item()),) if mask else it.shape for it, mask in zip(index, masks)]
+        shape = [*functools.reduce(functools.partial(broadcast_shapes, "index_put"), counted), *self.shape[consumed:]]
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to indexing result of "
+            f"shape {shape}"
+        )
 
     def index_put_(self, indices, values, accumulate=False):
         return self.copy_(self.index_put(indices, values, accumulate))
