@@ -273,15 +273,74 @@ def test_stale_view_raises_instead_of_a_wrong_gradient():
     np.testing.assert_array_equal(x.grad.numpy()[0], [4, 4, 4, 4])
 
 
-@pytest.mark.parametrize(
-    "write",
-    [lambda y: y.T.mul_(2), lambda y: y.reshape(12).add_(1), lambda y: y[0][1:].add_(1)],
-    ids=["transpose", "reshape", "view-of-view"],
-)
-def test_unsupported_view_writes_refuse_clearly(write):
+def _then(write, use=lambda y, v: y):
+    """A program: y = x * 2, `write(y, b, w)` into a view of it, then the loss on `use(y, view)`."""
+
+    def program(m, x, b, w):
+        y = x * 2
+        view = write(y, b, w)
+        return _tail(m, use(y, view), w)
+
+    return program
+
+
+VIEW_WRITES = {  # writes through views that are not one basic index of the graph tensor, as PyTorch records them
+    "transpose": _then(lambda y, b, w: y.T.mul_(2)),
+    "transpose_row": _then(lambda y, b, w: y.t()[1].add_(b[:3])),
+    "transpose_row_set": _then(lambda y, b, w: y.t().__setitem__(2, b[1:])),
+    "reshape": _then(lambda y, b, w: y.reshape(12).add_(1)),
+    "reshape_slice": _then(lambda y, b, w: y.reshape(12)[3:9].mul_(w.reshape(12)[:6])),
+    "view_of_view": _then(lambda y, b, w: y[0][1:].add_(b[1:])),
+    "view_of_view_of_view": _then(lambda y, b, w: y.t()[1:][:, ::2].mul_(w[:3, :2])),
+    "diagonal": _then(lambda y, b, w: y.diagonal().copy_(b[:3] * 3)),
+    "diagonal_offset": _then(lambda y, b, w: y.diagonal(1).clamp_(-0.2, 0.3)),
+    "narrow": _then(lambda y, b, w: y.narrow(1, 1, 2).masked_fill_(w[:, :2] > 0, 0.5)),
+    "step_slice": _then(lambda y, b, w: y[:, ::2].fill_(b[0])),
+    "unsqueeze_squeeze": _then(lambda y, b, w: y.unsqueeze(0).squeeze(0)[2].div_(b + 3)),
+    "permute_3d": lambda m, x, b, w: _tail(m, _permuted_write(x, b), w),
+    # the view written into, used after the write: re-derived from the new base, as PyTorch's
+    "the_view_used_after": _then(lambda y, b, w: _written(y.t(), lambda v: v[0].mul_(b[0])), lambda y, v: v.t() * y),
+    "two_writes_one_view": _then(
+        lambda y, b, w: _written(y.t(), lambda v: (v[1].mul_(2), v.diagonal().add_(b[:3]))), lambda y, v: v.t().exp()
+    ),
+}
+
+
+def _written(view, write):
+    write(view)
+    return view
+
+
+def _permuted_write(x, b):
+    y = (x * 2).reshape(3, 2, 2)
+    y.permute(2, 0, 1)[1].add_(b[:2])  # (3, 2) of the (2, 3, 2) permutation
+    return y.reshape(3, 4)
+
+
+@pytest.mark.parametrize("name", VIEW_WRITES)
+def test_writes_through_other_views_are_recorded_as_torchs(name):
+    """A write through `y.t()`, `y.reshape(n)`, `y.diagonal()`, or a view of a view (`y[0][1:]`),
+    of a graph tensor is recorded on the tensor holding the storage, as PyTorch's CopySlices: the
+    view's places (backend.positions_in: where each of its elements lies in the base) now hold the
+    written values.  The view, and each view between it and the base, is re-derived from the new
+    base.  Values and gradients as PyTorch's."""
+    assert_matches_torch(VIEW_WRITES[name], X, B, W)
+
+
+def test_a_write_through_a_view_of_a_base_that_is_not_dense_refuses_clearly(monkeypatch):
+    """Where the base's layout does not tell each element's place (positions_in: None), the write
+    is refused with a line, never recorded wrong."""
+    monkeypatch.setattr(tg.backend, "positions_in", lambda view, base: None)
     y = tg.tensor(X, requires_grad=True) * 2
-    with pytest.raises(RuntimeError, match="not supported"):
-        write(y)
+    with pytest.raises(RuntimeError, match="view made by PermuteBackward.* not supported where the base's memory"):
+        y.T.mul_(2)
+
+
+def test_a_write_through_an_expanded_view_is_refused_as_torchs():
+    for lib in (tg, torch):
+        y = lib.tensor(X, requires_grad=True) * 2
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            y.unsqueeze(0).expand(2, 3, 4)[:, 1].mul_(2)
 
 
 def test_write_into_a_view_of_a_tensor_outside_the_graph_is_recorded_on_its_base():
@@ -323,7 +382,8 @@ OPS = {  # out-of-place steps: pool[k] = f(pool[i], pool[j]); add and sub save n
     "mul": lambda a, b: a * b,
     "tanh": lambda a, b: (a + b).tanh(),
 }
-INPLACE = ("iadd", "imul", "setitem", "clamp_", "row_iadd")
+INPLACE = ("iadd", "imul", "setitem", "clamp_", "row_iadd", "column_iadd", "flat_imul", "diagonal_copy_")
+THROUGH_VIEWS = ("column_iadd", "flat_imul", "diagonal_copy_")  # into a tensor in the graph only (see _build)
 
 
 def _inplace_step(kind, y, v, row):
@@ -335,6 +395,12 @@ def _inplace_step(kind, y, v, row):
         y[row] = v[row]
     elif kind == "clamp_":
         y.clamp_(-0.5, 0.5)
+    elif kind == "column_iadd":
+        y.T[row] += v.T[row]  # a write through a row of a transpose, then the view's setitem
+    elif kind == "flat_imul":
+        y.reshape(6)[2:5].mul_(v.reshape(6)[2:5])
+    elif kind == "diagonal_copy_":
+        y.diagonal().copy_(v.diagonal())
     else:
         y[row] += v[row]
 
@@ -347,8 +413,17 @@ def _rewrite_step(kind, y, v, row, lib):
         return y * v
     if kind == "clamp_":
         return y.clamp(-0.5, 0.5)
-    mask = lib.zeros(SHAPE, dtype=lib.float64)
-    mask[row] = 1.0  # a constant: outside the graph
+    mask = lib.zeros(SHAPE, dtype=lib.float64)  # a constant: outside the graph
+    if kind == "column_iadd":
+        mask[:, row] = 1.0
+    elif kind == "flat_imul":
+        mask.reshape(6)[2:5] = 1.0
+        return y * (v * mask + (1 - mask))
+    elif kind == "diagonal_copy_":
+        mask.diagonal().fill_(1.0)
+        return y * (1 - mask) + v * mask
+    else:
+        mask[row] = 1.0
     if kind == "setitem":
         return y * (1 - mask) + v * mask
     return y + v * mask
@@ -364,6 +439,8 @@ def _build(lib, values, program, inplace):
         kind, k, j, row = step
         k = 2 + k % (len(pool) - 2)  # never a leaf that requires grad; the constant may be written
         v = pool[j % len(pool)]
+        if kind in THROUGH_VIEWS and not pool[k].requires_grad:
+            continue  # (a value that requires grad into such a view of a tensor outside the graph: refused)
         if inplace:
             _inplace_step(kind, pool[k], v, row)
         else:

@@ -12,12 +12,15 @@ and the version before the write, an alias holding the old history, is the node'
   in grad mode that raises PyTorch's error.
 - A node that saved the old values (y = x.exp(); y += 1: exp saved y) raises at backward,
   through the version counter, as in PyTorch.
-- Through a view, y[i] += v, y[a:b].mul_(2): a write into a basic-index view of a graph tensor
-  also records, on the base, "base[i] now holds the view's new values" (PyTorch's CopySlices),
-  and the view is re-derived from the new base.  Other views (reshape, transpose, a view of a
-  view, a view of a tensor outside the graph) refuse a recorded write with an error saying
-  what to write instead, and a view taken before a recorded write to its base and used after it
-  makes backward raise: never a wrong gradient.
+- Through a view, y[i] += v, y.t()[0].mul_(2), y.diagonal().copy_(d): a write into a view of a
+  graph tensor (through other views, maybe) also records, on the tensor holding the storage,
+  "base[places] now holds the view's new values" (PyTorch's CopySlices; the places: the view's
+  basic index, or where each of its elements lies in the base, backend.positions_in), and the
+  view, with each view it was taken through, is re-derived from the new base.  Another view
+  taken before a recorded write to its base and used after it makes backward raise: never a
+  wrong gradient.  A view of a tensor outside the graph records only a basic-index view's write
+  (its base is known from __getitem__); other such writes are refused with an error saying what
+  to write instead.
 """
 
 from __future__ import annotations
@@ -94,8 +97,10 @@ class InplaceMixin(TensorBase):
         return self
 
     def _viewed_for_write(self, op: str):
-        """(base, index) when self is a basic-index view of a graph tensor (its write is also
-        recorded on the base), None when self is not a view; raises for the views not supported."""
+        """(base, views) when self is a view whose write is also recorded on `base`, the tensor
+        holding the storage; `views`: self and each view between it and the base, with its index
+        into the base and whether that index is advanced (`_write_through`).  None when self is not
+        a view; raises for the views not supported."""
         ctx = self._ctx
         if ctx is None:
             base, index = getattr(self, "_view_of", None) or (None, None)
@@ -104,7 +109,7 @@ class InplaceMixin(TensorBase):
                 if getattr(base._data, "base", None) is not None:
                     raise RuntimeError(f"{op}: an in-place write of a value that requires grad into a view of a "
                                        "view outside the graph is not supported; index the base once")  # fmt: skip
-                return base, index
+                return base, [(self, index, False)]
             if strided or getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
                 raise RuntimeError(
                     f"{op}: an in-place write of a value that requires grad into a view of a tensor outside the "
@@ -115,35 +120,47 @@ class InplaceMixin(TensorBase):
         base = _base_of(self)
         if base is None:
             return None
-        if type(ctx) is not Index or ctx.saved is None or ctx.saved[3]:
-            raise RuntimeError(
-                f"{op}: an in-place write into a view made by {type(ctx).__name__}Backward of a tensor in the graph "
-                "is not supported (only basic-index views, y[i] or y[a:b], are); write out of place, or into a clone()"
-            )
+        chain = [self]  # self, then each view it was taken from, down to the tensor holding the storage
+        while (below := _base_of(base)) is not None:
+            chain.append(base)
+            base = below
         if base._requires_grad and base._ctx is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        if _base_of(base) is not None:
-            raise RuntimeError(f"{op}: an in-place write into a view of a view in the graph is not supported; "
-                               "index the base tensor once (y[i, j] instead of y[i][j])")  # fmt: skip
         born = ctx.stamp or ctx.epoch
         if any(s > born for s in self._counter[1:]) or base._ctx is not None and base._ctx.parents is None:
             raise RuntimeError(f"{op}: this view was taken before an in-place write to its base recorded in the "
                                "graph; take the view again after that write")  # fmt: skip
-        return base, ctx.saved[2]
+        if len(chain) == 1 and type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
+            return base, [(self, ctx.saved[2], False)]  # y[i], y[a:b]: its own index
+        if backend.overlaps_itself(self._data):
+            raise RuntimeError(_OVERLAP)
+        views = [(v, backend.positions_in(v._data, base._data), True) for v in chain]  # each view's places in base
+        if any(index is None for _, index, _ in views):
+            raise RuntimeError(
+                f"{op}: an in-place write into a view made by {type(ctx).__name__}Backward of a tensor in the graph "
+                "is not supported where the base's memory is not dense; write out of place, or into a clone()"
+            )
+        return base, views
 
-    def _write_through(self, base, index):
-        """After a recorded write into self, a basic-index view base[index]: record on the base that
-        base[index] now holds self's new values (a SetItem whose values are already in place), and
-        re-derive self as base[index] of the new base, so that both histories include the write."""
+    def _write_through(self, base, views):
+        """After a recorded write into self, a view of `base` (through other views, maybe): record on
+        the base that the places self covers now hold self's new values (a SetItem whose values are
+        already in place: PyTorch's CopySlices), and re-derive self, and each view between it and the
+        base (`views`: each one's index into the base, and whether it is advanced), from the new
+        base, so that their histories include the write.  A basic-index view `y[i]` keeps its own
+        index; any other view (`y.t()`, `y.diagonal()`, `y[1:][:, 0]`) is taken as the elements at
+        its places in the base (backend.positions_in), which it is."""
         xp = backend.namespace(self.device)
         written = self._make(self._data, self.device, True)  # self's version right after the write
         written._ctx, written._counter = self._ctx, self._counter
+        _, index, _ = views[0]
         put = SetItem(xp)
         put.save_for_backward(index, self.ndim)
         rebase_history(base, put, (written,))
-        view = Index(xp)  # made after the base's rebase: it reads the new base
-        view.save_for_backward(base.shape, base.dtype, index, False)
-        rebase_history(self, view, (base,), previous=written, view=True)
+        for i, (view, index, advanced) in enumerate(views):
+            node = Index(xp)  # made after the base's rebase: it reads the new base
+            node.save_for_backward(base.shape, base.dtype, index, advanced)
+            rebase_history(view, node, (base,), previous=written if i == 0 else None, view=True)
 
     @property
     def data(self):
