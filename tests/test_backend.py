@@ -433,3 +433,56 @@ def test_keep_mask_keeps_one_minus_p_and_advances(p):
     assert first.shape == (7, 14287) and first.dtype == bool
     assert abs(first.mean() - (1 - p)) < 4 * np.sqrt(p * (1 - p) / first.size)
     assert (keep_mask("cpu", (7, 14287), p) != first).any()
+
+
+@st.composite
+def _views_of_dense_bases(draw):
+    """A dense base (C order, or its dims permuted in memory) and a view of it made by a random
+    chain of NumPy's view operations: transposes, slices with steps, diagonals, reshapes of
+    contiguous views, new axes, integer indices."""
+    shape = draw(st.lists(st.integers(1, 5), min_size=1, max_size=4))
+    order = draw(st.permutations(range(len(shape))))
+    held = np.arange(np.prod(shape), dtype=np.float64).reshape([shape[d] for d in order])
+    base = held.transpose(np.argsort(order))  # dense, its dims laid out in `order`
+    view = base
+    for step in draw(st.lists(st.sampled_from(["T", "slice", "index", "diagonal", "reshape", "newaxis"]), max_size=4)):
+        if step == "T":
+            view = view.T
+        elif step == "slice" and view.ndim:
+            n = view.shape[0]
+            start, stop, by = draw(st.integers(0, n)), draw(st.integers(0, n)), draw(st.integers(1, 3))
+            view = view[start:stop:by]
+        elif step == "index" and view.ndim and view.shape[0]:
+            view = view[draw(st.integers(0, view.shape[0] - 1)), ...]  # (a 0-d view, not a scalar)
+        elif step == "diagonal" and view.ndim >= 2:
+            view = np.diagonal(view, draw(st.integers(-2, 2)))
+        elif step == "reshape" and view.flags.c_contiguous:
+            view = view.reshape(-1)
+        elif step == "newaxis":
+            view = view[None]
+    return base, view
+
+
+@given(_views_of_dense_bases())
+def test_positions_in_places_each_element_of_a_view_in_its_base(base_and_view):
+    """backend.positions_in (the places a recorded write through a view takes in its base):
+    base[index] reads the view's elements, for any chain of views of a dense base, whatever the
+    order its dims are laid out in; device arrays of the view's kind."""
+    base, view = base_and_view
+    index = backend.positions_in(view, base)
+    assert len(index) == base.ndim and all(i.shape == view.shape and i.dtype == np.int64 for i in index)
+    np.testing.assert_array_equal(base[index], view)
+    strict_index = backend.positions_in(backend_strict.StrictArray(view), backend_strict.StrictArray(base))
+    assert all(isinstance(i, backend_strict.StrictArray) for i in strict_index)
+
+
+def test_positions_in_refuses_what_the_layouts_do_not_tell():
+    """None where a base is not dense (a strided slice, an expand), the dtypes differ, a stride is
+    negative, or the view lies outside the base."""
+    a = np.arange(24.0).reshape(4, 6)
+    assert backend.positions_in(a[::2, 1:3], a[::2]) is None  # a base with gaps
+    assert backend.positions_in(a[0], np.broadcast_to(a[0], (3, 6))) is None  # a base with stride 0
+    assert backend.positions_in(a.view(np.int64)[0], a) is None
+    assert backend.positions_in(a[::-1], a) is None
+    assert backend.positions_in(a[2:], a[:2]) is None
+    assert backend.positions_in(a[:0], a[2:]) is not None  # nothing to place
