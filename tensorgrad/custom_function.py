@@ -52,6 +52,7 @@ class FunctionCtx(Function):
     """The `ctx` of a PyTorch-form op, which is also its node in the graph (a raw-array Function)."""
 
     function = None  # the user's Function subclass (set on each per-op subclass by `adopt`)
+    custom_backward = True  # an output that is a view of an input takes no in-place write (inplace.py)
 
     def __init__(self, xp):
         super().__init__(xp)

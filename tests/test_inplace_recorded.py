@@ -343,6 +343,81 @@ def test_a_write_through_an_expanded_view_is_refused_as_torchs():
             y.unsqueeze(0).expand(2, 3, 4)[:, 1].mul_(2)
 
 
+CUSTOM_VIEW = "is a view and is being modified inplace. This view was created inside a custom Function"
+
+
+def _custom_view_function(lib):
+    class TimesTen(lib.autograd.Function):  # a view forward, its own backward (a straight-through style op)
+        @staticmethod
+        def forward(ctx, x):
+            return x.t()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.t() * 10
+
+    return TimesTen
+
+
+@pytest.mark.parametrize("write", [lambda z: z[0].add_(1.0), lambda z: z.mul_(2.0), lambda z: z.diagonal().zero_()])
+def test_a_write_into_a_view_a_custom_function_returned_is_refused_as_torchs(write):
+    """Recorded, the output would be re-derived from the input, and the places not written would
+    lose the custom backward (x.grad [20, 2, 2, 2] for `z[0].add_(0.0)` where the op says 20)."""
+    for lib in (torch, tg):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        z = _custom_view_function(lib).apply(x * 2)
+        with pytest.raises(RuntimeError, match=CUSTOM_VIEW):
+            write(z)
+
+
+def test_a_write_into_a_module_output_with_a_full_backward_hook_is_refused_as_torchs():
+    for lib in (torch, tg):
+        lin = lib.nn.Linear(3, 3)
+        lin.register_full_backward_hook(lambda module, grad_input, grad_output: None)
+        out = lin(lib.ones(2, 3, requires_grad=True))
+        with pytest.raises(RuntimeError, match=CUSTOM_VIEW):
+            out.t()[0].mul_(3.0)
+
+
+def _run_outputs(lib, program):
+    x = lib.tensor(np.arange(1.0, 13.0).reshape(3, 4) / 7, requires_grad=True)
+    b = lib.tensor([0.5, -1.5, 2.0, 3.0], requires_grad=True)
+    outs = program(x, b)
+    sum(((o * o) * (k + 1)).sum() for k, o in enumerate(outs)).backward()
+    return [o.detach().numpy() for o in outs], x.grad.numpy(), b.grad.numpy()
+
+
+def _views_of_a_0d_base(x, b):
+    y = (x * 2).sum()  # 0-d
+    v = y.unsqueeze(0).unsqueeze(1)  # (1, 1), a view of y
+    v.mul_(b[:1])
+    return [y, v]
+
+
+def _a_reshape_of_a_0d_base(x, b):
+    y = (x * x).sum()
+    v = y.reshape(1)
+    v.add_(b[1:2])
+    return [v.exp()]
+
+
+def _a_view_of_a_zero_size_base(x, b):
+    y = x[:, :0] * 2  # (3, 0): NumPy's strides of an empty result are all 0
+    y.t().add_(1.0)
+    return [y, x * b]
+
+
+@pytest.mark.parametrize("program", [_views_of_a_0d_base, _a_reshape_of_a_0d_base, _a_view_of_a_zero_size_base])
+def test_writes_through_views_of_0d_and_empty_bases_as_torchs(program):
+    """A 0-d base: the view's places are its one element, in the view's shape of 1s.  An empty base:
+    nothing to place (its strides, all 0, tell nothing)."""
+    ours, theirs = _run_outputs(tg, program), _run_outputs(torch, program)  # float64: equal to rounding
+    for a, b in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
+
+
 def test_write_into_a_view_of_a_tensor_outside_the_graph_is_recorded_on_its_base():
     def program(m, x, b, w):
         out = m.zeros(3, 4, dtype=m.float64)

@@ -11,6 +11,7 @@ in reading order:
     devices.py      device names, namespace(device), device_of(array), synchronize
     strict.py       the strict device: a CuPy-like guard on NumPy, for tests without a GPU
     host.py         host transfer, storage identity, device checks deferred to the next host read
+    positions.py    where a view's elements lie in its base (the places a write through a view takes)
     random.py       one seeded generator per device, and its state
     primitives.py   the few array primitives NumPy and CuPy spell differently (scatter, erf, svd,
                     linalg, scipy.special's functions, quiet: NaN and inf without NumPy's warnings)
@@ -49,13 +50,13 @@ from .host import (
     is_contiguous,
     is_dense_in_order,
     overlaps_itself,
-    positions_in,
     run_deferred_checks,
     storage_of,
     to_device,
     to_numpy,
     writable,
 )
+from .positions import positions_in
 from .primitives import (
     SCALAR_TYPES,
     add_at,

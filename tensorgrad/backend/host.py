@@ -112,42 +112,6 @@ def overlaps_itself(array) -> bool:
     return False
 
 
-def positions_in(view, base):
-    """Where each element of `view`, an array over `base`'s memory, lies in `base`: a tuple of
-    integer arrays of `view`'s shape, one per dim of `base` (so `base[index]` holds `view`'s
-    elements), made on `view`'s device without reading anything back.  None where the layouts do
-    not tell: `base` not dense (its dims, by stride, must step each past the ones below), a
-    negative stride, another dtype, or memory outside `base`.
-
-    Each element's byte offset from `base`'s first is `start + sum_k i_k * view.strides[k]`; in a
-    dense `base` the offset is `sum_d j_d * base.strides[d]`, a number in mixed radix, whose digit
-    for dim d is `(offset // base.strides[d]) % base.shape[d]`."""
-    v, b = _unwrapped(view), _unwrapped(base)
-    if v.dtype != b.dtype or any(st < 0 for st in v.strides):
-        return None
-    expected = b.itemsize
-    for stride, n in sorted((st, n) for st, n in zip(b.strides, b.shape) if n > 1):
-        if stride != expected:
-            return None
-        expected *= n
-    start = _address(v) - _address(b)
-    last = start + sum((n - 1) * st for st, n in zip(v.strides, v.shape)) if v.size else start
-    if v.size and (start < 0 or last + v.itemsize > b.size * b.itemsize):
-        return None
-    xp = namespace(device_of(v))
-    offset = xp.full(v.shape, start, dtype=xp.int64)
-    for k, (stride, n) in enumerate(zip(v.strides, v.shape)):
-        steps = xp.arange(n, dtype=xp.int64) * stride
-        offset = offset + steps.reshape((1,) * k + (n,) + (1,) * (v.ndim - k - 1))
-    index = tuple((offset // st) % n if n > 1 else xp.zeros(v.shape, xp.int64) for st, n in zip(b.strides, b.shape))
-    return tuple(strict.StrictArray(i) for i in index) if isinstance(view, strict.StrictArray) else index
-
-
-def _address(array) -> int:
-    """The address of `array`'s first element: NumPy's array interface, CuPy's device pointer."""
-    return array.__array_interface__["data"][0] if isinstance(array, np.ndarray) else array.data.ptr
-
-
 # --------------------------------------------------------------------------- deferred checks
 # Reading a value back from a GPU (`bool(x.any())`) waits for every queued kernel; one such read
 # inside the forward pass stalls the device once per step.  So checks of device data (token ids

@@ -27,6 +27,8 @@ class BackwardHookIdentity(Function):
     """y = x, a node of its own so that a module's inputs and outputs have tensors to hook.
     Backward: dy/dx = I, so dL/dx = dL/dy."""
 
+    custom_backward = True  # its output, its input as is, takes no in-place write, as PyTorch's (inplace.py)
+
     def forward(self, x):
         return x
 
