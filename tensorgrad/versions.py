@@ -117,7 +117,9 @@ def rebase_history(tensor, node, inputs, versions=None, previous=None, view=Fals
     its other `inputs`.  The write gets a stamp, the clock's next tick; the stamp is also appended
     to the storage's counter (`counter[1:]`), so that a view taken before the write can be told
     apart (`parents_seen`).  `versions`: the node's version records, taken before the write.
-    previous: the alias, when the caller made it.
+    previous: the alias, when the caller made it.  The tensor's grad hooks registered so far
+    (`register_hook`) go to `previous`: they see the gradient of the version before the write, as
+    PyTorch's; `retain_grad` stays with the tensor (its .grad is the new version's).
     view=True: `node` writes nothing, it re-derives a view (x[i]) of its rebased base, its only
     parent (`inputs`)."""
     global clock
@@ -128,6 +130,11 @@ def rebase_history(tensor, node, inputs, versions=None, previous=None, view=Fals
     with _clock_lock:  # `+= 1` is a read and a write: two threads could take the same stamp
         clock += 1
         stamp = clock
+    hooks = tensor._hooks
+    if hooks is not None and hooks.grad:  # registered before the write: the version before it is theirs, as in PyTorch
+        moved = type(hooks)()
+        moved.grad, hooks.grad = hooks.grad, {}  # (the dict itself: a handle's remove() still finds its hook)
+        previous._hooks = moved
     node.previous = previous
     node.stamp = stamp
     node.rederived_view = view

@@ -78,6 +78,43 @@ def test_hook_order_values_and_removal():
     assert run(x, w) == run(tx, tw)
 
 
+def _hooked_then_written(lib, x, w, where):
+    """y = x * 2 with a hook registered on it before an in-place write into it (`where`: directly or
+    through a view), a hook and retain_grad after it; what each hook saw, y.grad, x.grad."""
+    seen = []
+    y = x * 2
+    if where == "y":
+        before = y.register_hook(lambda g: seen.append(("before", g.tolist())))
+        y.mul_(w)
+    else:  # the base, written through a view
+        before = y.register_hook(lambda g: seen.append(("before", g.tolist())))
+        y.t()[0].mul_(w[:, 0])
+    y.register_hook(lambda g: seen.append(("after", g.tolist())))
+    y.retain_grad()
+    (y * y * w).sum().backward(retain_graph=True)
+    before.remove()
+    (y * w).sum().backward()
+    return seen, y.grad.tolist(), x.grad.tolist()
+
+
+@pytest.mark.parametrize("where", ["y", "base, written through a view"])
+def test_a_hook_registered_before_an_inplace_write_sees_the_version_before_it_as_pytorch(where):
+    """PyTorch: a hook registered on a tensor before an in-place write to it receives the gradient
+    of the tensor before the write; one registered after, the gradient after it; retain_grad keeps
+    the gradient of the tensor as it is now.  tensorgrad's hooks stayed with the tensor object and
+    saw the version after the write (silently another gradient).  The hook's handle still removes
+    it."""
+    x_tg, x_torch = both(np.arange(1.0, 7.0).reshape(2, 3))
+    w = np.linspace(0.5, 2.0, 6).reshape(2, 3)
+    ours = _hooked_then_written(tg, x_tg, tg.tensor(w), where)
+    theirs = _hooked_then_written(torch, x_torch, torch.tensor(w), where)
+    assert [name for name, _ in ours[0]] == [name for name, _ in theirs[0]]
+    for (_, a), (_, b) in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(a, b, **TOL)
+    np.testing.assert_allclose(ours[1], theirs[1], **TOL)
+    np.testing.assert_allclose(ours[2], theirs[2], **TOL)
+
+
 def test_hook_errors_match_pytorch():
     for lib in (tg, torch):
         with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
