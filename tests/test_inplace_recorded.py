@@ -418,6 +418,22 @@ def test_writes_through_views_of_0d_and_empty_bases_as_torchs(program):
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
 
 
+@pytest.mark.parametrize("write", [lambda y: y.t()[0].mul_(2), lambda y: y[0].mul_(2)], ids=["transpose", "row"])
+def test_a_write_through_a_view_after_backward_freed_the_graph_as_torchs(write):
+    """After `backward()` freed the graph, a write through a view of its tensor is carried out (it
+    raised "this view was taken before an in-place write"), and a backward through the freed graph
+    raises PyTorch's "backward through the graph a second time"."""
+    values = []
+    for lib in (tg, torch):
+        y = lib.ones(2, 3, requires_grad=True) * 2
+        y.sum().backward()
+        write(y)
+        values.append(y.tolist())
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            (y * 3).sum().backward()
+    assert values[0] == values[1]
+
+
 def test_write_into_a_view_of_a_tensor_outside_the_graph_is_recorded_on_its_base():
     def program(m, x, b, w):
         out = m.zeros(3, 4, dtype=m.float64)

@@ -136,7 +136,7 @@ class InplaceMixin(TensorBase):
         if base._requires_grad and base._ctx is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         born = ctx.stamp or ctx.epoch
-        if any(s > born for s in self._counter[1:]) or base._ctx is not None and base._ctx.parents is None:
+        if any(s > born for s in self._counter[1:]):
             raise RuntimeError(f"{op}: this view was taken before an in-place write to its base recorded in the "
                                "graph; take the view again after that write")  # fmt: skip
         if len(chain) == 1 and type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
