@@ -497,6 +497,22 @@ def test_a_write_that_reads_a_tensor_whose_elements_share_memory_is_refused_as_i
 
 
 @pytest.mark.parametrize("device", ["cpu", "strict"])
+def test_a_write_into_a_part_of_an_expand_that_overlaps_nothing_lands_in_its_base_as_in_torch(device):
+    """A row of an expand overlaps nothing of itself: `e[0] += 1`, `e[0].copy_(v)`, `e[0].mul_(2)`
+    write the base, as PyTorch's do (NumPy's view of a broadcast is read-only, and these leaked
+    "output array is read-only": backend.writable gives every write an alias of the memory)."""
+    torch = pytest.importorskip("torch")
+    writes = {"add_": lambda e: e[0].add_(1), "iadd": lambda e: e[0].__iadd__(1), "mul_": lambda e: e[0].mul_(2),
+              "copy_": lambda e: e[0].copy_(e[0] * 0 + 5), "clamp_": lambda e: e[1].clamp_(1, 2)}  # fmt: skip
+    for name, write in writes.items():
+        ours, theirs = tg.arange(4.0, device=device), torch.arange(4.0)
+        write(ours.expand(3, 4))
+        write(theirs.expand(3, 4))
+        assert ours.tolist() == theirs.tolist(), name
+        assert ours._version == 1, name  # the expand's row shares its base's version counter
+
+
+@pytest.mark.parametrize("device", ["cpu", "strict"])
 def test_one_value_written_into_an_expand_lands_in_its_memory_as_in_torch(device):
     """fill_, zero_, masked_fill_ and y[i] = v where y[i] overlaps nothing of itself write into an
     expand, as PyTorch's do (NumPy's broadcast view is read-only: backend.writable), with PyTorch's

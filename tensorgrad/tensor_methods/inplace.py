@@ -94,7 +94,7 @@ class InplaceMixin(TensorBase):
         ctx = cls(backend.namespace(self.device))
         ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
         arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
-        ctx.forward(backend.writable(self._data) if cls is SetItem else self._data, *arrays, **params)
+        ctx.forward(backend.writable(self._data), *arrays, **params)  # (an expand's row: NumPy's read-only view)
         # versions before this write's: a saved value in self's memory, which the write changes,
         # makes backward raise ((y *= y) raises, as in PyTorch)
         records = taken(self, [a for a in args if isinstance(a, TensorBase)]) if record and ctx.saved else None
@@ -108,7 +108,7 @@ class InplaceMixin(TensorBase):
     def _viewed_for_write(self, op: str):
         """(base, views) when self is a view whose write is also recorded on `base`, the tensor
         holding the storage; `views`: self and each view between it and the base, with its index
-        into the base (`_write_through`).  None when self is not
+        into the base and whether a place comes twice in it (`_write_through`).  None when self is not
         a view; raises for the views not supported."""
         ctx = self._ctx
         if ctx is None:
@@ -118,7 +118,7 @@ class InplaceMixin(TensorBase):
                 if getattr(base._data, "base", None) is not None:
                     raise RuntimeError(f"{op}: an in-place write of a value that requires grad into a view of a "
                                        "view outside the graph is not supported; index the base once")  # fmt: skip
-                return base, [(self, index)]
+                return base, [(self, index, False)]
             if strided or getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
                 raise RuntimeError(
                     f"{op}: an in-place write of a value that requires grad into a view of a tensor outside the "
@@ -140,14 +140,16 @@ class InplaceMixin(TensorBase):
             raise RuntimeError(f"{op}: this view was taken before an in-place write to its base recorded in the "
                                "graph; take the view again after that write")  # fmt: skip
         if len(chain) == 1 and type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
-            return base, [(self, ctx.saved[2])]  # y[i], y[a:b] (or a view re-derived so): its own index
+            return base, [(self, ctx.saved[2], False)]  # y[i], y[a:b] (or a view re-derived so): its own index
         custom = next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
         if custom is not None:  # re-derived from the base, the view would lose the op's own backward
             raise RuntimeError(_CUSTOM_VIEW.format(type(custom._ctx).__name__))
         if backend.overlaps_itself(self._data):
             raise RuntimeError(_OVERLAP)
-        views = [(v, backend.positions_in(v._data, base._data)) for v in chain]  # each view's places in base
-        if any(index is None for _, index in views):
+        # each view's places in the base, and whether a place may come twice (an expand's: its
+        # backward then adds them up)
+        views = [(v, backend.positions_in(v._data, base._data), backend.overlaps_itself(v._data)) for v in chain]
+        if any(index is None for _, index, _ in views):
             raise RuntimeError(
                 f"{op}: an in-place write into a view made by {type(ctx).__name__}Backward of a tensor in the graph "
                 "is not supported where the base's memory is not dense; write out of place, or into a clone()"
@@ -158,20 +160,20 @@ class InplaceMixin(TensorBase):
         """After a recorded write into self, a view of `base` (through other views, maybe): record on
         the base that the places self covers now hold self's new values (a SetItem whose values are
         already in place: PyTorch's CopySlices), and re-derive self, and each view between it and the
-        base (`views`: each one's index into the base), from the new base, so that their histories
-        include the write.  A basic-index view `y[i]` keeps its own
+        base (`views`: each one's index into the base, and whether a place comes twice in it), from
+        the new base, so that their histories include the write.  A basic-index view `y[i]` keeps its own
         index; any other view (`y.t()`, `y.diagonal()`, `y[1:][:, 0]`) is taken as the elements at
         its places in the base (backend.positions_in), which it is."""
         xp = backend.namespace(self.device)
         written = self._make(self._data, self.device, True)  # self's version right after the write
         written._ctx, written._counter = self._ctx, self._counter
-        _, index = views[0]
+        _, index, _ = views[0]
         put = SetItem(xp)
         put.save_for_backward(index, self.ndim)
         rebase_history(base, put, (written,))
-        for i, (view, index) in enumerate(views):
+        for i, (view, index, repeats) in enumerate(views):
             node = Index(xp)  # made after the base's rebase: it reads the new base
-            node.save_for_backward(base.shape, base.dtype, index, False)  # (False: no place twice, dx[index] = g)
+            node.save_for_backward(base.shape, base.dtype, index, repeats)  # (repeats: dx adds at, else dx[index] = g)
             rebase_history(view, node, (base,), previous=written if i == 0 else None, view=True)
 
     @property
