@@ -330,6 +330,21 @@ def test_writes_through_other_views_are_recorded_as_torchs(name):
     assert_matches_torch(VIEW_WRITES[name], X, B, W)
 
 
+def test_second_derivatives_through_writes_into_views_as_torchs():
+    """create_graph through writes into a transpose's row and a diagonal (add_ and copy_, whose
+    backward is linear in the gradient): the gradient of the gradient as PyTorch's."""
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor(np.arange(9.0).reshape(3, 3) / 7, requires_grad=True)
+        y = x * x
+        y.t()[0].add_(x[0] * x[1])
+        y.diagonal().copy_(x[2] * 3)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        results.append(gg.detach().numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-12)  # float64, as above
+
+
 def test_a_write_through_a_view_of_a_base_that_is_not_dense_refuses_clearly(monkeypatch):
     """Where the base's layout does not tell each element's place (positions_in: None), the write
     is refused with a line, never recorded wrong."""
