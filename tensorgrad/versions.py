@@ -106,7 +106,7 @@ def check(ctx, output):
 
 
 # --------------------------------------------------------------------------- in-place ops in the graph
-def rebase_history(tensor, node, inputs, versions=None, previous=None, view=False):
+def rebase_history(tensor, node, inputs, versions=None, previous=None, view=False, parent=None):
     """Make `node`, an in-place op that just wrote into `tensor`'s storage, the tensor's history
     (PyTorch's rebase_history): the same tensor object now stands for the new values.
 
@@ -121,7 +121,9 @@ def rebase_history(tensor, node, inputs, versions=None, previous=None, view=Fals
     (`register_hook`) go to `previous`: they see the gradient of the version before the write, as
     PyTorch's; `retain_grad` stays with the tensor (its .grad is the new version's).
     view=True: `node` writes nothing, it re-derives a view (x[i]) of its rebased base, its only
-    parent (`inputs`)."""
+    parent (`inputs`).  parent: the write's first input where it is not `previous` (a write through
+    a view reads the view's places from its base, as PyTorch's CopySlices: `previous`, with the
+    hooks, then has only the gradient of the readers of the view before the write)."""
     global clock
     if previous is None:
         previous = type(tensor)._make(tensor._data, tensor.device, tensor._requires_grad)
@@ -140,7 +142,7 @@ def rebase_history(tensor, node, inputs, versions=None, previous=None, view=Fals
     node.rederived_view = view
     if not view:
         tensor._counter.append(stamp)
-    node.attach(tensor, tuple(inputs) if view else (previous, *inputs), versions)
+    node.attach(tensor, tuple(inputs) if view else (previous if parent is None else parent, *inputs), versions)
     tensor._requires_grad = True
     return previous
 

@@ -300,9 +300,6 @@ VIEW_WRITES = {  # writes through views that are not one basic index of the grap
     "permute_3d": lambda m, x, b, w: _tail(m, _permuted_write(x, b), w),
     # the view written into, used after the write: re-derived from the new base, as PyTorch's
     "the_view_used_after": _then(lambda y, b, w: _written(y.t(), lambda v: v[0].mul_(b[0])), lambda y, v: v.t() * y),
-    "expand_row_then_the_expand": _then(
-        lambda y, b, w: _written(y.unsqueeze(0).expand(2, 3, 4), lambda e: e[1].mul_(w)), lambda y, e: e.sum(0) * y
-    ),  # the expand, re-derived, has each place twice: its backward adds them up
     "two_writes_one_view": _then(
         lambda y, b, w: _written(y.t(), lambda v: (v[1].mul_(2), v.diagonal().add_(b[:3]))), lambda y, v: v.t().exp()
     ),

@@ -60,13 +60,13 @@ def storage_of(array):
 
 
 def writable(array):
-    """`array`, or where NumPy made it read-only as a view of memory that takes writes (an
-    `expand`, NumPy's broadcast, and every view of it: `e[0]` of `x.expand(3, 4)` is x itself) an
-    alias of the same memory that takes them, as PyTorch's expanded tensors do: a value written
-    there lands in the one element each place reads.  An array over read-only memory is returned
-    as it is (a write into it raises NumPy's error); CuPy's arrays take writes already."""
+    """`array`, or where NumPy made it read-only as a broadcast (an `expand`: dims of stride 0 over
+    memory that takes writes) an alias of the same memory that takes them, as PyTorch's expanded
+    tensors do: a value written there lands in the one element each place reads.  Any other
+    read-only array is returned as it is (a write into it raises NumPy's error); CuPy's arrays
+    take writes already."""
     a = _unwrapped(array)
-    if not isinstance(a, np.ndarray) or a.flags.writeable:
+    if not isinstance(a, np.ndarray) or a.flags.writeable or not overlaps_itself(a):
         return array
     root = storage_of(a)
     if not isinstance(root, np.ndarray) or not root.flags.writeable or not root.flags.c_contiguous:

@@ -94,13 +94,13 @@ class InplaceMixin(TensorBase):
         ctx = cls(backend.namespace(self.device))
         ctx.parents = (self, *args) if record else (None,) * (1 + len(args))  # what needs_grad reads
         arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
-        ctx.forward(backend.writable(self._data), *arrays, **params)  # (an expand's row: NumPy's read-only view)
+        ctx.forward(backend.writable(self._data) if cls is SetItem else self._data, *arrays, **params)
         # versions before this write's: a saved value in self's memory, which the write changes,
         # makes backward raise ((y *= y) raises, as in PyTorch)
         records = taken(self, [a for a in args if isinstance(a, TensorBase)]) if record and ctx.saved else None
         self._bump_version()
         if record:
-            rebase_history(self, ctx, args, records)
+            rebase_history(self, ctx, args, records, parent=None if view is None else _reread(self, *view))
             if view is not None:
                 self._write_through(*view)
         return self
@@ -357,6 +357,21 @@ def _basic(index) -> bool:
     """Whether `index` is basic indexing only (ints, slices, None, ...): y[index] is then a view."""
     items = index if isinstance(index, tuple) else (index,)
     return all(it is None or it is Ellipsis or isinstance(it, (int, slice)) for it in items)
+
+
+def _reread(view, base, views):
+    """The write's input for a write through `view`: its places read from `base` as it is before
+    the write (PyTorch's CopySlices reads the base, never the view's old history, so a hook
+    registered on the view, or on a view between it and the base, before the write sees only the
+    gradient of their readers before it).  None where the base is outside the graph."""
+    if not base._requires_grad:
+        return None
+    _, index, repeats = views[0]
+    node = Index(backend.namespace(view.device))
+    node.save_for_backward(base.shape, base.dtype, index, repeats)
+    reread = view._make(view._data, view.device, True)
+    reread._counter = view._counter
+    return node.attach(reread, (base,))
 
 
 def _base_of(t):
