@@ -71,9 +71,14 @@ def writable(array):
     root = storage_of(a)
     if not isinstance(root, np.ndarray) or not root.flags.writeable or not root.flags.c_contiguous:
         return array
-    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    alias = np.ndarray(a.shape, a.dtype, buffer=root, offset=offset, strides=a.strides)
+    alias = np.ndarray(a.shape, a.dtype, buffer=root, offset=address(a) - address(root), strides=a.strides)
     return strict.StrictArray(alias) if isinstance(array, strict.StrictArray) else alias
+
+
+def address(array) -> int:
+    """The address of `array`'s first element (NumPy's array interface, CuPy's device pointer,
+    which includes a view's offset): two arrays over one memory differ by their offset in bytes."""
+    return array.__array_interface__["data"][0] if isinstance(array, np.ndarray) else array.data.ptr
 
 
 def is_contiguous(array) -> bool:

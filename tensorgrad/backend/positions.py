@@ -3,11 +3,9 @@ any view takes in its base (tensor_methods/inplace.py records them, as PyTorch's
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import strict
 from .devices import device_of, namespace
-from .host import _unwrapped
+from .host import _unwrapped, address
 
 
 def positions_in(view, base):
@@ -30,14 +28,14 @@ def positions_in(view, base):
     if v.size == 0:  # nothing to place (and the strides of a base without elements tell nothing)
         return _like(view, tuple(xp.zeros(v.shape, xp.int64) for _ in b.shape)) if b.ndim else None
     if b.ndim == 0:  # its one element, in the view's shape of 1s
-        return (None,) * v.ndim if _address(v) == _address(b) and v.size == 1 else None
+        return (None,) * v.ndim if address(v) == address(b) and v.size == 1 else None
     dims = [(st, n) for st, n in zip(b.strides, b.shape) if n > 1]
     expected = b.itemsize
     for st, n in sorted(dims):
         if st != expected:
             return None
         expected *= n
-    start = _address(v) - _address(b)
+    start = address(v) - address(b)
     last = start + sum((n - 1) * st for st, n in zip(v.strides, v.shape))
     if start < 0 or last + v.itemsize > b.size * b.itemsize:
         return None
@@ -84,8 +82,3 @@ def _along(a, k, ndim):
 def _like(view, index):
     """The index arrays on the view's device: StrictArrays for a strict view."""
     return tuple(strict.StrictArray(i) for i in index) if isinstance(view, strict.StrictArray) else index
-
-
-def _address(array) -> int:
-    """The address of `array`'s first element: NumPy's array interface, CuPy's device pointer."""
-    return array.__array_interface__["data"][0] if isinstance(array, np.ndarray) else array.data.ptr

@@ -171,10 +171,9 @@ class InplaceMixin(TensorBase):
         put = SetItem(xp)
         put.save_for_backward(index, self.ndim)
         rebase_history(base, put, (written,))
-        for i, (view, index, repeats) in enumerate(views):
-            node = Index(xp)  # made after the base's rebase: it reads the new base
-            node.save_for_backward(base.shape, base.dtype, index, repeats)  # (repeats: dx adds at, else dx[index] = g)
-            rebase_history(view, node, (base,), previous=written if i == 0 else None, view=True)
+        for i, (view, index, repeats) in enumerate(views):  # (made after the base's rebase: they read the new base)
+            rebase_history(view, _index_node(base, index, repeats), (base,), previous=written if i == 0 else None,
+                           view=True)  # fmt: skip
 
     @property
     def data(self):
@@ -367,11 +366,17 @@ def _reread(view, base, views):
     if not base._requires_grad:
         return None
     _, index, repeats = views[0]
-    node = Index(backend.namespace(view.device))
-    node.save_for_backward(base.shape, base.dtype, index, repeats)
     reread = view._make(view._data, view.device, True)
     reread._counter = view._counter
-    return node.attach(reread, (base,))
+    return _index_node(base, index, repeats).attach(reread, (base,))
+
+
+def _index_node(base, index, repeats):
+    """An Index node of `base` at `index` whose forward has run (its values are a view's, already in
+    place): its backward puts the gradient at the places, added up where one comes twice (`repeats`)."""
+    node = Index(backend.namespace(base.device))
+    node.save_for_backward(base.shape, base.dtype, index, repeats)
+    return node
 
 
 def _base_of(t):
