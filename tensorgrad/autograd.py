@@ -151,8 +151,11 @@ class Function:
         requires_grad = False
         tensors = []  # the Tensor arguments (the others, numbers and shapes, pass to forward as they are)
         arrays = []
+        written = versions.clock  # an in-place write was recorded: an input may be a view it left stale
         for a in args:
             if isinstance(a, TensorBase):
+                if written and len(a._counter) > 1:
+                    a._refresh_view()  # re-derived from its base now, as PyTorch's view on its next use
                 if device is None:
                     device = a.device
                 elif a.device != device:
@@ -183,19 +186,25 @@ class Function:
             out = ctx.forward(*arrays, **params)
         out = backend.ensure_array(xp, out)
         result = type(tensors[0])._make(out, device, requires_grad)
+        base = None  # the input result is a view of, if any: it shares that input's version counter
         if ctx.output_views is not None:  # declared by the op: a view of that input
-            result._counter = tensors[ctx.output_views]._counter
+            base = tensors[ctx.output_views]
         elif out.base is not None:  # a view (reshape, transpose, slice): of an input?
             storage = backend.storage_of(out)
             for a in tensors:
                 if backend.storage_of(a._data) is storage:
-                    result._counter = a._counter  # views share their base's version counter
+                    base = a
                     break
         else:
             for a in tensors:
                 if a._data is out:  # an op returned its input's array as is
-                    result._counter = a._counter
+                    base = a
                     break
+        if base is not None:
+            result._counter = base._counter
+            if not requires_grad:  # a view outside the graph: its base (made in grad mode) and birth, for _refresh_view
+                grad_mode = _state.grad_enabled
+                result._view_of = (base if grad_mode else None, None, versions.clock, grad_mode)
         if requires_grad:
             ctx.attach(result, args, versions.taken(result, tensors) if ctx.saved else None)
         return result
@@ -242,6 +251,8 @@ def backpropagate(roots, root_grads, retain_graph=False, capture=None, walk=None
     create_graph the caller (Tensor.backward, tg.autograd.grad) passes graph_walk.walk."""
     if versions.clock:  # an in-place write was recorded: a root may be a view it left stale
         for r in roots:
+            if len(r._counter) > 1:
+                r._refresh_view()  # re-derived from its base, as PyTorch's
             versions.check_root(r)
     order = _topological_order(roots)
     grads, owned = {}, set()  # {id: gradient}; owned: the ids whose gradient is the walk's own array

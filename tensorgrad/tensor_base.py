@@ -28,9 +28,13 @@ class TensorBase:
     _hooks          None, or its hooks (hooks.TensorHooks: register_hook, retain_grad, post-accumulate
                     hooks), which the engine calls as `_hooks.on_gradient(tensor, grad)` and
                     `_hooks.post_accumulate` (it imports nothing of them)
+    _view_of        set on a view made outside the graph only (the engine's apply, __getitem__):
+                    (base, basic index or None, the in-place clock then, grad mode then), so that the
+                    view can be re-derived from its base after an in-place write recorded on their
+                    storage (`_refresh_view`, tensor_methods/inplace.py)
     """
 
-    __slots__ = ("_data", "device", "_requires_grad", "_grad", "_ctx", "_counter", "_hooks")
+    __slots__ = ("_data", "device", "_requires_grad", "_grad", "_ctx", "_counter", "_hooks", "_view_of")
 
     @classmethod
     def _make(cls, data, device, requires_grad):
@@ -45,8 +49,16 @@ class TensorBase:
         t._hooks = None
         return t
 
+    def _refresh_view(self):
+        """Re-derive this tensor from its base if it is a view that an in-place write recorded on
+        their storage left stale (PyTorch regenerates such a view's grad_fn).  The Tensor class's
+        is tensor_methods/inplace.py's; here, nothing.  Called only where `len(_counter) > 1` (a
+        write was recorded on the storage)."""
+
     @property
     def requires_grad(self) -> bool:
+        if len(self._counter) > 1:  # a write recorded on this storage may make a view of it require grad
+            self._refresh_view()
         return self._requires_grad
 
     @requires_grad.setter

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import backend
+from .. import backend, versions
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
 from ..ops.indexing import Gather, IndexPutAccumulate, IndexSelect, Scatter, ScatterAdd, ScatterReduce
@@ -70,7 +70,7 @@ class IndexingMixin(TensorBase):
                 return Index.apply(selected, index=tuple(rest), advanced=True)
             out = Index.apply(self, index=index, advanced=advanced)
             if out._ctx is None and not advanced:  # a view outside the graph: a recorded write needs its base
-                out._view_of = (self, index)
+                out._view_of = (self, index, versions.clock, is_grad_enabled())
             return out
         except IndexError as e:
             raise IndexError(f"index {index!r} is out of range for a tensor of shape {self.shape}: {e}") from None

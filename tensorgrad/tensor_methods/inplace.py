@@ -16,11 +16,16 @@ and the version before the write, an alias holding the old history, is the node'
   graph tensor (through other views, maybe) also records, on the tensor holding the storage,
   "base[places] now holds the view's new values" (PyTorch's CopySlices; the places: the view's
   basic index, or where each of its elements lies in the base, backend.positions_in), and the
-  view, with each view it was taken through, is re-derived from the new base.  Another view
-  taken before a recorded write to its base and used after it makes backward raise: never a
-  wrong gradient.  A view of a tensor outside the graph records only a basic-index view's write
-  (its base is known from __getitem__); other such writes are refused with an error saying what
-  to write instead.
+  view, with each view it was taken through, is re-derived from the new base.  A view of a tensor outside the
+  graph records only a basic-index view's write (its base is known from __getitem__); other such
+  writes are refused with an error saying what to write instead.
+- Any other view of the storage, taken before the write (a sibling `y[2:]` of the written
+  `y[:3]`, `y.t()` taken before `y.mul_(2)`, a view of a tensor outside the graph before a value
+  that requires grad was written into it), is re-derived from the tensor holding the storage on its
+  next use (an op's input, a root of backward, `.grad_fn`, `.requires_grad`): its history becomes
+  "the elements at its places in the base, as it is now", so its gradient reaches the write, as
+  PyTorch regenerates such a view's grad_fn (`_refresh_view`).  Made under no_grad, such a view
+  raises PyTorch's error instead.
 """
 
 from __future__ import annotations
@@ -55,6 +60,20 @@ _CUSTOM_VIEW = (
     "override the custom backward associated with the custom Function, leading to incorrect gradients. This "
     "behavior is forbidden. You can fix this by cloning the output of the custom Function."
 )
+# PyTorch's words for a view made by such an op, used after a write into its base (it would be re-derived)
+_CUSTOM_VIEW_REBASED = (
+    "Output 0 of {}Backward is a view and its base or another view of its base has been modified inplace. This "
+    "view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to "
+    "handle view+inplace would override the custom backward associated with the custom Function, leading to "
+    "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
+)
+# PyTorch's words for a view made under no_grad, used after a write recorded on its base
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
 _OVERLAP_REFUSED = {"copy_", "normal_", "uniform_"}  # the SetItem writes refused; every other op's are
 # PyTorch's warnings for an advanced-index write into an expand (which it still carries out), by op
 _EXPANDED = {
@@ -71,10 +90,11 @@ class InplaceMixin(TensorBase):
     # An in-place op writes into this tensor's storage (which its views share) and bumps the
     # version counter; backward then refuses arrays saved before the write (versions.py).
     # In the graph it is recorded (module docstring); `_write` is the one path every op takes.
-    # _view_of: (base, index) of a basic-index view taken outside the graph (set by __getitem__;
-    # index None: unfold's windows, a view whatever its array's `.base` says;
-    # unset otherwise), so that a recorded write into it (out[i] += v) is recorded on its base too.
-    __slots__ = ("_view_of",)
+    # _view_of (a slot of TensorBase): (base, index, clock, grad mode) of a view taken outside the
+    # graph (set by the engine's apply; index: the basic index __getitem__ took, so that a recorded
+    # write into it (out[i] += v) is recorded on its base too; None: a recorded write is refused;
+    # base None: taken under no_grad), and what `_refresh_view` re-derives it from.
+    __slots__ = ()
 
     def _check_inplace(self, op: str, *values) -> bool:
         """PyTorch's rules, checked before anything is written: whether the write is recorded."""
@@ -110,9 +130,11 @@ class InplaceMixin(TensorBase):
         holding the storage; `views`: self and each view between it and the base, with its index
         into the base and whether a place comes twice in it (`_write_through`).  None when self is not
         a view; raises for the views not supported."""
+        if len(self._counter) > 1:
+            self._refresh_view()  # taken before an earlier write recorded on the storage: re-derived first
         ctx = self._ctx
         if ctx is None:
-            base, index = getattr(self, "_view_of", None) or (None, None)
+            base, index = (getattr(self, "_view_of", None) or (None, None))[:2]
             strided = base is not None and index is None  # an unfold's windows (tensor_methods/shape.py)
             if base is not None and not strided and base._counter is self._counter and base._ctx is None:
                 if getattr(base._data, "base", None) is not None:
@@ -135,10 +157,6 @@ class InplaceMixin(TensorBase):
             base = below
         if base._requires_grad and base._ctx is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        born = ctx.stamp or ctx.epoch
-        if any(s > born for s in self._counter[1:]):
-            raise RuntimeError(f"{op}: this view was taken before an in-place write to its base recorded in the "
-                               "graph; take the view again after that write")  # fmt: skip
         if len(chain) == 1 and type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
             return base, [(self, ctx.saved[2], False)]  # y[i], y[a:b] (or a view re-derived so): its own index
         custom = next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
@@ -174,6 +192,53 @@ class InplaceMixin(TensorBase):
         for i, (view, index, repeats) in enumerate(views):  # (made after the base's rebase: they read the new base)
             rebase_history(view, _index_node(base, index, repeats), (base,), previous=written if i == 0 else None,
                            view=True)  # fmt: skip
+
+    def _refresh_view(self):
+        """If self is a view taken before an in-place write recorded on the storage it shares (into
+        its base, or through another view of it), re-derive it from the tensor holding the storage
+        as it is now: its history becomes an Index node of that tensor at self's places (as
+        `_write_through` re-derives the view written), and the version before, with the old history,
+        stays with the nodes made from it before (versions.rebase_history).  PyTorch regenerates
+        such a view's grad_fn the same way (AsStridedBackward) on its next use.  A view made under
+        no_grad, or by a custom Function, raises PyTorch's error instead."""
+        counter = self._counter
+        if len(counter) < 2:
+            return
+        newest = counter[-1]  # the stamp of the last write recorded on the storage
+        ctx = self._ctx
+        if ctx is not None:
+            if newest <= (ctx.stamp or ctx.epoch):
+                return  # its history was made after that write (or is that write)
+            base, index = _base_of(self), None
+            if base is None:
+                return  # not a view
+            if type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
+                index = ctx.saved[2]  # y[i], y[a:b] (or a view re-derived so): its own index into `base`
+        else:
+            view_of = getattr(self, "_view_of", None)
+            if view_of is None or newest <= view_of[2]:
+                return  # not a view, or taken after the write
+            base, index, _, grad_mode = view_of
+            if not grad_mode:
+                raise RuntimeError(_NO_GRAD_VIEW)
+        if base._counter is not counter:
+            return
+        root, chain = base, [self]
+        while (below := _below(root)) is not None:
+            chain.append(root)
+            root = below
+        custom = next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
+        if custom is not None:  # re-derived from the base, the view would lose the op's own backward
+            raise RuntimeError(_CUSTOM_VIEW_REBASED.format(type(custom._ctx).__name__))
+        if root is not base or index is None:
+            index = backend.positions_in(self._data, root._data)  # where each of its elements lies in the base
+            if index is None:
+                raise RuntimeError(
+                    "a view was used after an in-place write into the tensor it views, whose memory is not dense: it "
+                    "cannot be re-derived from it; take the view again after the write (or clone it before)"
+                )
+        node = _index_node(root, index, backend.overlaps_itself(self._data))
+        rebase_history(self, node, (root,), view=True)
 
     @property
     def data(self):
@@ -377,6 +442,16 @@ def _index_node(base, index, repeats):
     node = Index(backend.namespace(base.device))
     node.save_for_backward(base.shape, base.dtype, index, repeats)
     return node
+
+
+def _below(t):
+    """The tensor `t` is a view of, sharing its storage, in the graph (`_base_of`) or outside it
+    (`_view_of`), else None: the next step down to the tensor holding the storage."""
+    if t._ctx is not None:
+        return _base_of(t)
+    view_of = getattr(t, "_view_of", None)
+    below = view_of[0] if view_of is not None else None
+    return below if below is not None and below._counter is t._counter else None
 
 
 def _base_of(t):

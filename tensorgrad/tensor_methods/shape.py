@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .. import backend
+from .. import backend, versions
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
 from ..ops.rearrange import DiagEmbed, Diagonal, Flip, Repeat, Roll, Unfold
@@ -174,7 +174,7 @@ class ShapeMixin(TensorBase):
             raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
         out = Diagonal.apply(self, offset=int(offset), dim1=d1, dim2=d2)
         if out._ctx is None:  # a view outside the graph, whatever its array's `.base` says (CuPy's has none)
-            out._view_of = (self, None)  # (no basic index: a recorded write into it is refused, inplace.py)
+            out._view_of = (self, None, versions.clock, is_grad_enabled())  # (no basic index: inplace.py)
         return out
 
     def unfold(self, dimension, size, step):
@@ -187,7 +187,7 @@ class ShapeMixin(TensorBase):
             return Unfold.apply(self.reshape(1), dim=0, size=size, step=step).reshape(size)
         out = Unfold.apply(self, dim=d, size=size, step=step)
         if out._ctx is None:  # a view outside the graph, whatever its array's `.base` says (CuPy's has none)
-            out._view_of = (self, None)  # (no basic index: a recorded write into it is refused, inplace.py)
+            out._view_of = (self, None, versions.clock, is_grad_enabled())  # (no basic index: inplace.py)
         return out
 
     # ------------------------------------------------------------------ spellings of the views above
