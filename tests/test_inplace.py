@@ -547,9 +547,9 @@ def test_unfold_windows_are_known_as_a_view_without_a_base(cupy_like, monkeypatc
     """The engine knows unfold's output as a view of its input by the op's declaration
     (Function.output_views), not by the array's `.base`, which CuPy's as_strided leaves None: a
     write into the input after a recorded op saved the windows raises, windows taken before a recorded
-    write into a graph input are re-derived from it when used after it (PyTorch's gradients), and a
-    value that requires grad written through the windows of a tensor outside the graph raises, on
-    either kind of array (never a wrong gradient)."""
+    write into a graph input are re-derived from it when used after it, and a value that requires
+    grad written through the windows of a tensor outside the graph is recorded on it, on either kind
+    of array (PyTorch's gradients, never a lost one)."""
     if cupy_like:
         windows = backend.windows
         monkeypatch.setattr(backend, "windows", lambda xp, a, *args: windows(xp, a, *args).view(_NoBase))
@@ -564,9 +564,11 @@ def test_unfold_windows_are_known_as_a_view_without_a_base(cupy_like, monkeypatc
     x[0] = v
     windows_of_x.sum().backward()  # re-derived from x after the write, as PyTorch's
     assert a.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0, 1.0] and v.grad.item() == 1.0
-    plain = tg.zeros(6)
-    with pytest.raises(RuntimeError, match="into a view of a tensor outside the graph is not supported"):
-        plain.unfold(0, 2, 2)[1] = tg.ones(2, requires_grad=True)
+    plain, ones = tg.zeros(6), tg.ones(2, requires_grad=True)
+    plain.unfold(0, 2, 2)[1] = ones * 3  # recorded on plain at places 2 and 3, as PyTorch's
+    assert plain.tolist() == [0, 0, 3, 3, 0, 0]
+    (plain * tg.arange(6.0)).sum().backward()
+    assert ones.grad.tolist() == [6.0, 9.0]
 
 
 def test_contiguous_copies_a_view_whose_elements_are_not_in_row_major_order_as_torch():

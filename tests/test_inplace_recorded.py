@@ -453,7 +453,7 @@ def test_a_write_through_a_view_of_a_base_that_is_not_dense_refuses_clearly(monk
     is refused with a line, never recorded wrong."""
     monkeypatch.setattr(tg.backend, "positions_in", lambda view, base: None)
     y = tg.tensor(X, requires_grad=True) * 2
-    with pytest.raises(RuntimeError, match="view made by PermuteBackward.* not supported where the base's memory"):
+    with pytest.raises(RuntimeError, match="view made by Permute.* not supported where the base's memory"):
         y.T.mul_(2)
 
 
@@ -564,9 +564,37 @@ def test_write_into_a_view_of_a_tensor_outside_the_graph_is_recorded_on_its_base
         return (out * w).sum()
 
     assert_matches_torch(program, X, B, W)
-    out = tg.zeros(3, 4)
-    with pytest.raises(RuntimeError, match="view of a view outside the graph is not supported"):
-        out[0][1:].add_(tg.ones(3, requires_grad=True))
+
+
+# Writes of a value that requires grad into views of a tensor outside the graph that are not one
+# basic index of it: recorded on the tensor holding the storage, at the places the view covers, as
+# PyTorch's CopySlices (the chain of views re-derived from it)
+PLAIN_VIEW_WRITES = {
+    "row_of_a_row": lambda out, v: out[0][1:].add_(v[0, :3]),
+    "transpose_row": lambda out, v: out.t()[1].copy_(v[:, 0] * 2),
+    "diagonal": lambda out, v: out.diagonal().mul_(v[0, :3]),
+    "reshape_slice": lambda out, v: out.reshape(12)[3:7].add_(v[1]),
+    "unfold_window": lambda out, v: out.reshape(12).unfold(0, 4, 4)[1].copy_(v[2]),
+}
+
+
+@pytest.mark.parametrize("name", PLAIN_VIEW_WRITES)
+def test_a_write_into_any_view_of_a_tensor_outside_the_graph_is_recorded_as_torchs(name):
+    def program(m, x, b, w):
+        out = m.zeros(3, 4, dtype=m.float64) + 0.5  # outside the graph
+        PLAIN_VIEW_WRITES[name](out, x * b)
+        return (out * w).sum() + (out * out).sum()
+
+    assert_matches_torch(program, X, B, W)
+
+
+def test_a_write_into_a_view_made_under_no_grad_is_refused_as_torchs():
+    for lib in (torch, tg):
+        out = lib.zeros(3, 4)
+        with lib.no_grad():
+            row = out[0]
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+            row.copy_(lib.ones(4, requires_grad=True) * 2)
 
 
 def test_a_value_sharing_the_storage_is_saved_as_in_torch():
@@ -695,3 +723,77 @@ def test_random_inplace_steps_give_the_out_of_place_gradients(values, program):
         np.testing.assert_allclose(ours[0], other[0], rtol=1e-12, atol=1e-12)
         for g, h in zip(ours[1], other[1]):
             np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ views of one storage, written in turn
+# Random programs on one (3, 4) storage: take views of the base or of a view taken before, write in
+# place through any of them (or the base) with a value that requires grad, and read them all at the
+# end.  A view taken before a write its storage got is re-derived from the base on its next use
+# (_refresh_view), as PyTorch regenerates its history: the loss and both leaves' gradients are PyTorch's.
+ALIAS_VIEWS = {
+    "row": lambda t: t[t.shape[0] // 2] if t.ndim == 2 and t.shape[0] else t[1:],
+    "column": lambda t: t[:, t.shape[1] // 2] if t.ndim == 2 and t.shape[1] else t[::2],
+    "slice": lambda t: t[1:],
+    "transpose": lambda t: t.t() if t.ndim == 2 else t,
+    "diagonal": lambda t: t.diagonal() if t.ndim == 2 else t[:2],
+    "flat": lambda t: t.reshape(-1)[1:5] if t.is_contiguous() else t[:1],
+}
+ALIAS_WRITES = {
+    "mul_": lambda v, s: v.mul_(1.5),
+    "add_": lambda v, s: v.add_(s),
+    "mul_tensor": lambda v, s: v.mul_(s),
+    "copy_": lambda v, s: v.copy_(s * 2),
+    "clamp_": lambda v, s: v.clamp_(-0.5, 0.5),
+}
+
+
+def _alias_program(lib, x_values, s_value, plain, program):
+    x = lib.tensor(x_values, requires_grad=True)
+    s = lib.tensor(s_value, dtype=lib.float64, requires_grad=True)
+    tensors = [lib.zeros(3, 4, dtype=lib.float64) if plain else x * 1]  # the base: outside the graph, or in it
+    for step in program:
+        if step[0] == "view":
+            _, i, kind = step
+            tensors.append(ALIAS_VIEWS[kind](tensors[i % len(tensors)]))
+        else:
+            _, i, kind = step
+            ALIAS_WRITES[kind](tensors[i % len(tensors)], s)
+    loss = sum(((t * t).sum() + t.sum()) * (k + 1) for k, t in enumerate(tensors)) + (x * x).sum() + s * 0
+    loss.backward()
+    return loss.item(), x.grad.numpy(), s.grad.numpy()
+
+
+alias_steps = st.one_of(
+    st.tuples(st.just("view"), st.integers(0, 20), st.sampled_from(sorted(ALIAS_VIEWS))),
+    st.tuples(st.just("write"), st.integers(0, 20), st.sampled_from(sorted(ALIAS_WRITES))),
+)
+
+
+@given(values=tgst.float_arrays((3, 4), -1.5, 1.5), s_value=st.floats(-1.0, 1.0), plain=st.booleans(),
+       program=st.lists(alias_steps, min_size=1, max_size=8))  # fmt: skip
+def test_random_views_of_one_storage_written_in_turn_give_torchs_gradients(values, s_value, plain, program):
+    results = []
+    for lib in (torch, tg):
+        try:
+            results.append(_alias_program(lib, values, s_value, plain, program))
+        except RuntimeError as e:
+            results.append(str(e))
+    theirs, ours = results
+    if isinstance(theirs, str):
+        if plain and theirs == LEAF:
+            # PyTorch's own inconsistency: a view of a plain tensor that a value requiring grad was
+            # written into counts as "a leaf that requires grad" for its next in-place write, unless its
+            # grad_fn was read first (then it is regenerated, and the write goes through); tensorgrad
+            # re-derives it either way
+            return
+        assert isinstance(ours, str), theirs  # PyTorch saw an overwritten saved value: so must tensorgrad
+        return
+    if isinstance(ours, str):
+        # tensorgrad's Mul saves both inputs whatever needs a gradient (PyTorch saves only what the
+        # wanted gradients read): an overwritten saved value may raise here alone
+        assert MODIFIED in ours, ours
+        return
+    # float64 on both sides, the same elementwise ops: equal up to the last bits of the sums' order
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12, atol=1e-12)
+    for g, h in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-12)

@@ -12,13 +12,14 @@ and the version before the write, an alias holding the old history, is the node'
   in grad mode that raises PyTorch's error.
 - A node that saved the old values (y = x.exp(); y += 1: exp saved y) raises at backward,
   through the version counter, as in PyTorch.
-- Through a view, y[i] += v, y.t()[0].mul_(2), y.diagonal().copy_(d): a write into a view of a
-  graph tensor (through other views, maybe) also records, on the tensor holding the storage,
+- Through a view, y[i] += v, y.t()[0].mul_(2), y.diagonal().copy_(d): a recorded write into a
+  view (through other views, maybe) of a graph tensor, or of a tensor outside the graph (a value
+  that requires grad written into `out.t()[0]`), also records, on the tensor holding the storage,
   "base[places] now holds the view's new values" (PyTorch's CopySlices; the places: the view's
   basic index, or where each of its elements lies in the base, backend.positions_in), and the
-  view, with each view it was taken through, is re-derived from the new base.  A view of a tensor outside the
-  graph records only a basic-index view's write (its base is known from __getitem__); other such
-  writes are refused with an error saying what to write instead.
+  view, with each view it was taken through, is re-derived from the new base.  The bases are the
+  views' nodes' inputs in the graph, and outside it what the engine noted (`_view_of`).  A view
+  made under no_grad refuses such a write with PyTorch's error.
 - Any other view of the storage, taken before the write (a sibling `y[2:]` of the written
   `y[:3]`, `y.t()` taken before `y.mul_(2)`, a view of a tensor outside the graph before a value
   that requires grad was written into it), is re-derived from the tensor holding the storage on its
@@ -66,6 +67,20 @@ _CUSTOM_VIEW_REBASED = (
     "view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to "
     "handle view+inplace would override the custom backward associated with the custom Function, leading to "
     "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
+)
+# PyTorch's words for a write of a value that requires grad into a view made under no_grad
+_NO_GRAD_VIEW_WRITTEN = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked)."
+)
+# A tensor whose array is a view of memory no tensor tensorgrad knows holds (tg.from_numpy(a[::2]), a
+# detach() of a view): the write could not be recorded where the storage's other tensors would see it
+_UNSEEN_BASE = (
+    "{}: an in-place write of a value that requires grad into a view of a tensor outside the graph whose base "
+    "tensorgrad does not know (made from a NumPy view, or a detach() of a view) is not supported; write into a "
+    "clone()"
 )
 # PyTorch's words for a view made under no_grad, used after a write recorded on its base
 _NO_GRAD_VIEW = (
@@ -133,32 +148,30 @@ class InplaceMixin(TensorBase):
         if len(self._counter) > 1:
             self._refresh_view()  # taken before an earlier write recorded on the storage: re-derived first
         ctx = self._ctx
-        if ctx is None:
-            base, index = (getattr(self, "_view_of", None) or (None, None))[:2]
-            strided = base is not None and index is None  # an unfold's windows (tensor_methods/shape.py)
-            if base is not None and not strided and base._counter is self._counter and base._ctx is None:
-                if getattr(base._data, "base", None) is not None:
-                    raise RuntimeError(f"{op}: an in-place write of a value that requires grad into a view of a "
-                                       "view outside the graph is not supported; index the base once")  # fmt: skip
-                return base, [(self, index, False)]
-            if strided or getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
-                raise RuntimeError(
-                    f"{op}: an in-place write of a value that requires grad into a view of a tensor outside the "
-                    "graph is not supported (the base would not record it); write into the base itself "
-                    "(base[i] = base[i] + v) or into a clone()"
-                )
-            return None
-        base = _base_of(self)
+        view_of = getattr(self, "_view_of", None) if ctx is None else None
+        base = _below(self)
         if base is None:
+            if view_of is not None and not view_of[3]:
+                raise RuntimeError(_NO_GRAD_VIEW_WRITTEN)
+            if ctx is None and getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
+                raise RuntimeError(_UNSEEN_BASE.format(op))
             return None
         chain = [self]  # self, then each view it was taken from, down to the tensor holding the storage
-        while (below := _base_of(base)) is not None:
+        while (below := _below(base)) is not None:
             chain.append(base)
             base = below
+        if base._ctx is None and (getattr(base, "_view_of", None) or getattr(base._data, "base", None)) is not None:
+            # the walk stopped at a view: made under no_grad, or of a base we cannot see
+            raise RuntimeError(_NO_GRAD_VIEW_WRITTEN if getattr(base, "_view_of", None) else _UNSEEN_BASE.format(op))
         if base._requires_grad and base._ctx is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        if len(chain) == 1 and type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
-            return base, [(self, ctx.saved[2], False)]  # y[i], y[a:b] (or a view re-derived so): its own index
+        if any(v._ctx is None and not v._view_of[3] for v in chain):
+            raise RuntimeError(_NO_GRAD_VIEW_WRITTEN)
+        if len(chain) == 1:  # y[i], y[a:b] (or a view re-derived so): its own index
+            if ctx is not None and type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
+                return base, [(self, ctx.saved[2], False)]
+            if ctx is None and view_of[1] is not None:
+                return base, [(self, view_of[1], False)]
         custom = next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
         if custom is not None:  # re-derived from the base, the view would lose the op's own backward
             raise RuntimeError(_CUSTOM_VIEW.format(type(custom._ctx).__name__))
@@ -169,8 +182,8 @@ class InplaceMixin(TensorBase):
         views = [(v, backend.positions_in(v._data, base._data), backend.overlaps_itself(v._data)) for v in chain]
         if any(index is None for _, index, _ in views):
             raise RuntimeError(
-                f"{op}: an in-place write into a view made by {type(ctx).__name__}Backward of a tensor in the graph "
-                "is not supported where the base's memory is not dense; write out of place, or into a clone()"
+                f"{op}: an in-place write into a view made by {type(ctx).__name__ if ctx else 'a view op'} is not "
+                "supported where the base's memory is not dense; write out of place, or into a clone()"
             )
         return base, views
 
