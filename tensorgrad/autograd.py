@@ -151,7 +151,8 @@ class Function:
         requires_grad = False
         tensors = []  # the Tensor arguments (the others, numbers and shapes, pass to forward as they are)
         arrays = []
-        written = versions.clock  # an in-place write was recorded: an input may be a view it left stale
+        # an in-place write was recorded: an input may be a view it left stale (re-derived for the graph only)
+        written = versions.clock and _state.grad_enabled
         for a in args:
             if isinstance(a, TensorBase):
                 if written and len(a._counter) > 1:

@@ -32,6 +32,11 @@ def is_grad_enabled() -> bool:
     return _state.grad_enabled
 
 
+def in_backward() -> bool:
+    """Whether this thread is running a backward pass (a hook's code runs inside one)."""
+    return _state.callbacks is not None
+
+
 def queue_callback(fn):
     """Have `fn()` run once the backward pass now running in this thread has finished (PyTorch's
     Variable._execution_engine.queue_callback): a hook that starts work during backward (the

@@ -99,13 +99,13 @@ class Tensor(
     @property
     def is_leaf(self) -> bool:
         if len(self._counter) > 1:  # a view left stale by a write recorded on its storage: re-derived first
-            self._refresh_view()
+            self._refresh_view(strict=False)
         return self._ctx is None
 
     @property
     def grad_fn(self):
         if len(self._counter) > 1:
-            self._refresh_view()
+            self._refresh_view(strict=False)
         return self._ctx
 
     def size(self, dim=None):

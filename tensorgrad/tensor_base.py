@@ -49,16 +49,17 @@ class TensorBase:
         t._hooks = None
         return t
 
-    def _refresh_view(self):
+    def _refresh_view(self, strict=True):
         """Re-derive this tensor from its base if it is a view that an in-place write recorded on
         their storage left stale (PyTorch regenerates such a view's grad_fn).  The Tensor class's
         is tensor_methods/inplace.py's; here, nothing.  Called only where `len(_counter) > 1` (a
-        write was recorded on the storage)."""
+        write was recorded on the storage).  strict=False: a view that cannot be re-derived stays
+        as it is, where a use raises."""
 
     @property
     def requires_grad(self) -> bool:
         if len(self._counter) > 1:  # a write recorded on this storage may make a view of it require grad
-            self._refresh_view()
+            self._refresh_view(strict=False)
         return self._requires_grad
 
     @requires_grad.setter

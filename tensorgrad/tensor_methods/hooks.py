@@ -17,6 +17,8 @@ class HooksMixin(TensorBase):
         backwards, as a leaf's; after its register_hook hooks, as PyTorch).  A no-op on a leaf.
         In the engine: a flag in `_hooks`; when backward reaches the tensor, its final gradient is
         added into `.grad` (tensorgrad.hooks.TensorHooks.on_gradient)."""
+        if len(self._counter) > 1:  # a view left stale by a recorded write: re-derived first (its hooks are its own)
+            self._refresh_view(strict=False)
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._ctx is not None:
@@ -35,6 +37,8 @@ class HooksMixin(TensorBase):
         backward of the op that made it.  Returns a handle: `handle.remove()`.
         In the engine: the hook is stored in the tensor's `_hooks`, and backward calls it when it
         reaches the tensor in reverse topological order, i.e. once its gradient is complete."""
+        if len(self._counter) > 1:  # a view left stale by a recorded write: re-derived first (its hooks are its own)
+            self._refresh_view(strict=False)
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         hooks = hooks_of(self)
@@ -47,6 +51,8 @@ class HooksMixin(TensorBase):
         (what an optimizer-in-backward or DistributedDataParallel's bucketed all-reduce uses).
         Returns a handle: `handle.remove()`.  In the engine: stored in the tensor's `_hooks`; the
         leaf's accumulation step calls it (not autograd.grad, which accumulates nothing)."""
+        if len(self._counter) > 1:  # a view left stale by a recorded write: re-derived first (its hooks are its own)
+            self._refresh_view(strict=False)
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._ctx is not None:

@@ -26,7 +26,7 @@ and the version before the write, an alias holding the old history, is the node'
   next use (an op's input, a root of backward, `.grad_fn`, `.requires_grad`): its history becomes
   "the elements at its places in the base, as it is now", so its gradient reaches the write, as
   PyTorch regenerates such a view's grad_fn (`_refresh_view`).  Made under no_grad, such a view
-  raises PyTorch's error instead.
+  raises PyTorch's error instead when the graph would read it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import warnings
 from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
+from ..grad_mode import in_backward
 from ..ops.inplace import AddInplace, ClampInplace, DivInplace, MulInplace, SetItem
 from ..ops.shape import Index
 from ..versions import rebase_history, taken
@@ -206,16 +207,18 @@ class InplaceMixin(TensorBase):
             rebase_history(view, _index_node(base, index, repeats), (base,), previous=written if i == 0 else None,
                            view=True)  # fmt: skip
 
-    def _refresh_view(self):
+    def _refresh_view(self, strict=True):
         """If self is a view taken before an in-place write recorded on the storage it shares (into
         its base, or through another view of it), re-derive it from the tensor holding the storage
         as it is now: its history becomes an Index node of that tensor at self's places (as
         `_write_through` re-derives the view written), and the version before, with the old history,
         stays with the nodes made from it before (versions.rebase_history).  PyTorch regenerates
         such a view's grad_fn the same way (AsStridedBackward) on its next use.  A view made under
-        no_grad, or by a custom Function, raises PyTorch's error instead."""
+        no_grad, or by a custom Function, raises PyTorch's error instead (strict=False, as for
+        `.requires_grad`: it stays as it is).  Never while a backward pass runs (a hook reading the
+        view): the pass's order holds the view's history as it found it."""
         counter = self._counter
-        if len(counter) < 2:
+        if len(counter) < 2 or in_backward():
             return
         newest = counter[-1]  # the stamp of the last write recorded on the storage
         ctx = self._ctx
@@ -232,20 +235,28 @@ class InplaceMixin(TensorBase):
             if view_of is None or newest <= view_of[2]:
                 return  # not a view, or taken after the write
             base, index, _, grad_mode = view_of
-            if not grad_mode:
-                raise RuntimeError(_NO_GRAD_VIEW)
+            if not grad_mode:  # PyTorch raises where the graph would read it; under no_grad it is plain values
+                if strict and is_grad_enabled():
+                    raise RuntimeError(_NO_GRAD_VIEW)
+                return
         if base._counter is not counter:
             return
         root, chain = base, [self]
         while (below := _below(root)) is not None:
             chain.append(root)
             root = below
+        if not root._requires_grad:
+            return  # an alias outside the graph (detach(), .data): the write was recorded on another tensor
         custom = next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
         if custom is not None:  # re-derived from the base, the view would lose the op's own backward
+            if not strict:
+                return
             raise RuntimeError(_CUSTOM_VIEW_REBASED.format(type(custom._ctx).__name__))
         if root is not base or index is None:
             index = backend.positions_in(self._data, root._data)  # where each of its elements lies in the base
             if index is None:
+                if not strict:
+                    return
                 raise RuntimeError(
                     "a view was used after an in-place write into the tensor it views, whose memory is not dense: it "
                     "cannot be re-derived from it; take the view again after the write (or clone it before)"
