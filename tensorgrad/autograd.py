@@ -327,6 +327,6 @@ def _backpropagate(order, grads, owned, retain_graph, capture):
             else:
                 grads[key] = backend.ensure_array(ctx.xp, acc + pg)
                 owned.add(key)
-        if not retain_graph:
+        if not retain_graph and (node._data.base is None or not versions.kept_after_backward(ctx, node)):
             ctx.parents = None
             ctx.saved = None

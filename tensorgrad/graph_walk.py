@@ -77,7 +77,7 @@ def walk(order, grads, owned, retain_graph, capture):
                     pg = pg.to(p._data.dtype)
                 acc = grads.get(id(p))
                 grads[id(p)] = pg if acc is None else acc + pg
-            if not retain_graph:
+            if not retain_graph and (node._data.base is None or not versions.kept_after_backward(ctx, node)):
                 ctx.parents = None
                 ctx.saved = None
     finally:

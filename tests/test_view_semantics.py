@@ -201,3 +201,31 @@ def test_a_view_taken_before_a_recorded_write_is_re_derived_as_a_root_of_backwar
         stale.backward(lib.ones(stale.shape))
         grads.append(x.grad.tolist())
     assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize(
+    "take", [lambda p: p[0:2], lambda p: p.reshape(12), lambda p: p.t(), lambda p: p[1], lambda p: p.view(2, 6)[1]]
+)
+def test_a_view_of_a_parameter_taken_once_serves_every_step_as_torchs(take):
+    """PyTorch's view nodes save no tensor, so a backward through one does not free it: a view of
+    a parameter taken once (at a model's set-up, say) is used by every step's graph, across the
+    optimizer's writes under no_grad.  tensorgrad keeps such a node (a view that saved no array)."""
+    results = []
+    for lib in (torch, tg):
+        p = lib.tensor(np.arange(12.0).reshape(3, 4) / 10, requires_grad=True)
+        v = take(p)
+        for _ in range(3):
+            (v * v).sum().backward()
+            with lib.no_grad():
+                p -= 0.1 * p.grad
+            p.grad = None
+        results.append(p.detach().numpy().copy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)  # float32 both, the same ops
+
+
+def test_a_graph_node_that_saved_arrays_still_refuses_a_second_backward():
+    x = tg.ones(3, requires_grad=True)
+    y = (x * x)[0:2]  # the view is kept; the product before it saved x and is released
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()
