@@ -196,7 +196,7 @@ def kept_after_backward(ctx, output) -> bool:
     a view of its input that saved no array (a basic index, a shape), as PyTorch's view nodes,
     which save no tensor.  It holds nothing the view's own array does not (the input's memory), and
     a later backward may pass through it again (a slice of a parameter taken once, used every step)."""
-    if ctx.parents is None or not is_view(ctx, output._counter):
+    if not is_view(ctx, output._counter):
         return False
     return not any(backend.is_array(a) for a in _saved_arrays(ctx.saved or ()))
 

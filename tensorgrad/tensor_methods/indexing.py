@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import backend, versions
+from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
 from ..ops.indexing import Gather, IndexPutAccumulate, IndexSelect, Scatter, ScatterAdd, ScatterReduce
@@ -69,8 +69,9 @@ class IndexingMixin(TensorBase):
                 selected = Index.apply(self, index=tuple(first), advanced=False)
                 return Index.apply(selected, index=tuple(rest), advanced=True)
             out = Index.apply(self, index=index, advanced=advanced)
-            if out._ctx is None and not advanced:  # a view outside the graph: a recorded write needs its base
-                out._view_of = (self, index, versions.clock, is_grad_enabled())
+            view_of = getattr(out, "_view_of", None)  # a view outside the graph, as apply noted it
+            if view_of is not None and not advanced:  # its basic index too: a recorded write into it uses it
+                out._view_of = (view_of[0], index, *view_of[2:])
             return out
         except IndexError as e:
             raise IndexError(f"index {index!r} is out of range for a tensor of shape {self.shape}: {e}") from None

@@ -56,25 +56,30 @@ _OVERLAP = ("unsupported operation: more than one element of the written-to tens
 # PyTorch's words for a write into a view made by an op with its own backward (a custom Function's
 # output that is a view of its input, or the input itself: a module's full backward hook wraps its
 # outputs so): re-derived from its base, the view would lose that backward
-_CUSTOM_VIEW = (
-    "Output 0 of {}Backward is a view and is being modified inplace. This view was created inside a custom "
-    "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would "
-    "override the custom backward associated with the custom Function, leading to incorrect gradients. This "
-    "behavior is forbidden. You can fix this by cloning the output of the custom Function."
+_CUSTOM_WHY = (
+    "This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+    "logic to handle view+inplace would override the custom backward associated with the custom Function, leading "
+    "to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
 )
+_CUSTOM_VIEW = "Output 0 of {}Backward is a view and is being modified inplace. " + _CUSTOM_WHY
 # PyTorch's words for a view made by such an op, used after a write into its base (it would be re-derived)
 _CUSTOM_VIEW_REBASED = (
-    "Output 0 of {}Backward is a view and its base or another view of its base has been modified inplace. This "
-    "view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to "
-    "handle view+inplace would override the custom backward associated with the custom Function, leading to "
-    "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
+    "Output 0 of {}Backward is a view and its base or another view of its base has been modified inplace. "
+    + _CUSTOM_WHY
 )
-# PyTorch's words for a write of a value that requires grad into a view made under no_grad
+# PyTorch's words for a view made under no_grad: written with a value that requires grad (_WRITTEN), or
+# used after a write recorded on its base
+_NO_GRAD_WHY = (
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+    "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked)."
+)
 _NO_GRAD_VIEW_WRITTEN = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked)."
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. " + _NO_GRAD_WHY
+)
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. " + _NO_GRAD_WHY
 )
 # A tensor whose array is a view of memory no tensor tensorgrad knows holds (tg.from_numpy(a[::2]), a
 # detach() of a view): the write could not be recorded where the storage's other tensors would see it
@@ -82,13 +87,6 @@ _UNSEEN_BASE = (
     "{}: an in-place write of a value that requires grad into a view of a tensor outside the graph whose base "
     "tensorgrad does not know (made from a NumPy view, or a detach() of a view) is not supported; write into a "
     "clone()"
-)
-# PyTorch's words for a view made under no_grad, used after a write recorded on its base
-_NO_GRAD_VIEW = (
-    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
-    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-    "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
 )
 _OVERLAP_REFUSED = {"copy_", "normal_", "uniform_"}  # the SetItem writes refused; every other op's are
 # PyTorch's warnings for an advanced-index write into an expand (which it still carries out), by op
@@ -107,9 +105,9 @@ class InplaceMixin(TensorBase):
     # version counter; backward then refuses arrays saved before the write (versions.py).
     # In the graph it is recorded (module docstring); `_write` is the one path every op takes.
     # _view_of (a slot of TensorBase): (base, index, clock, grad mode) of a view taken outside the
-    # graph (set by the engine's apply; index: the basic index __getitem__ took, so that a recorded
-    # write into it (out[i] += v) is recorded on its base too; None: a recorded write is refused;
-    # base None: taken under no_grad), and what `_refresh_view` re-derives it from.
+    # graph (set by the engine's apply; index: the basic index __getitem__ took, None: its places
+    # are found from the arrays, backend.positions_in; base None: taken under no_grad), so that a
+    # recorded write into it is recorded on its base too, and what `_refresh_view` re-derives it from.
     __slots__ = ()
 
     def _check_inplace(self, op: str, *values) -> bool:
@@ -157,10 +155,7 @@ class InplaceMixin(TensorBase):
             if ctx is None and getattr(self._data, "base", None) is not None:  # a view, of a base we cannot see
                 raise RuntimeError(_UNSEEN_BASE.format(op))
             return None
-        chain = [self]  # self, then each view it was taken from, down to the tensor holding the storage
-        while (below := _below(base)) is not None:
-            chain.append(base)
-            base = below
+        chain, base = _down_to_storage(self, base)
         if base._ctx is None and (getattr(base, "_view_of", None) or getattr(base._data, "base", None)) is not None:
             # the walk stopped at a view: made under no_grad, or of a base we cannot see
             raise RuntimeError(_NO_GRAD_VIEW_WRITTEN if getattr(base, "_view_of", None) else _UNSEEN_BASE.format(op))
@@ -168,12 +163,9 @@ class InplaceMixin(TensorBase):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         if any(v._ctx is None and not v._view_of[3] for v in chain):
             raise RuntimeError(_NO_GRAD_VIEW_WRITTEN)
-        if len(chain) == 1:  # y[i], y[a:b] (or a view re-derived so): its own index
-            if ctx is not None and type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
-                return base, [(self, ctx.saved[2], False)]
-            if ctx is None and view_of[1] is not None:
-                return base, [(self, view_of[1], False)]
-        custom = next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
+        if len(chain) == 1 and (index := _own_index(self)) is not None:  # y[i], y[a:b]: its own index
+            return base, [(self, index, False)]
+        custom = _custom_view(chain)
         if custom is not None:  # re-derived from the base, the view would lose the op's own backward
             raise RuntimeError(_CUSTOM_VIEW.format(type(custom._ctx).__name__))
         if backend.overlaps_itself(self._data):
@@ -225,34 +217,27 @@ class InplaceMixin(TensorBase):
         if ctx is not None:
             if newest <= (ctx.stamp or ctx.epoch):
                 return  # its history was made after that write (or is that write)
-            base, index = _base_of(self), None
-            if base is None:
-                return  # not a view
-            if type(ctx) is Index and ctx.saved is not None and not ctx.saved[3]:
-                index = ctx.saved[2]  # y[i], y[a:b] (or a view re-derived so): its own index into `base`
         else:
             view_of = getattr(self, "_view_of", None)
             if view_of is None or newest <= view_of[2]:
                 return  # not a view, or taken after the write
-            base, index, _, grad_mode = view_of
-            if not grad_mode:  # PyTorch raises where the graph would read it; under no_grad it is plain values
-                if strict and is_grad_enabled():
+            if not view_of[3]:  # made under no_grad: PyTorch raises where the graph would read it; under no_grad
+                if strict and is_grad_enabled():  # it is plain values
                     raise RuntimeError(_NO_GRAD_VIEW)
                 return
-        if base._counter is not counter:
-            return
-        root, chain = base, [self]
-        while (below := _below(root)) is not None:
-            chain.append(root)
-            root = below
+        base = _below(self)
+        if base is None:
+            return  # not a view
+        chain, root = _down_to_storage(self, base)
         if not root._requires_grad:
             return  # an alias outside the graph (detach(), .data): the write was recorded on another tensor
-        custom = next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
+        custom = _custom_view(chain)
         if custom is not None:  # re-derived from the base, the view would lose the op's own backward
             if not strict:
                 return
             raise RuntimeError(_CUSTOM_VIEW_REBASED.format(type(custom._ctx).__name__))
-        if root is not base or index is None:
+        index = _own_index(self) if root is base else None
+        if index is None:
             index = backend.positions_in(self._data, root._data)  # where each of its elements lies in the base
             if index is None:
                 if not strict:
@@ -466,6 +451,30 @@ def _index_node(base, index, repeats):
     node = Index(backend.namespace(base.device))
     node.save_for_backward(base.shape, base.dtype, index, repeats)
     return node
+
+
+def _down_to_storage(t, base):
+    """([t, then each view between it and the tensor holding the storage], that tensor), walking
+    down from `base`, the tensor t is a view of."""
+    chain = [t]
+    while (below := _below(base)) is not None:
+        chain.append(base)
+        base = below
+    return chain, base
+
+
+def _own_index(t):
+    """t's basic index into the tensor it is a view of (y[i], y[a:b], or a view re-derived so), else None."""
+    ctx = t._ctx
+    if ctx is None:
+        view_of = getattr(t, "_view_of", None)
+        return None if view_of is None else view_of[1]
+    return ctx.saved[2] if type(ctx) is Index and ctx.saved is not None and not ctx.saved[3] else None
+
+
+def _custom_view(chain):
+    """The first of the views made by an op with its own backward (custom_backward), else None."""
+    return next((v for v in chain if getattr(v._ctx, "custom_backward", False)), None)
 
 
 def _below(t):

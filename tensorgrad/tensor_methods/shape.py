@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .. import backend, versions
+from .. import backend
 from ..autograd import is_grad_enabled
 from ..backend import ShapeError
 from ..ops.rearrange import DiagEmbed, Diagonal, Flip, Repeat, Roll, Unfold
@@ -172,10 +172,7 @@ class ShapeMixin(TensorBase):
         d1, d2 = normalize_dim(dim1, self.ndim, "diagonal"), normalize_dim(dim2, self.ndim, "diagonal")
         if d1 == d2:
             raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
-        out = Diagonal.apply(self, offset=int(offset), dim1=d1, dim2=d2)
-        if out._ctx is None:  # a view outside the graph, whatever its array's `.base` says (CuPy's has none)
-            out._view_of = (self, None, versions.clock, is_grad_enabled())  # (no basic index: inplace.py)
-        return out
+        return Diagonal.apply(self, offset=int(offset), dim1=d1, dim2=d2)  # a view: the op says so (output_views)
 
     def unfold(self, dimension, size, step):
         """Windows of `size` along dimension, `step` apart, as a new last dim."""
@@ -185,10 +182,7 @@ class ShapeMixin(TensorBase):
             raise ShapeError(f"unfold: size {size} and step {step} do not fit dim {dimension} of size {n}")
         if self.ndim == 0:  # PyTorch: the one element as a window of size 0 or 1, shape (size,)
             return Unfold.apply(self.reshape(1), dim=0, size=size, step=step).reshape(size)
-        out = Unfold.apply(self, dim=d, size=size, step=step)
-        if out._ctx is None:  # a view outside the graph, whatever its array's `.base` says (CuPy's has none)
-            out._view_of = (self, None, versions.clock, is_grad_enabled())  # (no basic index: inplace.py)
-        return out
+        return Unfold.apply(self, dim=d, size=size, step=step)  # a view: the op says so (output_views)
 
     # ------------------------------------------------------------------ spellings of the views above
     def movedim(self, source, destination):
